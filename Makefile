@@ -1,0 +1,41 @@
+# Two entry points for a newcomer: `make demo` and `make test`.
+# Both create .venv and install sapwood with its extras; nothing else is assumed.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+EXTRAS := test,xgboost,lightgbm,shap,dask,parquet
+PYTEST_WORKERS ?= 2
+
+.PHONY: install demo test lint test-fast test-boundscheck bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(BIN)/sapwood demo
+
+lint: install
+	$(BIN)/ruff check src tests benchmarks
+
+# Kernels run once with Numba's bounds checking on (a separate cache, since the
+# flag changes the compiled code), then the whole suite runs normally.
+test-boundscheck: install
+	NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR=$(CURDIR)/.numba-boundscheck \
+		$(BIN)/python -m pytest -q -m "not slow" -p no:randomly tests/kernels
+
+test-fast: install
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS)
+
+test: lint test-boundscheck test-fast
+
+bench: install
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(VENV) .numba-boundscheck build dist src/*.egg-info

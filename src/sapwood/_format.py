@@ -1,0 +1,320 @@
+"""sapwood's one tree format: a struct-of-arrays tree and an ensemble record.
+
+Learners and adapters produce it; every importance measure, plot and export reads
+only it. Field names follow scikit-learn's ``tree_`` so that code written for
+scikit-learn trees reads the same here. Two fields go beyond scikit-learn, after
+treelite: a per-node comparison ``operator`` (XGBoost splits with ``<``) and
+optional per-node ``gain`` / ``cover`` statistics whose presence is explicit.
+
+Node layout (n_nodes entries each)::
+
+    children_left, children_right   int   child ids, -1 at leaves
+    feature                         int   split feature, -2 at leaves
+    threshold                       float split value, -2.0 at leaves
+    operator                        uint8 0: go left when x <= threshold, 1: when x < threshold
+    missing_go_to_left              uint8 where a missing (NaN) value goes
+    impurity                        float node impurity (criterion of the learner)
+    n_node_samples                  int   training rows reaching the node
+    weighted_n_node_samples         float their total weight
+    value                           float (n_nodes, n_outputs, max_n_classes) node prediction
+    gain, cover                     float or None  split gain / hessian cover (boosting libraries)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+
+from ._kernels._traverse import (
+    LEAF,
+    OP_LE,
+    OP_LT,
+    apply_packed,
+    apply_tree,
+    decision_path_tree,
+    node_depths,
+)
+
+__all__ = ["TreeArrays", "TreeEnsemble", "FormatError", "LEAF", "UNDEFINED", "OP_LE", "OP_LT"]
+
+UNDEFINED = -2
+
+_INT_FIELDS = ("children_left", "children_right", "feature", "n_node_samples")
+_FLOAT_FIELDS = ("threshold", "impurity", "weighted_n_node_samples")
+_FLAG_FIELDS = ("operator", "missing_go_to_left")
+_OPTIONAL_FIELDS = ("gain", "cover")
+
+
+class FormatError(ValueError):
+    """A tree or model file does not describe a valid sapwood tree."""
+
+
+@dataclass(frozen=True, eq=False)
+class TreeArrays:
+    """One decision tree as parallel node arrays (see the module docstring)."""
+
+    children_left: np.ndarray
+    children_right: np.ndarray
+    feature: np.ndarray
+    threshold: np.ndarray
+    impurity: np.ndarray
+    n_node_samples: np.ndarray
+    weighted_n_node_samples: np.ndarray
+    value: np.ndarray
+    missing_go_to_left: np.ndarray
+    operator: np.ndarray
+    n_features: int
+    gain: np.ndarray | None = None
+    cover: np.ndarray | None = None
+    max_depth: int = field(init=False)
+
+    def __post_init__(self):
+        coerce = object.__setattr__
+        for name in _INT_FIELDS:
+            coerce(self, name, np.ascontiguousarray(getattr(self, name), dtype=np.intp))
+        for name in _FLOAT_FIELDS:
+            coerce(self, name, np.ascontiguousarray(getattr(self, name), dtype=np.float64))
+        for name in _FLAG_FIELDS:
+            coerce(self, name, np.ascontiguousarray(getattr(self, name), dtype=np.uint8))
+        for name in _OPTIONAL_FIELDS:
+            if getattr(self, name) is not None:
+                coerce(self, name, np.ascontiguousarray(getattr(self, name), dtype=np.float64))
+        value = np.asarray(self.value, dtype=np.float64)
+        if value.ndim == 1:
+            value = value.reshape(-1, 1, 1)
+        coerce(self, "value", np.ascontiguousarray(value))
+        coerce(self, "n_features", int(self.n_features))
+        validate_tree(self)
+        depths = node_depths(self.children_left, self.children_right)
+        coerce(self, "max_depth", int(depths.max()))
+
+    # -- scikit-learn's Tree attribute names ------------------------------------------
+    @property
+    def node_count(self) -> int:
+        return self.children_left.shape[0]
+
+    @property
+    def capacity(self) -> int:
+        return self.node_count
+
+    @property
+    def n_outputs(self) -> int:
+        return self.value.shape[1]
+
+    @property
+    def max_n_classes(self) -> int:
+        return self.value.shape[2]
+
+    @property
+    def n_leaves(self) -> int:
+        return int(np.count_nonzero(self.children_left == LEAF))
+
+    @property
+    def has_gain(self) -> bool:
+        return self.gain is not None
+
+    @property
+    def has_cover(self) -> bool:
+        return self.cover is not None
+
+    @property
+    def is_leaf(self) -> np.ndarray:
+        return self.children_left == LEAF
+
+    def compute_node_depths(self) -> np.ndarray:
+        return node_depths(self.children_left, self.children_right)
+
+    # -- routing ---------------------------------------------------------------------
+    def _routing(self):
+        return (self.children_left, self.children_right, self.feature, self.threshold,
+                self.missing_go_to_left, self.operator)
+
+    def apply(self, X: np.ndarray) -> np.ndarray:
+        """Leaf id of every row of ``X`` (float32 or float64, already validated)."""
+        return apply_tree(_as_kernel_input(X, self.n_features), *self._routing())
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """Leaf values, shape (n_samples, n_outputs, max_n_classes)."""
+        return self.value[self.apply(X)]
+
+    def decision_path(self, X: np.ndarray):
+        """Sparse CSR indicator (n_samples, n_nodes) of the nodes each row visits."""
+        from scipy.sparse import csr_matrix
+
+        indptr, indices = decision_path_tree(_as_kernel_input(X, self.n_features),
+                                             *self._routing())
+        data = np.ones(indices.shape[0], dtype=np.intp)
+        return csr_matrix((data, indices, indptr), shape=(X.shape[0], self.node_count))
+
+    def compute_feature_importances(self, normalize: bool = True) -> np.ndarray:
+        """MDI of this tree exactly as scikit-learn's ``Tree.compute_feature_importances``."""
+        from .importance._mdi import tree_impurity_decrease
+
+        importances = tree_impurity_decrease(self) / self.weighted_n_node_samples[0]
+        if normalize:
+            total = importances.sum()
+            if total > 0.0:
+                importances /= total
+        return importances
+
+    def to_dict(self) -> dict:
+        """The node arrays by field name (optional statistics only when present)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.init}
+        return {k: v for k, v in out.items() if v is not None}
+
+
+def _as_kernel_input(X, n_features):
+    X = np.asarray(X)
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float32)
+    if X.ndim != 2 or X.shape[1] != n_features:
+        raise ValueError(f"X must have shape (n_samples, {n_features}); got {X.shape}.")
+    return np.ascontiguousarray(X)
+
+
+def validate_tree(tree: TreeArrays) -> None:
+    """Raise FormatError unless ``tree`` is a well-formed binary tree rooted at node 0.
+
+    Checks every array a kernel will index: lengths, child ranges, that each node has
+    exactly one parent (no cycles, no shared nodes, everything reachable), feature
+    ranges, finite thresholds at split nodes and a value row for every node.
+    """
+    n = tree.children_left.shape[0]
+    if n == 0:
+        raise FormatError("a tree needs at least one node")
+    for name in _INT_FIELDS + _FLOAT_FIELDS + _FLAG_FIELDS:
+        array = getattr(tree, name)
+        if array.ndim != 1 or array.shape[0] != n:
+            raise FormatError(f"{name} must have shape ({n},); got {array.shape}")
+    for name in _OPTIONAL_FIELDS:
+        array = getattr(tree, name)
+        if array is not None and (array.ndim != 1 or array.shape[0] != n):
+            raise FormatError(f"{name} must have shape ({n},); got {array.shape}")
+    if tree.value.ndim != 3 or tree.value.shape[0] != n or 0 in tree.value.shape[1:]:
+        raise FormatError(f"value must have shape ({n}, n_outputs, n_classes); "
+                          f"got {tree.value.shape}")
+    if tree.n_features < 1:
+        raise FormatError(f"n_features must be >= 1; got {tree.n_features}")
+    left, right = tree.children_left, tree.children_right
+    leaf = left == LEAF
+    if not np.array_equal(leaf, right == LEAF):
+        raise FormatError("a node has exactly one child marked as leaf")
+    split = ~leaf
+    for name, children in (("children_left", left), ("children_right", right)):
+        bad = split & ((children < 1) | (children >= n))
+        if bad.any():
+            raise FormatError(f"{name} of node {int(np.argmax(bad))} is out of range")
+    parents = np.zeros(n, dtype=np.intp)
+    np.add.at(parents, left[split], 1)
+    np.add.at(parents, right[split], 1)
+    if parents[0] != 0 or (parents[1:] != 1).any():
+        raise FormatError("nodes do not form one tree rooted at node 0 "
+                          "(a node has no parent, two parents, or the root has one)")
+    # With one parent per non-root node, a cycle is a part the root cannot reach.
+    if (node_depths(left, right) < 0).any():
+        raise FormatError("the tree contains a cycle unreachable from the root")
+    if split.any():
+        feats = tree.feature[split]
+        if ((feats < 0) | (feats >= tree.n_features)).any():
+            raise FormatError("a split node has a feature index out of range")
+        if not np.isfinite(tree.threshold[split]).all() and not _infinite_ok(tree, split):
+            raise FormatError("a split node has a NaN threshold")
+        if (tree.operator[split] > OP_LT).any():
+            raise FormatError("operator must be 0 (<=) or 1 (<)")
+    if not np.isfinite(tree.value).all():
+        raise FormatError("value contains NaN or infinite entries")
+
+
+def _infinite_ok(tree, split):
+    # scikit-learn stores +inf for "non-missing left, missing right" splits.
+    return not np.isnan(tree.threshold[split]).any()
+
+
+@dataclass(frozen=True, eq=False)
+class TreeEnsemble:
+    """A model as trees plus how their outputs combine.
+
+    ``raw(X) = base_score + combine_t(tree_weights[t] * value_t(X))`` where ``combine`` is
+    ``"mean"`` (forests, single trees: leaf values are class fractions or means, shape
+    (n_outputs, max_n_classes)) or ``"sum"`` (boosting: each tree adds its scalar leaf
+    value to column ``tree_output[t]`` of a (n_samples, n_columns) margin). ``link``
+    turns the raw output into predictions: ``identity``, ``logistic``, ``softmax`` or
+    ``exp``.
+    """
+
+    trees: tuple
+    task: str
+    n_features: int
+    combine: str = "mean"
+    tree_weights: np.ndarray | None = None
+    tree_output: np.ndarray | None = None
+    base_score: np.ndarray | None = None
+    link: str = "identity"
+    classes: tuple | None = None
+    feature_names: tuple | None = None
+    input_dtype: type = np.float32
+
+    def __post_init__(self):
+        coerce = object.__setattr__
+        coerce(self, "trees", tuple(self.trees))
+        if self.task not in ("classification", "regression"):
+            raise FormatError(f"task must be 'classification' or 'regression'; got {self.task!r}")
+        if self.combine not in ("mean", "sum"):
+            raise FormatError(f"combine must be 'mean' or 'sum'; got {self.combine!r}")
+        if self.link not in ("identity", "logistic", "softmax", "exp"):
+            raise FormatError(f"unknown link {self.link!r}")
+        if not self.trees:
+            raise FormatError("an ensemble needs at least one tree")
+        n_trees = len(self.trees)
+        weights = np.ones(n_trees) if self.tree_weights is None else self.tree_weights
+        coerce(self, "tree_weights", np.asarray(weights, dtype=np.float64).reshape(n_trees))
+        outputs = np.zeros(n_trees, np.intp) if self.tree_output is None else self.tree_output
+        coerce(self, "tree_output", np.asarray(outputs, dtype=np.intp).reshape(n_trees))
+        for tree in self.trees:
+            if tree.n_features != self.n_features:
+                raise FormatError("every tree must have the ensemble's n_features")
+        base = 0.0 if self.base_score is None else self.base_score
+        coerce(self, "base_score", np.atleast_1d(np.asarray(base, dtype=np.float64)))
+
+    @property
+    def n_trees(self) -> int:
+        return len(self.trees)
+
+    def packed(self):
+        """All trees' routing arrays concatenated, with global child ids and roots."""
+        sizes = np.array([t.node_count for t in self.trees], dtype=np.intp)
+        roots = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
+
+        def cat(name, shift=False):
+            parts = []
+            for tree, root in zip(self.trees, roots, strict=True):
+                part = getattr(tree, name)
+                parts.append(np.where(part == LEAF, LEAF, part + root) if shift else part)
+            return np.ascontiguousarray(np.concatenate(parts))
+
+        return (cat("children_left", True), cat("children_right", True), cat("feature"),
+                cat("threshold"), cat("missing_go_to_left"), cat("operator"), roots)
+
+    def apply(self, X) -> np.ndarray:
+        """Per-tree leaf ids (local to each tree), shape (n_samples, n_trees)."""
+        X = _as_kernel_input(np.asarray(X, dtype=self.input_dtype), self.n_features)
+        *routing, roots = self.packed()
+        return apply_packed(X, *routing, roots) - roots
+
+    def raw_predict(self, X) -> np.ndarray:
+        """``base_score`` plus the combined tree outputs, before the link."""
+        leaves = self.apply(X)
+        if self.combine == "mean":
+            first = self.trees[0].value
+            total = np.zeros((leaves.shape[0],) + first.shape[1:])
+            for t, (tree, weight) in enumerate(zip(self.trees, self.tree_weights, strict=True)):
+                total += weight * tree.value[leaves[:, t]]
+            return total / self.n_trees + self.base_score[0]
+        n_columns = max(int(self.tree_output.max()) + 1, self.base_score.shape[0])
+        margin = np.zeros((leaves.shape[0], n_columns))
+        margin += self.base_score
+        for t, tree in enumerate(self.trees):
+            margin[:, self.tree_output[t]] += self.tree_weights[t] * tree.value[leaves[:, t], 0, 0]
+        return margin
+

@@ -1,0 +1,123 @@
+"""Routing samples through trees in the common tree format.
+
+A sample goes left at node ``i`` when its value is missing and
+``missing_go_to_left[i]``, or when it is present and compares true against
+``threshold[i]`` with the node's operator (``<=`` for scikit-learn and LightGBM,
+``<`` for XGBoost). Leaves have ``children_left == -1``.
+"""
+
+import numpy as np
+
+from ._numba import kernel
+
+LEAF = -1
+OP_LE = 0
+OP_LT = 1
+
+
+@kernel
+def goes_left(value, threshold, operator, missing_go_to_left):
+    if np.isnan(value):
+        return missing_go_to_left != 0
+    if operator == OP_LE:
+        return value <= threshold
+    return value < threshold
+
+
+@kernel
+def apply_tree(X, children_left, children_right, feature, threshold, missing_go_to_left,
+               operator):
+    """Leaf id reached by every row of ``X``."""
+    leaves = np.empty(X.shape[0], dtype=np.intp)
+    for i in range(X.shape[0]):
+        node = 0
+        while children_left[node] != LEAF:
+            if goes_left(X[i, feature[node]], threshold[node], operator[node],
+                         missing_go_to_left[node]):
+                node = children_left[node]
+            else:
+                node = children_right[node]
+        leaves[i] = node
+    return leaves
+
+
+@kernel
+def apply_packed(X, children_left, children_right, feature, threshold, missing_go_to_left,
+                 operator, roots):
+    """Global leaf ids, shape (n_samples, n_trees), for trees packed end to end.
+
+    Trees are concatenated node arrays; ``roots[t]`` is tree t's first node and child
+    indices are global. Tree-major order keeps one tree's nodes in cache.
+    """
+    n_trees = roots.shape[0]
+    leaves = np.empty((X.shape[0], n_trees), dtype=np.intp)
+    for t in range(n_trees):
+        root = roots[t]
+        for i in range(X.shape[0]):
+            node = root
+            while children_left[node] != LEAF:
+                if goes_left(X[i, feature[node]], threshold[node], operator[node],
+                             missing_go_to_left[node]):
+                    node = children_left[node]
+                else:
+                    node = children_right[node]
+            leaves[i, t] = node
+    return leaves
+
+
+@kernel
+def decision_path_tree(X, children_left, children_right, feature, threshold,
+                       missing_go_to_left, operator):
+    """CSR (indptr, indices) of the nodes each row of ``X`` passes through."""
+    n_samples = X.shape[0]
+    indptr = np.zeros(n_samples + 1, dtype=np.intp)
+    for i in range(n_samples):
+        node = 0
+        length = 1
+        while children_left[node] != LEAF:
+            if goes_left(X[i, feature[node]], threshold[node], operator[node],
+                         missing_go_to_left[node]):
+                node = children_left[node]
+            else:
+                node = children_right[node]
+            length += 1
+        indptr[i + 1] = indptr[i] + length
+    indices = np.empty(indptr[n_samples], dtype=np.intp)
+    for i in range(n_samples):
+        node = 0
+        k = indptr[i]
+        indices[k] = 0
+        while children_left[node] != LEAF:
+            if goes_left(X[i, feature[node]], threshold[node], operator[node],
+                         missing_go_to_left[node]):
+                node = children_left[node]
+            else:
+                node = children_right[node]
+            k += 1
+            indices[k] = node
+    return indptr, indices
+
+
+@kernel
+def node_depths(children_left, children_right):
+    """Depth of every node (root = 0), found by walking down from the root.
+
+    Nodes the root cannot reach keep depth -1. Children must be valid node ids and
+    every node must have at most one parent (the format's validation checks both
+    first), so each node is pushed at most once and the stack cannot overflow."""
+    n_nodes = children_left.shape[0]
+    depth = np.full(n_nodes, -1, dtype=np.intp)
+    stack = np.empty(n_nodes, dtype=np.intp)
+    depth[0] = 0
+    stack[0] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        node = stack[top]
+        if children_left[node] != LEAF:
+            for child in (children_left[node], children_right[node]):
+                if depth[child] < 0 and top < n_nodes:
+                    depth[child] = depth[node] + 1
+                    stack[top] = child
+                    top += 1
+    return depth

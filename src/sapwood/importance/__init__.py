@@ -1,0 +1,11 @@
+"""Feature-importance measures. Each returns an :class:`ImportanceResult`.
+
+A new measure goes in a private module here (``_name.py``) with its formula, paper and
+DOI in the docstring, reads models only through :func:`sapwood.adapters.as_ensemble`
+(or the estimator API for model-agnostic measures), and is exported below.
+"""
+
+from ._mdi import mdi
+from ._result import ImportanceResult, side_by_side
+
+__all__ = ["ImportanceResult", "mdi", "side_by_side"]

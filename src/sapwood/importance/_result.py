@@ -1,0 +1,111 @@
+"""The one result type every importance measure returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["ImportanceResult", "side_by_side"]
+
+
+@dataclass(eq=False)
+class ImportanceResult:
+    """Feature importances with their spread and the evidence behind them.
+
+    Attributes
+    ----------
+    importances_mean : ndarray of shape (n_features,)
+        The importance of each feature.
+    importances_std : ndarray of shape (n_features,)
+        Its spread over repeats or trees (zero when the measure is deterministic).
+    feature_names : list of str
+    method : str
+        Name of the measure, e.g. ``"mdi"``, ``"permutation"``.
+    params : dict
+        The arguments that determine the numbers (n_repeats, random_state, ...).
+    importances : ndarray of shape (n_features, n_draws) or None
+        Raw values per repeat or per tree, when the measure has them.
+    ci_low, ci_high : ndarray of shape (n_features,) or None
+        Confidence interval bounds, when the measure provides them.
+    pvalues : ndarray of shape (n_features,) or None
+    trace : pandas.DataFrame or None
+        Per-node (or per-tree) table the numbers were computed from.
+    extra : dict
+        Further named arrays a measure provides (e.g. per-class importances).
+    """
+
+    importances_mean: np.ndarray
+    importances_std: np.ndarray
+    feature_names: list
+    method: str
+    params: dict = field(default_factory=dict)
+    importances: np.ndarray | None = None
+    ci_low: np.ndarray | None = None
+    ci_high: np.ndarray | None = None
+    pvalues: np.ndarray | None = None
+    trace: pd.DataFrame | None = None
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.importances_mean = np.asarray(self.importances_mean, dtype=np.float64)
+        self.importances_std = np.asarray(self.importances_std, dtype=np.float64)
+        self.feature_names = [str(name) for name in self.feature_names]
+        n = self.importances_mean.shape[0]
+        if self.importances_std.shape != (n,) or len(self.feature_names) != n:
+            raise ValueError("importances_mean, importances_std and feature_names must have "
+                             f"the same length; got {n}, {self.importances_std.shape[0]} "
+                             f"and {len(self.feature_names)}")
+
+    @property
+    def n_features(self) -> int:
+        return self.importances_mean.shape[0]
+
+    def ranks(self) -> np.ndarray:
+        """Rank of each feature, 1 = most important (ties share the smaller rank)."""
+        return pd.Series(self.importances_mean).rank(ascending=False, method="min").to_numpy(
+            dtype=np.int64)
+
+    def to_frame(self, sort: bool = True) -> pd.DataFrame:
+        """Tidy table: feature, importance, std, ci_low, ci_high, [pvalue], rank."""
+        nan = np.full(self.n_features, np.nan)
+        frame = pd.DataFrame({
+            "feature": self.feature_names,
+            "importance": self.importances_mean,
+            "std": self.importances_std,
+            "ci_low": nan if self.ci_low is None else self.ci_low,
+            "ci_high": nan if self.ci_high is None else self.ci_high,
+        })
+        if self.pvalues is not None:
+            frame["pvalue"] = self.pvalues
+        frame["rank"] = self.ranks()
+        if sort:
+            frame = frame.sort_values(["rank", "feature"], kind="stable").reset_index(drop=True)
+        return frame
+
+    def plot(self, ax=None, kind: str = "bar", max_features: int | None = 20):
+        """Horizontal bars with error bars (``kind="bar"``) or one box per feature over
+        the raw draws (``kind="box"``); returns the matplotlib Axes."""
+        from ..plotting import plot_importance
+
+        return plot_importance(self, ax=ax, kind=kind, max_features=max_features)
+
+    def __repr__(self) -> str:
+        head = self.to_frame().head(10).to_string(index=False)
+        return f"ImportanceResult(method={self.method!r})\n{head}"
+
+
+def side_by_side(*results: ImportanceResult, names=None) -> pd.DataFrame:
+    """Lay several results out as one tidy table: feature, method, importance, std, rank."""
+    if not results:
+        raise ValueError("side_by_side needs at least one ImportanceResult")
+    names = names or [r.method for r in results]
+    if len(names) != len(results):
+        raise ValueError(f"names has {len(names)} entries for {len(results)} results")
+    frames = []
+    for name, result in zip(names, results, strict=True):
+        frame = result.to_frame(sort=False)[["feature", "importance", "std", "rank"]]
+        frame.insert(1, "method", name)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
