@@ -1,0 +1,426 @@
+"""Split criteria on the samples ``samples[start:end]`` of one node.
+
+The state of a criterion is a :data:`Criterion` named tuple of arrays, created once per
+tree by :func:`make_criterion` and updated in place. The arithmetic (order of sums,
+``update`` from whichever end is closer, the proxy used to rank splits) follows
+scikit-learn 1.9's ``_criterion.pyx`` so that sapwood grows bit-identical trees.
+
+Criteria: gini ``1 - sum p_k^2``; entropy ``-sum p_k log2 p_k``; squared error
+(weighted variance); absolute error (weighted mean absolute deviation from the
+weighted median, by prefix sums in a Fenwick tree); Poisson half deviance.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from ._numba import kernel
+from ._sort import sort_segment
+
+GINI, ENTROPY, SQUARED_ERROR, ABSOLUTE_ERROR, POISSON = 0, 1, 2, 3, 4
+CRITERIA = {"gini": GINI, "entropy": ENTROPY, "log_loss": ENTROPY,
+            "squared_error": SQUARED_ERROR, "absolute_error": ABSOLUTE_ERROR,
+            "poisson": POISSON}
+
+# stats slots
+W_SAMPLES, W_NODE, W_LEFT, W_RIGHT, SQ_SUM_TOTAL = 0, 1, 2, 3, 4
+# position slots
+START, POS, END = 0, 1, 2
+
+EPSILON_POISSON = 10 * np.finfo(np.float64).eps
+
+Criterion = namedtuple("Criterion", [
+    "code", "n_classes", "sum_total", "sum_left", "sum_right", "stats", "position",
+    # absolute error only (length-1 placeholders otherwise)
+    "left_abs_errors", "right_abs_errors", "left_medians", "right_medians", "sorted_y",
+    "sorted_indices", "ranks", "fenwick_w", "fenwick_wy", "node_medians",
+])
+
+
+def make_criterion(code, n_outputs, n_classes, n_samples, weighted_n_samples):
+    """Allocate a criterion's state (Python side, once per tree)."""
+    width = int(max(n_classes.max(), 1))
+    mae = n_samples if code == ABSOLUTE_ERROR else 1
+    stats = np.zeros(5)
+    stats[W_SAMPLES] = weighted_n_samples
+    return Criterion(
+        code, n_classes.astype(np.intp),
+        np.zeros((n_outputs, width)), np.zeros((n_outputs, width)), np.zeros((n_outputs, width)),
+        stats, np.zeros(3, dtype=np.intp),
+        np.zeros(mae), np.zeros(mae), np.zeros(mae), np.zeros(mae), np.zeros(mae),
+        np.zeros(mae, dtype=np.intp), np.zeros(mae, dtype=np.intp),
+        np.zeros(mae + 1), np.zeros(mae + 1), np.zeros(n_outputs),
+    )
+
+
+@kernel
+def log2(x):
+    # scikit-learn computes log2 as ln(x) / ln(2); the same expression keeps its bits.
+    return np.log(x) / np.log(2.0)
+
+
+@kernel
+def xlogy(x, y):
+    if x == 0.0:
+        return 0.0
+    return x * np.log(y)
+
+
+@kernel
+def is_classification(c):
+    return c.code == GINI or c.code == ENTROPY
+
+
+@kernel
+def init_node(c, y, sample_weight, samples, start, end):
+    """Node totals for ``samples[start:end]`` and reset to an empty left child."""
+    c.position[START] = start
+    c.position[END] = end
+    n_outputs = y.shape[1]
+    w_node = 0.0
+    if c.code == ABSOLUTE_ERROR:
+        for p in range(start, end):
+            w_node += sample_weight[samples[p]]
+    elif is_classification(c):
+        c.sum_total[:, :] = 0.0
+        for p in range(start, end):
+            i = samples[p]
+            w = sample_weight[i]
+            for k in range(n_outputs):
+                c.sum_total[k, int(y[i, k])] += w
+            w_node += w
+    else:
+        c.sum_total[:, :] = 0.0
+        sq_sum = 0.0
+        for p in range(start, end):
+            i = samples[p]
+            w = sample_weight[i]
+            for k in range(n_outputs):
+                w_y = w * y[i, k]
+                c.sum_total[k, 0] += w_y
+                sq_sum += w_y * y[i, k]
+            w_node += w
+        c.stats[SQ_SUM_TOTAL] = sq_sum
+    c.stats[W_NODE] = w_node
+    reset(c, y, sample_weight, samples)
+
+
+@kernel
+def reset(c, y, sample_weight, samples):
+    """Move every sample to the right child."""
+    c.position[POS] = c.position[START]
+    c.stats[W_LEFT] = 0.0
+    c.stats[W_RIGHT] = c.stats[W_NODE]
+    if c.code == ABSOLUTE_ERROR:
+        _mae_precompute(c, y, sample_weight, samples)
+    else:
+        c.sum_left[:, :] = 0.0
+        c.sum_right[:, :] = c.sum_total
+
+
+@kernel
+def _reverse_reset(c):
+    c.position[POS] = c.position[END]
+    c.stats[W_RIGHT] = 0.0
+    c.stats[W_LEFT] = c.stats[W_NODE]
+    c.sum_right[:, :] = 0.0
+    c.sum_left[:, :] = c.sum_total
+
+
+@kernel
+def update(c, y, sample_weight, samples, new_pos):
+    """Move ``samples[pos:new_pos]`` to the left child, summing from the nearer end."""
+    pos = c.position[POS]
+    end = c.position[END]
+    n_outputs = y.shape[1]
+    if c.code == ABSOLUTE_ERROR:
+        w_left = c.stats[W_LEFT]
+        for p in range(pos, new_pos):
+            w_left += sample_weight[samples[p]]
+        c.stats[W_LEFT] = w_left
+    else:
+        classification = is_classification(c)
+        if (new_pos - pos) <= (end - new_pos):
+            for p in range(pos, new_pos):
+                i = samples[p]
+                w = sample_weight[i]
+                for k in range(n_outputs):
+                    if classification:
+                        c.sum_left[k, int(y[i, k])] += w
+                    else:
+                        c.sum_left[k, 0] += w * y[i, k]
+                c.stats[W_LEFT] += w
+        else:
+            _reverse_reset(c)
+            for p in range(end - 1, new_pos - 1, -1):
+                i = samples[p]
+                w = sample_weight[i]
+                for k in range(n_outputs):
+                    if classification:
+                        c.sum_left[k, int(y[i, k])] -= w
+                    else:
+                        c.sum_left[k, 0] -= w * y[i, k]
+                c.stats[W_LEFT] -= w
+        for k in range(n_outputs):
+            width = c.n_classes[k] if classification else 1
+            for j in range(width):
+                c.sum_right[k, j] = c.sum_total[k, j] - c.sum_left[k, j]
+    c.stats[W_RIGHT] = c.stats[W_NODE] - c.stats[W_LEFT]
+    c.position[POS] = new_pos
+
+
+@kernel
+def _class_impurity(c, sums, weight):
+    n_outputs = sums.shape[0]
+    total = 0.0
+    for k in range(n_outputs):
+        if c.code == GINI:
+            sq_count = 0.0
+            for j in range(c.n_classes[k]):
+                sq_count += sums[k, j] * sums[k, j]
+            total += 1.0 - sq_count / (weight * weight)
+        else:
+            for j in range(c.n_classes[k]):
+                count = sums[k, j]
+                if count > 0.0:
+                    count /= weight
+                    total -= count * log2(count)
+    return total / n_outputs
+
+
+@kernel
+def _poisson_loss(c, y, sample_weight, samples, start, end, sums, weight):
+    n_outputs = y.shape[1]
+    loss = 0.0
+    for k in range(n_outputs):
+        if sums[k, 0] <= EPSILON_POISSON:
+            return np.inf
+        y_mean = sums[k, 0] / weight
+        for p in range(start, end):
+            i = samples[p]
+            loss += sample_weight[i] * xlogy(y[i, k], y[i, k] / y_mean)
+    return loss / (weight * n_outputs)
+
+
+@kernel
+def node_impurity(c, y, sample_weight, samples):
+    w_node = c.stats[W_NODE]
+    n_outputs = y.shape[1]
+    if is_classification(c):
+        return _class_impurity(c, c.sum_total, w_node)
+    if c.code == SQUARED_ERROR:
+        impurity = c.stats[SQ_SUM_TOTAL] / w_node
+        for k in range(n_outputs):
+            impurity -= (c.sum_total[k, 0] / w_node) ** 2.0
+        return impurity / n_outputs
+    if c.code == ABSOLUTE_ERROR:
+        return c.right_abs_errors[c.position[START]] / (w_node * n_outputs)
+    return _poisson_loss(c, y, sample_weight, samples, c.position[START], c.position[END],
+                         c.sum_total, w_node)
+
+
+@kernel
+def children_impurity(c, y, sample_weight, samples):
+    """(impurity_left, impurity_right) at the current position."""
+    w_left = c.stats[W_LEFT]
+    w_right = c.stats[W_RIGHT]
+    start, pos, end = c.position[START], c.position[POS], c.position[END]
+    n_outputs = y.shape[1]
+    if is_classification(c):
+        return _class_impurity(c, c.sum_left, w_left), _class_impurity(c, c.sum_right, w_right)
+    if c.code == SQUARED_ERROR:
+        sq_sum_left = 0.0
+        for p in range(start, pos):
+            i = samples[p]
+            w = sample_weight[i]
+            for k in range(n_outputs):
+                sq_sum_left += w * y[i, k] * y[i, k]
+        sq_sum_right = c.stats[SQ_SUM_TOTAL] - sq_sum_left
+        left = sq_sum_left / w_left
+        right = sq_sum_right / w_right
+        for k in range(n_outputs):
+            left -= (c.sum_left[k, 0] / w_left) ** 2.0
+            right -= (c.sum_right[k, 0] / w_right) ** 2.0
+        return left / n_outputs, right / n_outputs
+    if c.code == ABSOLUTE_ERROR:
+        left = c.left_abs_errors[pos - 1] if pos > start else 0.0
+        right = c.right_abs_errors[pos] if pos < end else 0.0
+        return left / (w_left * n_outputs), right / (w_right * n_outputs)
+    return (_poisson_loss(c, y, sample_weight, samples, start, pos, c.sum_left, w_left),
+            _poisson_loss(c, y, sample_weight, samples, pos, end, c.sum_right, w_right))
+
+
+@kernel
+def proxy_improvement(c, y, sample_weight, samples):
+    """A quantity that ranks splits like the impurity improvement, cheaper to compute."""
+    w_left = c.stats[W_LEFT]
+    w_right = c.stats[W_RIGHT]
+    n_outputs = y.shape[1]
+    if c.code == SQUARED_ERROR:
+        proxy_left = 0.0
+        proxy_right = 0.0
+        for k in range(n_outputs):
+            proxy_left += c.sum_left[k, 0] * c.sum_left[k, 0]
+            proxy_right += c.sum_right[k, 0] * c.sum_right[k, 0]
+        return proxy_left / w_left + proxy_right / w_right
+    if c.code == POISSON:
+        proxy_left = 0.0
+        proxy_right = 0.0
+        for k in range(n_outputs):
+            if c.sum_left[k, 0] <= EPSILON_POISSON or c.sum_right[k, 0] <= EPSILON_POISSON:
+                return -np.inf
+            proxy_left -= c.sum_left[k, 0] * log2(c.sum_left[k, 0] / w_left)
+            proxy_right -= c.sum_right[k, 0] * log2(c.sum_right[k, 0] / w_right)
+        return -proxy_left - proxy_right
+    impurity_left, impurity_right = children_impurity(c, y, sample_weight, samples)
+    return -w_right * impurity_right - w_left * impurity_left
+
+
+@kernel
+def impurity_improvement(c, impurity_parent, impurity_left, impurity_right):
+    w_node = c.stats[W_NODE]
+    return ((w_node / c.stats[W_SAMPLES])
+            * (impurity_parent - (c.stats[W_RIGHT] / w_node * impurity_right)
+               - (c.stats[W_LEFT] / w_node * impurity_left)))
+
+
+@kernel
+def node_value(c, out):
+    """Write the node prediction into ``out`` (n_outputs, max_n_classes)."""
+    w_node = c.stats[W_NODE]
+    n_outputs = out.shape[0]
+    if is_classification(c):
+        for k in range(n_outputs):
+            for j in range(c.n_classes[k]):
+                out[k, j] = c.sum_total[k, j] / w_node
+    elif c.code == ABSOLUTE_ERROR:
+        for k in range(n_outputs):
+            out[k, 0] = c.node_medians[k]
+    else:
+        for k in range(n_outputs):
+            out[k, 0] = c.sum_total[k, 0] / w_node
+
+
+# -- absolute error: weighted medians and absolute deviations of every prefix/suffix -----
+
+@kernel
+def _fenwick_add(tree_w, tree_wy, size, index, y_value, weight):
+    weighted_y = weight * y_value
+    j = index + 1
+    while j <= size:
+        tree_w[j] += weight
+        tree_wy[j] += weighted_y
+        j += j & -j
+
+
+@kernel
+def _fenwick_search(tree_w, tree_wy, size, max_pow2, target):
+    """Smallest rank whose cumulative weight reaches ``target``, the rank before it, and
+    the weight and weighted-y sums of the ranks below it. Exact ties in cumulative
+    weight are resolved as scikit-learn does (median between two ranks)."""
+    current = 0
+    cumul_w = 0.0
+    cumul_wy = 0.0
+    bit = max_pow2
+    equal_bit = 0
+    equal_target = 0.0
+    while bit != 0:
+        nxt = current + bit
+        if nxt <= size:
+            node_w = tree_w[nxt]
+            if target == node_w:
+                equal_target = target
+                equal_bit = bit
+                break
+            elif target > node_w:
+                target -= node_w
+                current = nxt
+                cumul_w += node_w
+                cumul_wy += tree_wy[nxt]
+        bit >>= 1
+    if bit == 0:
+        return current, current, cumul_w, cumul_wy
+    prev = current
+    while bit != 0:
+        nxt = prev + bit
+        if nxt <= size:
+            node_w = tree_w[nxt]
+            if target > node_w:
+                target -= node_w
+                prev = nxt
+        bit >>= 1
+    bit = equal_bit
+    target = equal_target
+    while bit != 0:
+        nxt = current + bit
+        if nxt <= size:
+            node_w = tree_w[nxt]
+            if target >= node_w:
+                target -= node_w
+                current = nxt
+                cumul_w += node_w
+                cumul_wy += tree_wy[nxt]
+        bit >>= 1
+    return current, prev, cumul_w, cumul_wy
+
+
+@kernel
+def _absolute_errors(c, sample_weight, samples, start, stop, abs_errors, medians):
+    """Add to ``abs_errors[p]`` the absolute deviation of the samples between ``start`` and
+    ``p`` (inclusive) from their weighted median, walking from ``start`` towards ``stop``."""
+    if start < stop:
+        step = 1
+        n = stop - start
+    else:
+        step = -1
+        n = start - stop
+    size = n
+    c.fenwick_w[: size + 1] = 0.0
+    c.fenwick_wy[: size + 1] = 0.0
+    max_pow2 = 1
+    while max_pow2 <= size:
+        max_pow2 <<= 1
+    max_pow2 >>= 1
+    total_w = 0.0
+    total_wy = 0.0
+    p = start
+    for _ in range(n):
+        w = sample_weight[samples[p]]
+        rank = c.ranks[p]
+        y_value = c.sorted_y[rank]
+        _fenwick_add(c.fenwick_w, c.fenwick_wy, size, rank, y_value, w)
+        total_w += w
+        total_wy += w * y_value
+        median_rank, prev_rank, w_left, wy_left = _fenwick_search(
+            c.fenwick_w, c.fenwick_wy, size, max_pow2, 0.5 * total_w)
+        if median_rank != prev_rank:
+            median = (c.sorted_y[prev_rank] + c.sorted_y[median_rank]) / 2
+        else:
+            median = c.sorted_y[median_rank]
+        w_right = total_w - w_left
+        wy_right = total_wy - wy_left
+        medians[p] = median
+        abs_errors[p] += (wy_right - median * w_right) + (median * w_left - wy_left)
+        p += step
+
+
+@kernel
+def _mae_precompute(c, y, sample_weight, samples):
+    start = c.position[START]
+    end = c.position[END]
+    n = end - start
+    c.left_abs_errors[start:end] = 0.0
+    c.right_abs_errors[start:end] = 0.0
+    for k in range(y.shape[1]):
+        for p in range(start, end):
+            c.sorted_y[p - start] = y[samples[p], k]
+        for j in range(n):
+            c.sorted_indices[j] = j
+        sort_segment(c.sorted_y, c.sorted_indices, 0, n)
+        for j in range(n):
+            c.ranks[start + c.sorted_indices[j]] = j
+        _absolute_errors(c, sample_weight, samples, start, end, c.left_abs_errors,
+                         c.left_medians)
+        _absolute_errors(c, sample_weight, samples, end - 1, start - 1, c.right_abs_errors,
+                         c.right_medians)
+        c.node_medians[k] = c.right_medians[start]

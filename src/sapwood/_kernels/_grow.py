@@ -1,0 +1,348 @@
+"""Growing one CART tree: depth-first, or best-first when ``max_leaf_nodes`` is set.
+
+Both builders follow scikit-learn 1.9's ``_tree.pyx`` node for node (same node ids,
+same stopping rules, same heap order for best-first growth), so a tree grown here
+equals scikit-learn's for the same data and seed. Output: the node arrays of the tree
+format, trimmed to the node count.
+"""
+
+import numpy as np
+
+from . import _criteria as crit
+from ._numba import kernel
+from ._split import node_split
+
+EPSILON = np.finfo(np.float64).eps
+LEAF = -1
+UNDEFINED = -2
+
+
+@kernel
+def _new_nodes(capacity, n_outputs, width):
+    return (np.full(capacity, LEAF, dtype=np.intp), np.full(capacity, LEAF, dtype=np.intp),
+            np.full(capacity, UNDEFINED, dtype=np.intp),
+            np.full(capacity, float(UNDEFINED)), np.zeros(capacity),
+            np.zeros(capacity, dtype=np.intp), np.zeros(capacity),
+            np.zeros(capacity, dtype=np.uint8), np.zeros((capacity, n_outputs, width)))
+
+
+@kernel
+def _grow_nodes(nodes, capacity):
+    bigger = _new_nodes(capacity, nodes[8].shape[1], nodes[8].shape[2])
+    n = nodes[0].shape[0]
+    bigger[0][:n] = nodes[0]
+    bigger[1][:n] = nodes[1]
+    bigger[2][:n] = nodes[2]
+    bigger[3][:n] = nodes[3]
+    bigger[4][:n] = nodes[4]
+    bigger[5][:n] = nodes[5]
+    bigger[6][:n] = nodes[6]
+    bigger[7][:n] = nodes[7]
+    bigger[8][:n] = nodes[8]
+    return bigger
+
+
+@kernel
+def _trim(nodes, count):
+    return (nodes[0][:count].copy(), nodes[1][:count].copy(), nodes[2][:count].copy(),
+            nodes[3][:count].copy(), nodes[4][:count].copy(), nodes[5][:count].copy(),
+            nodes[6][:count].copy(), nodes[7][:count].copy(), nodes[8][:count].copy())
+
+
+@kernel
+def _set_node(nodes, node_id, parent, is_left, is_leaf, feature, threshold, impurity,
+              n_node_samples, weighted_n_node_samples, missing_go_to_left):
+    left, right, feat, thr, imp, n_samples, w_samples, missing, _ = nodes
+    imp[node_id] = impurity
+    n_samples[node_id] = n_node_samples
+    w_samples[node_id] = weighted_n_node_samples
+    if parent >= 0:
+        if is_left:
+            left[parent] = node_id
+        else:
+            right[parent] = node_id
+    if is_leaf:
+        left[node_id] = LEAF
+        right[node_id] = LEAF
+        feat[node_id] = UNDEFINED
+        thr[node_id] = UNDEFINED
+    else:
+        feat[node_id] = feature
+        thr[node_id] = threshold
+        missing[node_id] = missing_go_to_left
+
+
+@kernel
+def _root_samples(sample_weight):
+    # Rows with zero weight take no part in the tree (scikit-learn drops them up front).
+    n = 0
+    for i in range(sample_weight.shape[0]):
+        if sample_weight[i] != 0.0:
+            n += 1
+    samples = np.empty(n, dtype=np.intp)
+    j = 0
+    for i in range(sample_weight.shape[0]):
+        if sample_weight[i] != 0.0:
+            samples[j] = i
+            j += 1
+    return samples
+
+
+@kernel
+def grow_depth_first(X_columns, y, sample_weight, has_missing, c, rng, max_features,
+                     min_samples_split, min_samples_leaf, min_weight_leaf, max_depth,
+                     min_impurity_decrease, random_splitter):
+    """Grow a tree depth-first (left child before right); returns (node arrays..., count)."""
+    n_features = X_columns.shape[0]
+    samples = _root_samples(sample_weight)
+    values = np.empty(sample_weight.shape[0], dtype=np.float32)
+    features = np.arange(n_features)
+    constant_features = np.empty(n_features, dtype=np.intp)
+    n_outputs = c.sum_total.shape[0]
+    width = c.sum_total.shape[1]
+    capacity = 2 ** (max_depth + 1) - 1 if max_depth <= 10 else 2047
+    nodes = _new_nodes(capacity, n_outputs, width)
+    count = 0
+
+    # stack of (start, end, depth, parent, is_left, n_constant_features) + impurity
+    stack_i = np.empty((64, 6), dtype=np.intp)
+    stack_f = np.empty(64)
+    stack_i[0, 0] = 0
+    stack_i[0, 1] = samples.shape[0]
+    stack_i[0, 2] = 0
+    stack_i[0, 3] = UNDEFINED
+    stack_i[0, 4] = 0
+    stack_i[0, 5] = 0
+    stack_f[0] = np.inf
+    top = 1
+    first = True
+    while top > 0:
+        top -= 1
+        start = stack_i[top, 0]
+        end = stack_i[top, 1]
+        depth = stack_i[top, 2]
+        parent = stack_i[top, 3]
+        is_left = stack_i[top, 4]
+        n_constant = stack_i[top, 5]
+        impurity = stack_f[top]
+        n_node_samples = end - start
+        crit.init_node(c, y, sample_weight, samples, start, end)
+        weighted_n_node_samples = c.stats[crit.W_NODE]
+        is_leaf = (depth >= max_depth or n_node_samples < min_samples_split
+                   or n_node_samples < 2 * min_samples_leaf
+                   or weighted_n_node_samples < 2 * min_weight_leaf)
+        if first:
+            impurity = crit.node_impurity(c, y, sample_weight, samples)
+            first = False
+        is_leaf = is_leaf or impurity <= EPSILON
+        split_feature = 0
+        split_threshold = 0.0
+        split_pos = end
+        impurity_left = 0.0
+        impurity_right = 0.0
+        missing_left = 0
+        if not is_leaf:
+            split, n_constant = node_split(
+                X_columns, y, sample_weight, samples, values, features, constant_features,
+                has_missing, c, rng, start, end, impurity, n_constant, max_features,
+                min_samples_leaf, min_weight_leaf, random_splitter)
+            split_pos = int(split[0])
+            split_feature = int(split[1])
+            split_threshold = split[2]
+            impurity_left = split[3]
+            impurity_right = split[4]
+            missing_left = np.uint8(split[6])
+            is_leaf = split_pos >= end or split[5] + EPSILON < min_impurity_decrease
+        if count >= nodes[0].shape[0]:
+            nodes = _grow_nodes(nodes, 2 * nodes[0].shape[0])
+        node_id = count
+        _set_node(nodes, node_id, parent, is_left == 1, is_leaf, split_feature, split_threshold,
+                  impurity, n_node_samples, weighted_n_node_samples, missing_left)
+        count += 1
+        crit.node_value(c, nodes[8][node_id])
+        if not is_leaf:
+            if top + 2 > stack_i.shape[0]:
+                stack_i = np.concatenate((stack_i, np.empty_like(stack_i)))
+                stack_f = np.concatenate((stack_f, np.empty_like(stack_f)))
+            for child_start, child_end, child_left, child_impurity in (
+                    (split_pos, end, 0, impurity_right), (start, split_pos, 1, impurity_left)):
+                stack_i[top, 0] = child_start
+                stack_i[top, 1] = child_end
+                stack_i[top, 2] = depth + 1
+                stack_i[top, 3] = node_id
+                stack_i[top, 4] = child_left
+                stack_i[top, 5] = n_constant
+                stack_f[top] = child_impurity
+                top += 1
+    return _trim(nodes, count)
+
+
+# -- best-first growth: a binary max-heap on improvement with libstdc++'s exact moves -----
+
+@kernel
+def _heap_sift_up(heap, improvement, hole, top, record):
+    parent = (hole - 1) // 2
+    while hole > top and improvement[heap[parent]] < improvement[record]:
+        heap[hole] = heap[parent]
+        hole = parent
+        parent = (hole - 1) // 2
+    heap[hole] = record
+
+
+@kernel
+def _heap_push(heap, size, improvement, record):
+    heap[size] = record
+    _heap_sift_up(heap, improvement, size, 0, record)
+    return size + 1
+
+
+@kernel
+def _heap_pop(heap, size, improvement):
+    """Remove and return the record with the largest improvement (std::pop_heap order)."""
+    best = heap[0]
+    last = size - 1
+    if last > 0:
+        record = heap[last]
+        heap[last] = heap[0]
+        length = last
+        hole = 0
+        child = 0
+        while child < (length - 1) // 2:
+            child = 2 * (child + 1)
+            if improvement[heap[child]] < improvement[heap[child - 1]]:
+                child -= 1
+            heap[hole] = heap[child]
+            hole = child
+        if (length & 1) == 0 and child == (length - 2) // 2:
+            child = 2 * (child + 1)
+            heap[hole] = heap[child - 1]
+            hole = child - 1
+        _heap_sift_up(heap, improvement, hole, 0, record)
+    return best, last
+
+
+@kernel
+def grow_best_first(X_columns, y, sample_weight, has_missing, c, rng, max_features,
+                    min_samples_split, min_samples_leaf, min_weight_leaf, max_depth,
+                    max_leaf_nodes, min_impurity_decrease, random_splitter):
+    """Grow a tree by always splitting the leaf with the largest impurity improvement."""
+    n_features = X_columns.shape[0]
+    samples = _root_samples(sample_weight)
+    values = np.empty(sample_weight.shape[0], dtype=np.float32)
+    features = np.arange(n_features)
+    constant_features = np.empty(n_features, dtype=np.intp)
+    n_outputs = c.sum_total.shape[0]
+    width = c.sum_total.shape[1]
+    capacity = 2 * max_leaf_nodes - 1
+    nodes = _new_nodes(capacity, n_outputs, width)
+    count = 0
+    # Frontier records (one per node): start, end, pos, depth, is_leaf / impurities.
+    rec_i = np.empty((capacity, 5), dtype=np.intp)
+    rec_f = np.empty((capacity, 3))
+    improvement = np.empty(capacity)
+    heap = np.empty(capacity, dtype=np.intp)
+    heap_size = 0
+    max_split_nodes = max_leaf_nodes - 1
+
+    # (start, end, depth, parent, is_left, impurity) of nodes still to be added
+    pending_i = np.empty((2, 5), dtype=np.intp)
+    pending_f = np.empty(2)
+    pending_i[0, 0] = 0
+    pending_i[0, 1] = samples.shape[0]
+    pending_i[0, 2] = 0
+    pending_i[0, 3] = UNDEFINED
+    pending_i[0, 4] = 1
+    pending_f[0] = np.inf
+    n_pending = 1
+    first = True
+    while True:
+        for q in range(n_pending):
+            start = pending_i[q, 0]
+            end = pending_i[q, 1]
+            depth = pending_i[q, 2]
+            parent = pending_i[q, 3]
+            is_left = pending_i[q, 4]
+            impurity = pending_f[q]
+            crit.init_node(c, y, sample_weight, samples, start, end)
+            weighted_n_node_samples = c.stats[crit.W_NODE]
+            if first:
+                impurity = crit.node_impurity(c, y, sample_weight, samples)
+                first = False
+            n_node_samples = end - start
+            is_leaf = (depth >= max_depth or n_node_samples < min_samples_split
+                       or n_node_samples < 2 * min_samples_leaf
+                       or weighted_n_node_samples < 2 * min_weight_leaf
+                       or impurity <= EPSILON)
+            split_pos = end
+            split_feature = 0
+            split_threshold = 0.0
+            missing_left = 0
+            split_improvement = 0.0
+            impurity_left = impurity
+            impurity_right = impurity
+            if not is_leaf:
+                split, _ = node_split(
+                    X_columns, y, sample_weight, samples, values, features, constant_features,
+                    has_missing, c, rng, start, end, impurity, 0, max_features,
+                    min_samples_leaf, min_weight_leaf, random_splitter)
+                split_pos = int(split[0])
+                split_feature = int(split[1])
+                split_threshold = split[2]
+                missing_left = np.uint8(split[6])
+                is_leaf = split_pos >= end or split[5] + EPSILON < min_impurity_decrease
+                if not is_leaf:
+                    split_improvement = split[5]
+                    impurity_left = split[3]
+                    impurity_right = split[4]
+                else:
+                    split_pos = end
+            node_id = count
+            _set_node(nodes, node_id, parent, is_left == 1, is_leaf, split_feature,
+                      split_threshold, impurity, n_node_samples, weighted_n_node_samples,
+                      missing_left)
+            count += 1
+            crit.node_value(c, nodes[8][node_id])
+            rec_i[node_id, 0] = start
+            rec_i[node_id, 1] = end
+            rec_i[node_id, 2] = split_pos
+            rec_i[node_id, 3] = depth
+            rec_i[node_id, 4] = 1 if is_leaf else 0
+            rec_f[node_id, 0] = impurity
+            rec_f[node_id, 1] = impurity_left
+            rec_f[node_id, 2] = impurity_right
+            improvement[node_id] = split_improvement
+        # Both children of a split enter the frontier only once both have been added.
+        for q in range(n_pending):
+            heap_size = _heap_push(heap, heap_size, improvement, count - n_pending + q)
+        n_pending = 0
+        while heap_size > 0 and n_pending == 0:
+            record, heap_size = _heap_pop(heap, heap_size, improvement)
+            start = rec_i[record, 0]
+            end = rec_i[record, 1]
+            pos = rec_i[record, 2]
+            depth = rec_i[record, 3]
+            leaf = rec_i[record, 4]
+            if leaf == 1 or max_split_nodes <= 0:
+                left, right, feat, thr = nodes[0], nodes[1], nodes[2], nodes[3]
+                left[record] = LEAF
+                right[record] = LEAF
+                feat[record] = UNDEFINED
+                thr[record] = UNDEFINED
+                continue
+            max_split_nodes -= 1
+            pending_i[0, 0] = start
+            pending_i[0, 1] = pos
+            pending_i[0, 2] = depth + 1
+            pending_i[0, 3] = record
+            pending_i[0, 4] = 1
+            pending_f[0] = rec_f[record, 1]
+            pending_i[1, 0] = pos
+            pending_i[1, 1] = end
+            pending_i[1, 2] = depth + 1
+            pending_i[1, 3] = record
+            pending_i[1, 4] = 0
+            pending_f[1] = rec_f[record, 2]
+            n_pending = 2
+        if n_pending == 0:
+            break
+    return _trim(nodes, count)

@@ -1,0 +1,273 @@
+"""Best and random split search on one node, as scikit-learn 1.9's splitters do it.
+
+``samples[start:end]`` are the node's rows; ``X_columns`` is X transposed (one float32
+row per feature, so a column scan is contiguous). Features are drawn without
+replacement by a Fisher-Yates walk over ``features`` driven by the tree's XorShift
+stream, skipping features already known to be constant; the walk, the constant
+bookkeeping and every tie rule match scikit-learn, which is what makes the trees equal.
+
+Missing values: for a feature with NaN in the node, the best splitter tries the
+missing rows on the right (including "all missing rows alone on the right", threshold
++inf) and then on the left; the random splitter sends them to a random side.
+"""
+
+import numpy as np
+
+from . import _criteria as crit
+from ._numba import kernel
+from ._random import rand_int, rand_uniform
+from ._sort import sort_segment
+
+# Values closer than this are treated as equal (scikit-learn's FEATURE_THRESHOLD, float32).
+FEATURE_THRESHOLD = np.float32(1e-7)
+
+# A split found by the search: pos (first right sample), feature, threshold,
+# impurity_left, impurity_right, improvement, missing_go_to_left.
+SPLIT_FIELDS = 7
+
+
+@kernel
+def _sort_feature(X_columns, feature, samples, values, start, end, has_missing):
+    """Copy the feature's values of ``samples[start:end]`` into ``values`` and sort both,
+    missing values moved to the end unsorted; returns the number of missing values."""
+    column = X_columns[feature]
+    n_missing = 0
+    if has_missing:
+        i = start
+        last = end - 1
+        while i <= last:
+            if np.isnan(column[samples[last]]):
+                n_missing += 1
+                last -= 1
+                continue
+            if np.isnan(column[samples[i]]):
+                samples[i], samples[last] = samples[last], samples[i]
+                n_missing += 1
+                last -= 1
+            values[i] = column[samples[i]]
+            i += 1
+    else:
+        for i in range(start, end):
+            values[i] = column[samples[i]]
+    sort_segment(values, samples, start, end - start - n_missing)
+    return n_missing
+
+
+@kernel
+def _rotate(array, start, end, n_first):
+    """Swap the blocks ``array[start:start+n_first]`` and ``array[start+n_first:end]``."""
+    rotated = np.concatenate((array[start + n_first:end], array[start:start + n_first]))
+    array[start:end] = rotated
+
+
+@kernel
+def _next_position(values, p, start, end, n_missing, missing_go_to_left):
+    """Next candidate split position after ``p`` (skipping ties); returns (p_prev, p)."""
+    end_non_missing = end if missing_go_to_left else end - n_missing
+    if p == end_non_missing and not missing_go_to_left:
+        return end, end
+    if missing_go_to_left and p == start:
+        p = start + n_missing
+    p += 1
+    while p < end_non_missing and values[p] <= values[p - 1] + FEATURE_THRESHOLD:
+        p += 1
+    return p - 1, p
+
+
+@kernel
+def _partition_final(X_columns, samples, start, end, feature, threshold, missing_go_to_left):
+    column = X_columns[feature]
+    lo = start
+    hi = end
+    while lo < hi:
+        value = column[samples[lo]]
+        if np.isnan(value):
+            left = missing_go_to_left
+        else:
+            left = value <= threshold
+        if left:
+            lo += 1
+        else:
+            hi -= 1
+            samples[lo], samples[hi] = samples[hi], samples[lo]
+
+
+@kernel
+def _partition_values(values, samples, start, end, threshold, missing_go_to_left):
+    lo = start
+    hi = end
+    while lo < hi:
+        value = values[lo]
+        if np.isnan(value):
+            left = missing_go_to_left
+        else:
+            left = value <= threshold
+        if left:
+            lo += 1
+        else:
+            hi -= 1
+            values[lo], values[hi] = values[hi], values[lo]
+            samples[lo], samples[hi] = samples[hi], samples[lo]
+    return hi
+
+
+@kernel
+def node_split(X_columns, y, sample_weight, samples, values, features, constant_features,
+               has_missing, c, rng, start, end, impurity, n_known_constants, max_features,
+               min_samples_leaf, min_weight_leaf, random_splitter):
+    """Search the node's split; returns (split record, n_constant_features).
+
+    The record is a float64 array of SPLIT_FIELDS entries; ``record[0] == end`` means no
+    valid split was found.
+    """
+    n_features = features.shape[0]
+    best = np.empty(SPLIT_FIELDS)
+    best[0] = end
+    best[1] = 0.0
+    best[2] = 0.0
+    best[3] = np.inf
+    best[4] = np.inf
+    best[5] = -np.inf
+    best[6] = 0.0
+    best_proxy = -np.inf
+    last_feature = -1
+
+    f_i = n_features
+    n_visited = 0
+    n_found_constants = 0
+    n_drawn_constants = 0
+    n_total_constants = n_known_constants
+
+    while f_i > n_total_constants and (
+            n_visited < max_features or n_visited <= n_found_constants + n_drawn_constants):
+        n_visited += 1
+        f_j = rand_int(n_drawn_constants, f_i - n_found_constants, rng)
+        if f_j < n_known_constants:
+            features[n_drawn_constants], features[f_j] = features[f_j], features[n_drawn_constants]
+            n_drawn_constants += 1
+            continue
+        f_j += n_found_constants
+        feature = features[f_j]
+
+        if not random_splitter:
+            n_missing = _sort_feature(X_columns, feature, samples, values, start, end,
+                                      has_missing[feature])
+            end_non_missing = end - n_missing
+            if end_non_missing == start or (
+                    values[end_non_missing - 1] <= values[start] + FEATURE_THRESHOLD
+                    and n_missing == 0):
+                features[f_j], features[n_total_constants] = (features[n_total_constants],
+                                                              features[f_j])
+                n_found_constants += 1
+                n_total_constants += 1
+                continue
+            f_i -= 1
+            features[f_i], features[f_j] = features[f_j], features[f_i]
+            n_searches = 2 if n_missing != 0 else 1
+            for search in range(n_searches):
+                missing_go_to_left = search == 1
+                if missing_go_to_left:
+                    n_non_missing = end - start - n_missing
+                    _rotate(samples, start, end, n_non_missing)
+                    _rotate(values, start, end, n_non_missing)
+                crit.reset(c, y, sample_weight, samples)
+                p = start
+                while p < end:
+                    p_prev, p = _next_position(values, p, start, end, n_missing,
+                                               missing_go_to_left)
+                    if p == end:
+                        continue
+                    n_left = p - start
+                    n_right = end - p
+                    if n_left < min_samples_leaf or n_right < min_samples_leaf:
+                        continue
+                    crit.update(c, y, sample_weight, samples, p)
+                    if (c.stats[crit.W_LEFT] < min_weight_leaf
+                            or c.stats[crit.W_RIGHT] < min_weight_leaf):
+                        continue
+                    proxy = crit.proxy_improvement(c, y, sample_weight, samples)
+                    if proxy > best_proxy:
+                        best_proxy = proxy
+                        best[0] = p
+                        best[1] = feature
+                        if p == end_non_missing and not missing_go_to_left:
+                            # Missing rows alone on the right: NaN <= inf is false.
+                            best[2] = np.inf
+                        else:
+                            best[2] = np.float64(values[p_prev]) / 2.0 + np.float64(values[p]) / 2.0
+                        if n_missing == 0:
+                            best[6] = 1.0 if n_left > n_right else 0.0
+                        else:
+                            best[6] = 1.0 if missing_go_to_left else 0.0
+        else:
+            # scikit-learn re-partitions at the end unless the last drawn feature is the best.
+            last_feature = feature
+            column = X_columns[feature]
+            n_missing = 0
+            seen = False
+            min_value = np.float32(np.inf)
+            max_value = np.float32(-np.inf)
+            for p in range(start, end):
+                value = column[samples[p]]
+                values[p] = value
+                if np.isnan(value):
+                    n_missing += 1
+                elif not seen:
+                    min_value = value
+                    max_value = value
+                    seen = True
+                elif value < min_value:
+                    min_value = value
+                elif value > max_value:
+                    max_value = value
+            if end - start == n_missing or (
+                    max_value <= min_value + FEATURE_THRESHOLD and n_missing == 0):
+                features[f_j], features[n_total_constants] = features[n_total_constants], feature
+                n_found_constants += 1
+                n_total_constants += 1
+                continue
+            f_i -= 1
+            features[f_i], features[f_j] = features[f_j], features[f_i]
+            threshold = rand_uniform(np.float64(min_value), np.float64(max_value), rng)
+            missing_go_to_left = False
+            if n_missing != 0:
+                missing_go_to_left = rand_int(0, 2, rng) != 0
+            if threshold == max_value:
+                threshold = np.float64(min_value)
+            pos = _partition_values(values, samples, start, end, threshold, missing_go_to_left)
+            n_left = pos - start
+            n_right = end - pos
+            if n_left < min_samples_leaf or n_right < min_samples_leaf:
+                continue
+            crit.reset(c, y, sample_weight, samples)
+            crit.update(c, y, sample_weight, samples, pos)
+            if c.stats[crit.W_LEFT] < min_weight_leaf or c.stats[crit.W_RIGHT] < min_weight_leaf:
+                continue
+            proxy = crit.proxy_improvement(c, y, sample_weight, samples)
+            if proxy > best_proxy:
+                best_proxy = proxy
+                best[0] = pos
+                best[1] = feature
+                best[2] = threshold
+                if n_missing != 0:
+                    best[6] = 1.0 if missing_go_to_left else 0.0
+                else:
+                    best[6] = 1.0 if n_left > n_right else 0.0
+
+    best_pos = int(best[0])
+    if best_pos < end:
+        best_feature = int(best[1])
+        if not random_splitter or last_feature != best_feature:
+            _partition_final(X_columns, samples, start, end, best_feature, best[2], best[6] != 0)
+        crit.reset(c, y, sample_weight, samples)
+        crit.update(c, y, sample_weight, samples, best_pos)
+        impurity_left, impurity_right = crit.children_impurity(c, y, sample_weight, samples)
+        best[3] = impurity_left
+        best[4] = impurity_right
+        best[5] = crit.impurity_improvement(c, impurity, impurity_left, impurity_right)
+
+    # Keep the order of known constants for siblings and children, then record the new ones.
+    features[:n_known_constants] = constant_features[:n_known_constants]
+    constant_features[n_known_constants:n_total_constants] = (
+        features[n_known_constants:n_total_constants])
+    return best, n_total_constants
