@@ -12,10 +12,13 @@ Layout (each a package of small private modules; public names are re-exported he
 
 from . import importance
 from ._format import FormatError, TreeArrays, TreeEnsemble
+from .learners import DecisionTreeClassifier, DecisionTreeRegressor
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "DecisionTreeClassifier",
+    "DecisionTreeRegressor",
     "FormatError",
     "TreeArrays",
     "TreeEnsemble",

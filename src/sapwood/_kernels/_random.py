@@ -4,7 +4,8 @@ scikit-learn's splitters draw from a 32-bit XorShift generator (Marsaglia 2003,
 doi:10.18637/jss.v008.i14) seeded once per tree with
 ``RandomState.randint(0, 2**31 - 1)``; reproducing it is what makes a sapwood tree
 equal to scikit-learn's for the same ``random_state``. The state lives in a
-one-element int64 array holding a 32-bit value (int64 keeps Numba from promoting mixed unsigned arithmetic to float).
+one-element int64 array holding a 32-bit value (int64 keeps Numba from
+promoting mixed unsigned arithmetic to float).
 """
 
 from ._numba import kernel

@@ -38,7 +38,8 @@ def grow_tree(X32, y, sample_weight, *, criterion, n_classes, splitter, max_feat
                                 splitter == "random")
     if ccp_alpha > 0.0:
         nodes = prune_tree(*nodes, float(ccp_alpha))
-    left, right, feature, threshold, impurity, n_node_samples, w_node_samples, missing, value = nodes
+    (left, right, feature, threshold, impurity, n_node_samples, w_node_samples, missing,
+     value) = nodes
     return TreeArrays(
         children_left=left, children_right=right, feature=feature, threshold=threshold,
         impurity=impurity, n_node_samples=n_node_samples,

@@ -1,0 +1,1 @@
+"""Reference implementations and converters the tests compare sapwood against."""
