@@ -104,7 +104,7 @@ def mdi(model, feature_names=None) -> ImportanceResult:
     trace = pd.concat(rows, ignore_index=True)
     n_used = sum(used for _, used in scaled) if ensemble.n_trees > 1 else 1
     unnormalised = trace["decrease"] * trace["_scale"] / max(n_used, 1)
-    grand_total = unnormalised.groupby(trace["feature"]).sum().sum()
+    grand_total = unnormalised.sum()
     trace["contribution"] = unnormalised / grand_total if grand_total > 0 else 0.0
     trace = trace.drop(columns="_scale")
     per_tree = np.column_stack(per_tree)
