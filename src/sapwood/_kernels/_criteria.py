@@ -119,68 +119,115 @@ def reset(c, y, sample_weight, samples):
 
 
 @kernel
-def _reverse_reset(c):
-    c.position[POS] = c.position[END]
-    c.stats[W_RIGHT] = 0.0
-    c.stats[W_LEFT] = c.stats[W_NODE]
-    c.sum_right[:, :] = 0.0
-    c.sum_left[:, :] = c.sum_total
-
-
-@kernel
 def update(c, y, sample_weight, samples, new_pos):
     """Move ``samples[pos:new_pos]`` to the left child, summing from the nearer end."""
     pos = c.position[POS]
     end = c.position[END]
-    n_outputs = y.shape[1]
+    classification = is_classification(c)
     if c.code == ABSOLUTE_ERROR:
-        w_left = c.stats[W_LEFT]
-        for p in range(pos, new_pos):
-            w_left += sample_weight[samples[p]]
-        c.stats[W_LEFT] = w_left
+        w_left = move_weight(sample_weight, samples, pos, new_pos, c.stats[W_LEFT])
+    elif (new_pos - pos) <= (end - new_pos):
+        w_left = move_rows(c.sum_left, y, sample_weight, samples, pos, new_pos, 1,
+                           classification, c.stats[W_LEFT])
     else:
-        classification = is_classification(c)
-        if (new_pos - pos) <= (end - new_pos):
-            for p in range(pos, new_pos):
-                i = samples[p]
-                w = sample_weight[i]
-                for k in range(n_outputs):
-                    if classification:
-                        c.sum_left[k, int(y[i, k])] += w
-                    else:
-                        c.sum_left[k, 0] += w * y[i, k]
-                c.stats[W_LEFT] += w
-        else:
-            _reverse_reset(c)
-            for p in range(end - 1, new_pos - 1, -1):
-                i = samples[p]
-                w = sample_weight[i]
-                for k in range(n_outputs):
-                    if classification:
-                        c.sum_left[k, int(y[i, k])] -= w
-                    else:
-                        c.sum_left[k, 0] -= w * y[i, k]
-                c.stats[W_LEFT] -= w
-        for k in range(n_outputs):
-            width = c.n_classes[k] if classification else 1
-            for j in range(width):
-                c.sum_right[k, j] = c.sum_total[k, j] - c.sum_left[k, j]
-    c.stats[W_RIGHT] = c.stats[W_NODE] - c.stats[W_LEFT]
+        # scikit-learn's reverse_reset: start from "everything left" and remove rows.
+        copy_sums(c.sum_left, c.sum_total)
+        w_left = move_rows(c.sum_left, y, sample_weight, samples, end - 1, new_pos - 1, -1,
+                           classification, c.stats[W_NODE])
+    if c.code != ABSOLUTE_ERROR:
+        right_sums(c.sum_right, c.sum_total, c.sum_left, c.n_classes, classification)
+    c.stats[W_LEFT] = w_left
+    c.stats[W_RIGHT] = c.stats[W_NODE] - w_left
     c.position[POS] = new_pos
 
 
+# Small array-in helpers: the split scan calls them once per candidate position. Kept
+# small so that Numba prunes their reference counting and LLVM inlines them.
+
 @kernel
-def _class_impurity(c, sums, weight):
+def move_weight(sample_weight, samples, first, last, w_left):
+    for p in range(first, last):
+        w_left += sample_weight[samples[p]]
+    return w_left
+
+
+@kernel
+def move_rows(sum_left, y, sample_weight, samples, first, last, step, classification,
+              w_left):
+    """Add (step 1) or remove (step -1) rows first, first+step, ... up to ``last``
+    (excluded) to the left sums; returns the updated left weight."""
+    p = first
+    while p != last:
+        i = samples[p]
+        w = sample_weight[i] if step == 1 else -sample_weight[i]
+        for k in range(y.shape[1]):
+            if classification:
+                sum_left[k, int(y[i, k])] += w
+            else:
+                sum_left[k, 0] += w * y[i, k]
+        w_left += w
+        p += step
+    return w_left
+
+
+@kernel
+def copy_sums(destination, source):
+    for k in range(source.shape[0]):
+        for j in range(source.shape[1]):
+            destination[k, j] = source[k, j]
+
+
+@kernel
+def right_sums(sum_right, sum_total, sum_left, n_classes, classification):
+    for k in range(sum_total.shape[0]):
+        for j in range(n_classes[k] if classification else 1):
+            sum_right[k, j] = sum_total[k, j] - sum_left[k, j]
+
+
+@kernel
+def proxy_from_sums(code, n_classes, sum_left, sum_right, w_left, w_right):
+    """The proxy improvement of every criterion but absolute error, from the child sums."""
+    n_outputs = sum_left.shape[0]
+    if code == SQUARED_ERROR:
+        proxy_left = 0.0
+        proxy_right = 0.0
+        for k in range(n_outputs):
+            proxy_left += sum_left[k, 0] * sum_left[k, 0]
+            proxy_right += sum_right[k, 0] * sum_right[k, 0]
+        return proxy_left / w_left + proxy_right / w_right
+    if code == POISSON:
+        proxy_left = 0.0
+        proxy_right = 0.0
+        for k in range(n_outputs):
+            if sum_left[k, 0] <= EPSILON_POISSON or sum_right[k, 0] <= EPSILON_POISSON:
+                return -np.inf
+            proxy_left -= sum_left[k, 0] * log2(sum_left[k, 0] / w_left)
+            proxy_right -= sum_right[k, 0] * log2(sum_right[k, 0] / w_right)
+        return -proxy_left - proxy_right
+    impurity_left = _class_impurity(code, n_classes, sum_left, w_left)
+    impurity_right = _class_impurity(code, n_classes, sum_right, w_right)
+    return -w_right * impurity_right - w_left * impurity_left
+
+
+@kernel
+def mae_proxy(left_abs_errors, right_abs_errors, start, pos, end, w_left, w_right, n_outputs):
+    impurity_left = (left_abs_errors[pos - 1] if pos > start else 0.0) / (w_left * n_outputs)
+    impurity_right = (right_abs_errors[pos] if pos < end else 0.0) / (w_right * n_outputs)
+    return -w_right * impurity_right - w_left * impurity_left
+
+
+@kernel
+def _class_impurity(code, n_classes, sums, weight):
     n_outputs = sums.shape[0]
     total = 0.0
     for k in range(n_outputs):
-        if c.code == GINI:
+        if code == GINI:
             sq_count = 0.0
-            for j in range(c.n_classes[k]):
+            for j in range(n_classes[k]):
                 sq_count += sums[k, j] * sums[k, j]
             total += 1.0 - sq_count / (weight * weight)
         else:
-            for j in range(c.n_classes[k]):
+            for j in range(n_classes[k]):
                 count = sums[k, j]
                 if count > 0.0:
                     count /= weight
@@ -189,7 +236,7 @@ def _class_impurity(c, sums, weight):
 
 
 @kernel
-def _poisson_loss(c, y, sample_weight, samples, start, end, sums, weight):
+def _poisson_loss(y, sample_weight, samples, start, end, sums, weight):
     n_outputs = y.shape[1]
     loss = 0.0
     for k in range(n_outputs):
@@ -207,7 +254,7 @@ def node_impurity(c, y, sample_weight, samples):
     w_node = c.stats[W_NODE]
     n_outputs = y.shape[1]
     if is_classification(c):
-        return _class_impurity(c, c.sum_total, w_node)
+        return _class_impurity(c.code, c.n_classes, c.sum_total, w_node)
     if c.code == SQUARED_ERROR:
         impurity = c.stats[SQ_SUM_TOTAL] / w_node
         for k in range(n_outputs):
@@ -215,7 +262,7 @@ def node_impurity(c, y, sample_weight, samples):
         return impurity / n_outputs
     if c.code == ABSOLUTE_ERROR:
         return c.right_abs_errors[c.position[START]] / (w_node * n_outputs)
-    return _poisson_loss(c, y, sample_weight, samples, c.position[START], c.position[END],
+    return _poisson_loss(y, sample_weight, samples, c.position[START], c.position[END],
                          c.sum_total, w_node)
 
 
@@ -227,7 +274,8 @@ def children_impurity(c, y, sample_weight, samples):
     start, pos, end = c.position[START], c.position[POS], c.position[END]
     n_outputs = y.shape[1]
     if is_classification(c):
-        return _class_impurity(c, c.sum_left, w_left), _class_impurity(c, c.sum_right, w_right)
+        return (_class_impurity(c.code, c.n_classes, c.sum_left, w_left),
+                _class_impurity(c.code, c.n_classes, c.sum_right, w_right))
     if c.code == SQUARED_ERROR:
         sq_sum_left = 0.0
         for p in range(start, pos):
@@ -246,34 +294,19 @@ def children_impurity(c, y, sample_weight, samples):
         left = c.left_abs_errors[pos - 1] if pos > start else 0.0
         right = c.right_abs_errors[pos] if pos < end else 0.0
         return left / (w_left * n_outputs), right / (w_right * n_outputs)
-    return (_poisson_loss(c, y, sample_weight, samples, start, pos, c.sum_left, w_left),
-            _poisson_loss(c, y, sample_weight, samples, pos, end, c.sum_right, w_right))
+    return (_poisson_loss(y, sample_weight, samples, start, pos, c.sum_left, w_left),
+            _poisson_loss(y, sample_weight, samples, pos, end, c.sum_right, w_right))
 
 
 @kernel
 def proxy_improvement(c, y, sample_weight, samples):
     """A quantity that ranks splits like the impurity improvement, cheaper to compute."""
-    w_left = c.stats[W_LEFT]
-    w_right = c.stats[W_RIGHT]
-    n_outputs = y.shape[1]
-    if c.code == SQUARED_ERROR:
-        proxy_left = 0.0
-        proxy_right = 0.0
-        for k in range(n_outputs):
-            proxy_left += c.sum_left[k, 0] * c.sum_left[k, 0]
-            proxy_right += c.sum_right[k, 0] * c.sum_right[k, 0]
-        return proxy_left / w_left + proxy_right / w_right
-    if c.code == POISSON:
-        proxy_left = 0.0
-        proxy_right = 0.0
-        for k in range(n_outputs):
-            if c.sum_left[k, 0] <= EPSILON_POISSON or c.sum_right[k, 0] <= EPSILON_POISSON:
-                return -np.inf
-            proxy_left -= c.sum_left[k, 0] * log2(c.sum_left[k, 0] / w_left)
-            proxy_right -= c.sum_right[k, 0] * log2(c.sum_right[k, 0] / w_right)
-        return -proxy_left - proxy_right
-    impurity_left, impurity_right = children_impurity(c, y, sample_weight, samples)
-    return -w_right * impurity_right - w_left * impurity_left
+    if c.code == ABSOLUTE_ERROR:
+        return mae_proxy(c.left_abs_errors, c.right_abs_errors, c.position[START],
+                         c.position[POS], c.position[END], c.stats[W_LEFT], c.stats[W_RIGHT],
+                         y.shape[1])
+    return proxy_from_sums(c.code, c.n_classes, c.sum_left, c.sum_right, c.stats[W_LEFT],
+                           c.stats[W_RIGHT])
 
 
 @kernel
