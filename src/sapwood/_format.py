@@ -240,7 +240,8 @@ class TreeEnsemble:
     (n_outputs, max_n_classes)) or ``"sum"`` (boosting: each tree adds its scalar leaf
     value to column ``tree_output[t]`` of a (n_samples, n_columns) margin). ``link``
     turns the raw output into predictions: ``identity``, ``logistic``, ``softmax`` or
-    ``exp``.
+    ``exp``. ``source`` optionally records where the trees came from (adapters put the
+    library, model class and objective there; native importances read it).
     """
 
     trees: tuple
@@ -254,6 +255,7 @@ class TreeEnsemble:
     classes: tuple | None = None
     feature_names: tuple | None = None
     input_dtype: type = np.float32
+    source: dict | None = None
 
     def __post_init__(self):
         coerce = object.__setattr__
@@ -318,3 +320,14 @@ class TreeEnsemble:
             margin[:, self.tree_output[t]] += self.tree_weights[t] * tree.value[leaves[:, t], 0, 0]
         return margin
 
+    def predict(self, X) -> np.ndarray:
+        """Class labels or link-transformed outputs (:func:`sapwood.adapters.predict`)."""
+        from .adapters._predict import predict
+
+        return predict(self, X)
+
+    def predict_proba(self, X):
+        """Class probabilities (:func:`sapwood.adapters.predict_proba`)."""
+        from .adapters._predict import predict_proba
+
+        return predict_proba(self, X)

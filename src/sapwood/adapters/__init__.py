@@ -1,5 +1,12 @@
-"""Bring any supported model into sapwood's tree format."""
+"""Bring any supported model into sapwood's tree format, and predict with it.
 
-from ._resolve import as_ensemble
+:func:`from_model` converts scikit-learn, XGBoost and LightGBM tree models (objects or
+saved files); :func:`as_ensemble` is what every measure calls on its ``model`` argument;
+:func:`predict`, :func:`predict_proba` and :func:`predict_raw` apply the ensemble's link
+as the source library does.
+"""
 
-__all__ = ["as_ensemble"]
+from ._predict import predict, predict_proba, predict_raw
+from ._resolve import as_ensemble, from_model
+
+__all__ = ["as_ensemble", "from_model", "predict", "predict_proba", "predict_raw"]

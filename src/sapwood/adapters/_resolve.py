@@ -2,14 +2,119 @@
 
 from __future__ import annotations
 
-from .._format import TreeArrays, TreeEnsemble
+import os
+
+from .._format import FormatError, TreeArrays, TreeEnsemble
+
+__all__ = ["as_ensemble", "from_model"]
+
+
+def _sklearn(model, iteration_range):
+    from ._sklearn import from_sklearn
+
+    return from_sklearn(model, iteration_range)
+
+
+def _xgboost(model, iteration_range):
+    from ._xgboost import from_xgboost
+
+    return from_xgboost(model, iteration_range)
+
+
+def _lightgbm(model, iteration_range):
+    from ._lightgbm import from_lightgbm
+
+    return from_lightgbm(model, iteration_range)
+
+
+# Top-level package of the model's class -> converter. Looking at the module name
+# avoids importing optional libraries just to ask isinstance().
+_CONVERTERS = {"sklearn": _sklearn, "xgboost": _xgboost, "lightgbm": _lightgbm}
+
+
+def from_model(model, *, iteration_range=None) -> TreeEnsemble:
+    """Convert a fitted model or a saved model file into sapwood's tree format.
+
+    Parameters
+    ----------
+    model : estimator, booster, str or path-like
+        scikit-learn ``DecisionTree*``, ``ExtraTree*``, ``RandomForest*``,
+        ``ExtraTrees*``, ``GradientBoosting*``, ``HistGradientBoosting*``;
+        ``xgboost.Booster``, ``XGBClassifier``, ``XGBRegressor``, ``XGBRFClassifier``,
+        ``XGBRFRegressor``; ``lightgbm.Booster``, ``LGBMClassifier``, ``LGBMRegressor``;
+        or the path of a saved XGBoost JSON / UBJSON model, a LightGBM text model or a
+        sapwood model file (:func:`sapwood.save`). A :class:`TreeEnsemble` is returned
+        as it is.
+    iteration_range : (int, int), optional
+        Boosting iterations ``[begin, end)`` to keep (``end`` 0 means the last). By
+        default the trees the library's own ``predict`` uses: the best iteration for
+        XGBoost's scikit-learn wrappers and LightGBM models fitted with early stopping,
+        all trees otherwise.
+
+    Returns
+    -------
+    TreeEnsemble
+        Its :meth:`~TreeEnsemble.predict`, :meth:`~TreeEnsemble.predict_proba` and
+        :func:`sapwood.adapters.predict_raw` reproduce the library's ``predict``,
+        ``predict_proba`` and raw margin (``decision_function`` / ``output_margin`` /
+        ``raw_score``). Two margins are rescaled so that the standard links apply:
+        scikit-learn's exponential loss (margin doubled) and LightGBM's binary
+        objective with ``sigmoid`` != 1 (margin times sigmoid).
+
+    Raises
+    ------
+    TypeError
+        The model is of a kind sapwood cannot read.
+    ValueError
+        The model uses something the tree format cannot represent (categorical splits,
+        a non-NaN missing value, linear trees, an unsupported objective); the message
+        names it.
+    FormatError
+        A model file is malformed.
+    """
+    if isinstance(model, TreeEnsemble):
+        return model
+    if isinstance(model, str | os.PathLike):
+        return _from_file(model, iteration_range)
+    package = _package(model)
+    converter = _CONVERTERS.get(package)
+    if converter is None:
+        raise TypeError(f"sapwood cannot read a model of type {type(model).__name__} "
+                        f"(from {package!r}): expected a scikit-learn, XGBoost or LightGBM "
+                        "tree model, a model file path, or a TreeEnsemble")
+    return converter(model, iteration_range)
+
+
+def _from_file(path, iteration_range):
+    with open(path, "rb") as stream:
+        head = stream.read(4)
+    if head.startswith(b"PK"):
+        from .._persist import load
+
+        if iteration_range is not None:
+            raise ValueError("iteration_range does not apply to a sapwood model file")
+        return load(path)
+    with open(path, "rb") as stream:
+        data = stream.read()
+    stripped = data.lstrip()
+    if stripped.startswith(b"tree"):
+        from ._lightgbm import read_lightgbm_text
+
+        return read_lightgbm_text(data, iteration_range)
+    if stripped.startswith(b"{"):
+        from ._xgboost import read_xgboost_file
+
+        return read_xgboost_file(data, iteration_range)
+    raise FormatError(f"{os.fspath(path)!r} is not a model file sapwood knows: expected a "
+                      "sapwood model, an XGBoost JSON/UBJSON model or a LightGBM text model")
 
 
 def as_ensemble(model, feature_names=None) -> TreeEnsemble:
     """Return ``model`` in the tree format.
 
-    Accepts a :class:`TreeEnsemble`, a single :class:`TreeArrays`, or a fitted sapwood
-    estimator (anything with a ``to_ensemble()`` method).
+    Accepts a :class:`TreeEnsemble`, a single :class:`TreeArrays`, a fitted sapwood
+    estimator (anything with a ``to_ensemble()`` method), or anything
+    :func:`from_model` reads (scikit-learn, XGBoost and LightGBM models, model files).
     """
     if isinstance(model, TreeEnsemble):
         return model
@@ -19,6 +124,13 @@ def as_ensemble(model, feature_names=None) -> TreeEnsemble:
     to_ensemble = getattr(model, "to_ensemble", None)
     if callable(to_ensemble):
         return to_ensemble()
+    if isinstance(model, str | os.PathLike) or _package(model) in _CONVERTERS:
+        return from_model(model)
     raise TypeError(
         f"sapwood cannot read a model of type {type(model).__name__}: expected a fitted "
-        "sapwood estimator, a TreeEnsemble or a TreeArrays")
+        "sapwood estimator, a TreeEnsemble, a TreeArrays, a scikit-learn, XGBoost or "
+        "LightGBM tree model, or a model file path")
+
+
+def _package(model):
+    return type(model).__module__.partition(".")[0]

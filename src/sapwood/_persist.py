@@ -1,0 +1,403 @@
+"""sapwood's model file: a versioned, pickle-free, validated format.
+
+A model file is a ZIP archive whose members are all stored uncompressed: one JSON
+header, ``sapwood-model.json``, and one NPY array per field, with every tree's nodes
+concatenated. docs/model-format.md specifies it field by field.
+
+:func:`load` trusts nothing in the file. It reads only the expected members, checks
+each member's size against the archive before reading it (stored members cannot
+decompress into more than the file holds), parses NPY headers itself, checks every
+dtype, shape and value range, and builds the trees through the format's validation
+(children form one tree, no cycles or shared nodes, features in range, finite
+thresholds and values) before any kernel sees an array. Every problem is a
+:class:`FormatError` naming it.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import math
+import os
+import zipfile
+
+import numpy as np
+
+from ._format import FormatError, TreeArrays, TreeEnsemble
+
+__all__ = ["save", "load", "FORMAT_NAME", "FORMAT_VERSION"]
+
+FORMAT_NAME = "sapwood-model"
+FORMAT_VERSION = 1
+HEADER = "sapwood-model.json"
+_MAX_HEADER_BYTES = 64 * 2**20
+_MAX_NPY_HEADER = 4096
+_MAX_COUNT = 2**31 - 1
+_DATE = (1980, 1, 1, 0, 0, 0)  # fixed, so saving the same model twice gives equal files
+
+# name -> (dtype, shape given the header's counts)
+_TREE_ARRAYS = {
+    "tree_node_count": ("<i8", "trees"),
+    "tree_weights": ("<f8", "trees"),
+    "tree_output": ("<i8", "trees"),
+    "tree_has_gain": ("|u1", "trees"),
+    "tree_has_cover": ("|u1", "trees"),
+}
+_NODE_ARRAYS = {
+    "children_left": "<i8",
+    "children_right": "<i8",
+    "feature": "<i8",
+    "threshold": "<f8",
+    "operator": "|u1",
+    "missing_go_to_left": "|u1",
+    "impurity": "<f8",
+    "n_node_samples": "<i8",
+    "weighted_n_node_samples": "<f8",
+    "gain": "<f8",
+    "cover": "<f8",
+}
+_ARRAYS = ({**{name: dtype for name, (dtype, _) in _TREE_ARRAYS.items()}, **_NODE_ARRAYS,
+            "value": "<f8", "base_score": "<f8"})
+_HEADER_KEYS = {
+    "format", "format_version", "sapwood_version", "task", "combine", "link", "n_features",
+    "n_trees", "n_nodes", "n_outputs", "max_n_classes", "n_base_score", "input_dtype",
+    "classes", "feature_names", "source",
+}
+_LINKS = {"mean": ("identity",), "sum": ("identity", "logistic", "softmax", "exp")}
+
+
+# -- saving -------------------------------------------------------------------------
+
+def save(model, path) -> None:
+    """Write ``model`` to ``path`` in sapwood's model format.
+
+    Parameters
+    ----------
+    model : anything :func:`sapwood.adapters.as_ensemble` accepts
+        A sapwood estimator, a TreeEnsemble, or a scikit-learn / XGBoost / LightGBM
+        model (converted first).
+    path : str or path-like
+        Conventionally ends in ``.sapwood``.
+    """
+    from .adapters import as_ensemble
+
+    ensemble = as_ensemble(model)
+    shapes = {tree.value.shape[1:] for tree in ensemble.trees}
+    if len(shapes) != 1:
+        raise ValueError(f"every tree of a saved model must have the same value shape "
+                         f"(n_outputs, max_n_classes); got {sorted(shapes)}")
+    (n_outputs, max_n_classes), = shapes
+    trees = ensemble.trees
+    arrays = {
+        "tree_node_count": np.array([t.node_count for t in trees], dtype=np.int64),
+        "tree_weights": ensemble.tree_weights,
+        "tree_output": ensemble.tree_output,
+        "tree_has_gain": np.array([t.gain is not None for t in trees], dtype=np.uint8),
+        "tree_has_cover": np.array([t.cover is not None for t in trees], dtype=np.uint8),
+        "base_score": _base_score(ensemble),
+        "value": np.concatenate([t.value for t in trees]),
+    }
+    for name in _NODE_ARRAYS:
+        arrays[name] = np.concatenate([
+            np.zeros(t.node_count) if getattr(t, name) is None else getattr(t, name)
+            for t in trees])
+    header = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "sapwood_version": _version(),
+        "task": ensemble.task,
+        "combine": ensemble.combine,
+        "link": ensemble.link,
+        "n_features": ensemble.n_features,
+        "n_trees": ensemble.n_trees,
+        "n_nodes": int(arrays["tree_node_count"].sum()),
+        "n_outputs": n_outputs,
+        "max_n_classes": max_n_classes,
+        "n_base_score": int(arrays["base_score"].shape[0]),
+        "input_dtype": np.dtype(ensemble.input_dtype).name,
+        "classes": _classes_to_json(ensemble.classes),
+        "feature_names": (None if ensemble.feature_names is None
+                          else [str(name) for name in ensemble.feature_names]),
+        "source": _check_source(ensemble.source, ValueError),
+    }
+    arrays = {name: np.ascontiguousarray(arrays[name], dtype=np.dtype(dtype))
+              for name, dtype in _ARRAYS.items()}
+    text = json.dumps(header, indent=1, allow_nan=False).encode("utf-8")
+    try:
+        # The loader's own checks, so that every file save() writes can be loaded.
+        _assemble(_read_header(text), arrays)
+    except FormatError as error:
+        raise ValueError(f"this model cannot be saved: {error}") from None
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as archive:
+        archive.writestr(zipfile.ZipInfo(HEADER, _DATE), text)
+        for name, array in arrays.items():
+            buffer = io.BytesIO()
+            np.lib.format.write_array(buffer, array, version=(1, 0), allow_pickle=False)
+            archive.writestr(zipfile.ZipInfo(f"{name}.npy", _DATE), buffer.getvalue())
+
+
+def _base_score(ensemble):
+    base = ensemble.base_score
+    if ensemble.combine == "sum":
+        # One base score per output column, as raw_predict broadcasts a scalar one.
+        n_columns = max(int(ensemble.tree_output.max()) + 1, base.shape[0])
+        if base.shape[0] == 1:
+            base = np.full(n_columns, base[0])
+    return base
+
+
+def _version():
+    from . import __version__
+
+    return __version__
+
+
+def _classes_to_json(classes):
+    if classes is None:
+        return None
+
+    def scalar(value):
+        value = value.item() if isinstance(value, np.generic) else value
+        if isinstance(value, bool | int | str) or (isinstance(value, float)
+                                                   and math.isfinite(value)):
+            return value
+        raise ValueError(f"class label {value!r} cannot be saved: labels must be str, int, "
+                         "bool or finite float")
+
+    return [[scalar(v) for v in labels] if isinstance(labels, tuple | list | np.ndarray)
+            else scalar(labels) for labels in classes]
+
+
+# -- loading ------------------------------------------------------------------------
+
+def load(path) -> TreeEnsemble:
+    """Read a model written by :func:`save`, validating every field.
+
+    Raises
+    ------
+    FormatError
+        The file is not a valid sapwood model file; the message says what is wrong.
+    OSError
+        The file cannot be opened.
+    """
+    with open(path, "rb") as stream:
+        data = stream.read()
+    try:
+        return _load_bytes(data)
+    except FormatError:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, TypeError,
+            KeyError, IndexError, OverflowError, UnicodeError, RecursionError,
+            NotImplementedError, RuntimeError) as error:
+        # zipfile and NumPy signal damage with many exception types; to the caller
+        # they all mean the same thing.
+        raise FormatError(f"{os.fspath(path)!r} is not a valid sapwood model file: "
+                          f"{type(error).__name__}: {error}") from None
+
+
+def _load_bytes(data: bytes) -> TreeEnsemble:
+    archive = zipfile.ZipFile(io.BytesIO(data))
+    infos = archive.infolist()
+    names = [info.filename for info in infos]
+    expected = {HEADER} | {f"{name}.npy" for name in _ARRAYS}
+    if len(names) != len(set(names)) or set(names) != expected:
+        unknown = sorted(set(names) - expected)
+        missing = sorted(expected - set(names))
+        raise FormatError(f"archive members are wrong: missing {missing}, unexpected "
+                          f"{unknown}, {len(names) - len(set(names))} duplicated")
+    for info in infos:
+        if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1:
+            raise FormatError(f"member {info.filename} must be stored uncompressed and "
+                              "unencrypted")
+        if info.file_size != info.compress_size or info.file_size > len(data):
+            raise FormatError(f"member {info.filename} declares an impossible size")
+    if archive.getinfo(HEADER).file_size > _MAX_HEADER_BYTES:
+        raise FormatError(f"the header is larger than {_MAX_HEADER_BYTES} bytes")
+    header = _read_header(archive.read(HEADER))
+    counts = {"trees": header["n_trees"], "nodes": header["n_nodes"]}
+    arrays = {}
+    for name, dtype in _ARRAYS.items():
+        if name in _TREE_ARRAYS:
+            shape = (counts["trees"],)
+        elif name == "value":
+            shape = (counts["nodes"], header["n_outputs"], header["max_n_classes"])
+        elif name == "base_score":
+            shape = (header["n_base_score"],)
+        else:
+            shape = (counts["nodes"],)
+        arrays[name] = _read_npy(name, archive.read(f"{name}.npy"), dtype, shape)
+    return _assemble(header, arrays)
+
+
+def _read_header(raw: bytes) -> dict:
+    def refuse_constant(name):
+        raise FormatError(f"the header contains the non-JSON constant {name}")
+
+    try:
+        header = json.loads(raw.decode("utf-8"), parse_constant=refuse_constant)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        raise FormatError(f"the header is not UTF-8 JSON: {error}") from None
+    if not isinstance(header, dict):
+        raise FormatError("the header must be a JSON object")
+    if header.get("format") != FORMAT_NAME:
+        raise FormatError(f"not a sapwood model file (format is {header.get('format')!r})")
+    version = header.get("format_version")
+    if version != FORMAT_VERSION or isinstance(version, bool):
+        raise FormatError(f"format_version {version!r} is not supported by this sapwood "
+                          f"(it reads version {FORMAT_VERSION})")
+    if set(header) != _HEADER_KEYS:
+        raise FormatError(f"header keys are wrong: missing {sorted(_HEADER_KEYS - set(header))}"
+                          f", unexpected {sorted(set(header) - _HEADER_KEYS)}")
+    for key in ("n_features", "n_trees", "n_nodes", "n_outputs", "max_n_classes",
+                "n_base_score"):
+        value = header[key]
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= _MAX_COUNT:
+            raise FormatError(f"header field {key} must be an integer in [1, {_MAX_COUNT}]; "
+                              f"got {value!r}")
+    if header["n_trees"] > header["n_nodes"]:
+        raise FormatError("n_nodes is smaller than n_trees (every tree has a node)")
+    _choice(header, "task", ("classification", "regression"))
+    _choice(header, "combine", tuple(_LINKS))
+    _choice(header, "link", _LINKS[header["combine"]])
+    _choice(header, "input_dtype", ("float32", "float64"))
+    if not isinstance(header["sapwood_version"], str):
+        raise FormatError("header field sapwood_version must be a string")
+    names = header["feature_names"]
+    if names is not None and (not isinstance(names, list) or len(names) != header["n_features"]
+                              or not all(isinstance(n, str) for n in names)):
+        raise FormatError("feature_names must be null or a list of n_features strings")
+    _check_classes(header)
+    _check_source(header["source"], FormatError)
+    return header
+
+
+def _choice(header, key, allowed):
+    if header[key] not in allowed or not isinstance(header[key], str):
+        raise FormatError(f"header field {key} must be one of {list(allowed)}; got "
+                          f"{header[key]!r}")
+
+
+def _check_classes(header):
+    classes = header["classes"]
+    if header["task"] == "regression":
+        if classes is not None:
+            raise FormatError("a regression model has classes: null")
+        return
+    if not isinstance(classes, list) or not classes:
+        raise FormatError("a classification model needs a non-empty list of classes")
+    nested = header["combine"] == "mean" and header["n_outputs"] > 1
+    groups = classes if nested else [classes]
+    if nested and len(classes) != header["n_outputs"]:
+        raise FormatError("classes must have one list of labels per output")
+    for labels in groups:
+        if not isinstance(labels, list) or not labels or not all(
+                isinstance(v, bool | int | str) or (isinstance(v, float) and math.isfinite(v))
+                for v in labels):
+            raise FormatError("classes must be lists of str, int, bool or finite float labels")
+        if header["combine"] == "mean" and len(labels) > header["max_n_classes"]:
+            raise FormatError(f"{len(labels)} classes do not fit max_n_classes="
+                              f"{header['max_n_classes']}")
+    if header["combine"] == "sum":
+        n_labels = len(classes)
+        needed = 2 if header["link"] == "logistic" else header["n_base_score"]
+        if header["link"] not in ("logistic", "softmax") or n_labels != needed:
+            raise FormatError(f"a boosted classifier with link {header['link']!r} and "
+                              f"{header['n_base_score']} outputs cannot have {n_labels} classes")
+
+
+def _check_source(source, error):
+    if source is None:
+        return None
+    if not isinstance(source, dict) or len(source) > 64 or not all(
+            isinstance(k, str) and len(k) <= 256 and (
+                v is None or isinstance(v, bool | int | str)
+                or (isinstance(v, float) and math.isfinite(v)))
+            and (not isinstance(v, str) or len(v) <= 4096)
+            for k, v in source.items()):
+        raise error("source must be null or an object of at most 64 scalar entries "
+                    "(str, number, bool, null)")
+    return dict(source)
+
+
+def _read_npy(name, raw: bytes, dtype, shape) -> np.ndarray:
+    if raw[:6] != b"\x93NUMPY" or len(raw) < 10:
+        raise FormatError(f"{name}.npy is not an NPY file")
+    major = raw[6]
+    if major == 1:
+        header_length, start = int.from_bytes(raw[8:10], "little"), 10
+    elif major in (2, 3):
+        header_length, start = int.from_bytes(raw[8:12], "little"), 12
+    else:
+        raise FormatError(f"{name}.npy has unknown NPY version {major}")
+    if header_length > _MAX_NPY_HEADER or start + header_length > len(raw):
+        raise FormatError(f"{name}.npy has a truncated or oversized header")
+    try:
+        described = ast.literal_eval(raw[start:start + header_length].decode("latin-1"))
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+        raise FormatError(f"{name}.npy has an unreadable header") from None
+    if (not isinstance(described, dict)
+            or set(described) != {"descr", "fortran_order", "shape"}
+            or described["descr"] != dtype or described["fortran_order"] is not False
+            or not isinstance(described["shape"], tuple)
+            or tuple(described["shape"]) != shape):
+        raise FormatError(f"{name}.npy must hold a C-ordered {dtype} array of shape {shape}; "
+                          f"its header says {described!r}"[:400])
+    body = raw[start + header_length:]
+    itemsize = np.dtype(dtype).itemsize
+    if len(body) != math.prod(shape) * itemsize:
+        raise FormatError(f"{name}.npy holds {len(body)} data bytes; shape {shape} needs "
+                          f"{math.prod(shape) * itemsize}")
+    return np.frombuffer(body, dtype=dtype).reshape(shape).astype(np.dtype(dtype).newbyteorder(
+        "="))
+
+
+def _assemble(header, arrays) -> TreeEnsemble:
+    n_trees, n_nodes = header["n_trees"], header["n_nodes"]
+    node_count = arrays["tree_node_count"]
+    if (node_count < 1).any() or int(node_count.sum()) != n_nodes:
+        raise FormatError(f"tree_node_count must be positive and sum to n_nodes={n_nodes}")
+    for name in ("tree_has_gain", "tree_has_cover", "operator", "missing_go_to_left"):
+        if (arrays[name] > 1).any():
+            raise FormatError(f"{name} must hold only 0 and 1")
+    for name in ("tree_weights", "base_score", "impurity", "weighted_n_node_samples", "gain",
+                 "cover"):
+        if not np.isfinite(arrays[name]).all():
+            raise FormatError(f"{name} contains NaN or infinite entries")
+    if (arrays["n_node_samples"] < 0).any():
+        raise FormatError("n_node_samples must not be negative")
+    outputs = arrays["tree_output"]
+    if header["combine"] == "sum":
+        if (outputs < 0).any() or (outputs >= header["n_base_score"]).any():
+            raise FormatError(f"tree_output must lie in [0, n_base_score="
+                              f"{header['n_base_score']})")
+        if header["n_outputs"] != 1 or header["max_n_classes"] != 1:
+            raise FormatError("a boosted model's leaves hold one value (value shape "
+                              "(n_nodes, 1, 1))")
+    elif (outputs != 0).any() or header["n_base_score"] != 1:
+        raise FormatError("an averaging model has tree_output 0 and one base score")
+    bounds = np.concatenate([[0], np.cumsum(node_count)])
+    trees = []
+    for t in range(n_trees):
+        nodes = slice(int(bounds[t]), int(bounds[t + 1]))
+        fields = {name: arrays[name][nodes] for name in _NODE_ARRAYS}
+        if not arrays["tree_has_gain"][t]:
+            fields["gain"] = None
+        if not arrays["tree_has_cover"][t]:
+            fields["cover"] = None
+        try:
+            trees.append(TreeArrays(value=arrays["value"][nodes],
+                                    n_features=header["n_features"], **fields))
+        except FormatError as error:
+            raise FormatError(f"tree {t}: {error}") from None
+    classes = header["classes"]
+    if classes is not None:
+        classes = tuple(tuple(c) if isinstance(c, list) else c for c in classes)
+    return TreeEnsemble(
+        trees=tuple(trees), task=header["task"], n_features=header["n_features"],
+        combine=header["combine"], tree_weights=arrays["tree_weights"],
+        tree_output=outputs, base_score=arrays["base_score"], link=header["link"],
+        classes=classes,
+        feature_names=None if header["feature_names"] is None else tuple(
+            header["feature_names"]),
+        input_dtype=np.dtype(header["input_dtype"]).type, source=header["source"])

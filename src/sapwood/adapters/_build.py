@@ -1,0 +1,91 @@
+"""Shared helpers for adapters: building a :class:`TreeArrays` from foreign node lists."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._format import LEAF, UNDEFINED, FormatError, TreeArrays
+
+__all__ = ["build_tree", "category_error"]
+
+
+def build_tree(left, right, feature, threshold, missing_go_to_left, operator, value, *,
+               n_features, impurity=None, n_node_samples=None, weighted_n_node_samples=None,
+               gain=None, cover=None) -> TreeArrays:
+    """A validated :class:`TreeArrays` from node arrays rooted at node 0.
+
+    Children are node ids with ``-1`` at leaves. Nodes the root cannot reach (XGBoost
+    keeps pruned nodes in its arrays) are dropped and the rest renumbered in their
+    original order. Leaf entries of ``feature`` / ``threshold`` are normalised to
+    scikit-learn's ``-2`` and the split statistics ``gain`` / ``cover`` are zero at leaves.
+    Malformed input (out-of-range children, cycles, shared nodes) raises FormatError.
+    """
+    left = np.asarray(left, dtype=np.int64)
+    right = np.asarray(right, dtype=np.int64)
+    n = left.shape[0]
+    if n == 0 or right.shape != (n,):
+        raise FormatError(f"a tree needs matching, non-empty child arrays; got {n} left and "
+                          f"{right.shape[0]} right children")
+    keep = _reachable(left, right)
+    if not keep.all():
+        new_id = np.cumsum(keep) - 1
+        left = np.where(left[keep] == LEAF, LEAF, new_id[np.clip(left[keep], 0, n - 1)])
+        right = np.where(right[keep] == LEAF, LEAF, new_id[np.clip(right[keep], 0, n - 1)])
+    else:
+        keep = slice(None)
+    leaf = left == LEAF
+    n_kept = left.shape[0]
+
+    def pick(array, dtype, default):
+        if array is None:
+            return np.full(n_kept, default, dtype=dtype)
+        array = np.asarray(array, dtype=dtype)
+        if array.shape[:1] != (n,):
+            raise FormatError(f"a node array has {array.shape[:1]} entries for {n} nodes")
+        return array[keep]
+
+    feature = np.where(leaf, UNDEFINED, pick(feature, np.int64, UNDEFINED))
+    threshold = np.where(leaf, float(UNDEFINED), pick(threshold, np.float64, 0.0))
+    stats = {}
+    if gain is not None:
+        stats["gain"] = np.where(leaf, 0.0, pick(gain, np.float64, 0.0))
+    if cover is not None:
+        stats["cover"] = pick(cover, np.float64, 0.0)
+    return TreeArrays(
+        children_left=left, children_right=right, feature=feature, threshold=threshold,
+        impurity=pick(impurity, np.float64, 0.0),
+        n_node_samples=pick(n_node_samples, np.int64, 0),
+        weighted_n_node_samples=pick(weighted_n_node_samples, np.float64, 0.0),
+        value=pick(value, np.float64, 0.0),
+        missing_go_to_left=np.where(leaf, 0, pick(missing_go_to_left, np.int64, 0) != 0),
+        operator=np.where(leaf, 0, pick(operator, np.uint8, 0)),
+        n_features=n_features, **stats)
+
+
+def _reachable(left, right):
+    """Mask of the nodes reachable from node 0; out-of-range children raise FormatError."""
+    n = left.shape[0]
+    for name, children in (("left", left), ("right", right)):
+        bad = (children != LEAF) & ((children < 0) | (children >= n))
+        if bad.any():
+            raise FormatError(f"node {int(np.argmax(bad))} has a {name} child out of range")
+    seen = np.zeros(n, dtype=bool)
+    seen[0] = True
+    frontier = np.array([0])
+    # Each pass only expands nodes seen for the first time, so a cycle cannot loop forever.
+    while frontier.size:
+        frontier = frontier[left[frontier] != LEAF]
+        children = np.concatenate([left[frontier], right[frontier]])
+        frontier = np.unique(children[~seen[children]])
+        seen[frontier] = True
+    return seen
+
+
+def category_error(library, feature, names):
+    """The error for a categorical split, naming the feature."""
+    name = names[feature] if names is not None and 0 <= feature < len(names) else None
+    label = f"feature {feature}" + (f" ({name!r})" if name is not None else "")
+    return ValueError(
+        f"{library} model splits {label} as a categorical feature; sapwood's tree format "
+        "only represents numeric threshold splits. Refit with that feature one-hot or "
+        "ordinal encoded as a numeric column.")

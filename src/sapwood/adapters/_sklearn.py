@@ -1,0 +1,160 @@
+"""scikit-learn tree models into the tree format.
+
+Single trees and forests copy ``tree_`` field by field (the format uses its names), so
+``feature_importances_`` is reproduced by :func:`sapwood.importance.mdi`. scikit-learn
+casts X to float32 before routing and sends a sample left when ``x <= threshold``.
+Gradient boosting adds ``learning_rate`` times each stage's trees (one per class) to a
+constant initial margin. Histogram gradient boosting routes float64 X on each node's
+``num_threshold``; its leaf values already include the learning rate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import is_classifier
+from sklearn.dummy import DummyClassifier, DummyRegressor
+from sklearn.ensemble import (
+    BaseEnsemble,
+    ExtraTreesClassifier,
+    ExtraTreesRegressor,
+    GradientBoostingClassifier,
+    GradientBoostingRegressor,
+    HistGradientBoostingClassifier,
+    HistGradientBoostingRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
+from sklearn.tree import BaseDecisionTree
+
+from .._format import LEAF, OP_LE, TreeArrays, TreeEnsemble
+from ._build import build_tree, category_error
+
+__all__ = ["from_sklearn"]
+
+_FORESTS = (RandomForestClassifier, RandomForestRegressor, ExtraTreesClassifier,
+            ExtraTreesRegressor)
+_GRADIENT_BOOSTING = (GradientBoostingClassifier, GradientBoostingRegressor)
+_HIST_GRADIENT_BOOSTING = (HistGradientBoostingClassifier, HistGradientBoostingRegressor)
+
+
+def from_sklearn(model, iteration_range=None) -> TreeEnsemble:
+    """Convert a fitted scikit-learn tree model (see :func:`sapwood.from_model`)."""
+    if not hasattr(model, "n_features_in_"):
+        raise ValueError(f"{type(model).__name__} is not fitted; call fit() first")
+    if iteration_range is not None and not isinstance(
+            model, _GRADIENT_BOOSTING + _HIST_GRADIENT_BOOSTING):
+        raise ValueError(f"iteration_range applies to boosting models, not to "
+                         f"{type(model).__name__}")
+    if isinstance(model, BaseDecisionTree):
+        return _ensemble(model, [_copy_tree(model.tree_, model.n_features_in_)], "mean")
+    if isinstance(model, _FORESTS):
+        trees = [_copy_tree(e.tree_, model.n_features_in_) for e in model.estimators_]
+        return _ensemble(model, trees, "mean")
+    if isinstance(model, _GRADIENT_BOOSTING):
+        return _from_gradient_boosting(model, iteration_range)
+    if isinstance(model, _HIST_GRADIENT_BOOSTING):
+        return _from_hist_gradient_boosting(model, iteration_range)
+    kind = "ensemble" if isinstance(model, BaseEnsemble) else "model"
+    raise TypeError(f"sapwood cannot convert the scikit-learn {kind} {type(model).__name__}: "
+                    "supported are DecisionTree*, ExtraTree*, RandomForest*, ExtraTrees*, "
+                    "GradientBoosting* and HistGradientBoosting*")
+
+
+def _copy_tree(tree, n_features) -> TreeArrays:
+    return TreeArrays(
+        children_left=tree.children_left, children_right=tree.children_right,
+        feature=tree.feature, threshold=tree.threshold, impurity=tree.impurity,
+        n_node_samples=tree.n_node_samples,
+        weighted_n_node_samples=tree.weighted_n_node_samples, value=tree.value,
+        missing_go_to_left=tree.missing_go_to_left,
+        operator=np.full(tree.node_count, OP_LE, dtype=np.uint8), n_features=n_features)
+
+
+def _ensemble(model, trees, combine, **fields) -> TreeEnsemble:
+    classifier = is_classifier(model)
+    classes = None
+    if classifier:
+        classes = model.classes_
+        classes = (tuple(tuple(c.tolist()) for c in classes) if isinstance(classes, list)
+                   else tuple(classes.tolist()))
+    names = getattr(model, "feature_names_in_", None)
+    fields.setdefault("input_dtype", np.float32)
+    return TreeEnsemble(
+        trees=tuple(trees), task="classification" if classifier else "regression",
+        n_features=model.n_features_in_, combine=combine, classes=classes,
+        feature_names=None if names is None else tuple(str(n) for n in names),
+        source={"library": "sklearn", "model": type(model).__name__}, **fields)
+
+
+def _stages(n_stages, iteration_range):
+    begin, end = (0, n_stages) if iteration_range is None else iteration_range
+    end = n_stages if end in (0, None) else end
+    if not 0 <= begin < end <= n_stages:
+        raise ValueError(f"iteration_range must satisfy 0 <= begin < end <= {n_stages}; "
+                         f"got {iteration_range}")
+    return range(begin, end)
+
+
+def _from_gradient_boosting(model, iteration_range):
+    init = model.init_
+    if not (init == "zero" or isinstance(init, DummyClassifier | DummyRegressor)):
+        raise ValueError(f"{type(model).__name__} was fitted with init={type(init).__name__}, "
+                         "a model that is not a tree; sapwood can only represent a constant "
+                         "initial prediction (the default init or init='zero')")
+    n_features = model.n_features_in_
+    # A dummy init predicts a constant, so its raw prediction on any one row is the
+    # base score; scikit-learn's own helper applies the loss's link to it.
+    base = model._raw_predict_init(np.zeros((1, n_features), dtype=np.float32))[0]
+    stages = _stages(model.estimators_.shape[0], iteration_range)
+    n_columns = model.estimators_.shape[1]
+    trees, outputs = [], []
+    for stage in stages:
+        for k in range(n_columns):
+            trees.append(_copy_tree(model.estimators_[stage, k].tree_, n_features))
+            outputs.append(k)
+    weight = model.learning_rate
+    link = "identity"
+    if is_classifier(model):
+        link = "softmax" if n_columns > 1 else "logistic"
+        if model.loss == "exponential":
+            # scikit-learn's exponential loss gives P(y=1) = expit(2 * raw); doubling the
+            # margin lets the logistic link reproduce that.
+            weight, base = 2.0 * weight, 2.0 * base
+    return _ensemble(model, trees, "sum", tree_weights=np.full(len(trees), weight),
+                     tree_output=outputs, base_score=base, link=link)
+
+
+def _from_hist_gradient_boosting(model, iteration_range):
+    categorical = np.flatnonzero(np.asarray(model.is_categorical_ if model.is_categorical_
+                                            is not None else [], dtype=bool))
+    names = getattr(model, "feature_names_in_", None)
+    if categorical.size:
+        raise category_error("scikit-learn", int(categorical[0]), names)
+    n_features = model.n_features_in_
+    trees, outputs = [], []
+    for stage in _stages(len(model._predictors), iteration_range):
+        for k, predictor in enumerate(model._predictors[stage]):
+            trees.append(_hist_tree(predictor.nodes, n_features, names))
+            outputs.append(k)
+    loss = model.loss
+    if is_classifier(model):
+        link = "softmax" if model.n_trees_per_iteration_ > 1 else "logistic"
+    else:
+        link = "exp" if loss in ("poisson", "gamma") else "identity"
+    return _ensemble(model, trees, "sum", tree_output=outputs,
+                     base_score=np.asarray(model._baseline_prediction).ravel(), link=link,
+                     input_dtype=np.float64)
+
+
+def _hist_tree(nodes, n_features, names):
+    leaf = nodes["is_leaf"].astype(bool)
+    categorical = np.flatnonzero(~leaf & nodes["is_categorical"].astype(bool))
+    if categorical.size:
+        raise category_error("scikit-learn", int(nodes["feature_idx"][categorical[0]]), names)
+    left = np.where(leaf, LEAF, nodes["left"].astype(np.int64))
+    right = np.where(leaf, LEAF, nodes["right"].astype(np.int64))
+    return build_tree(
+        left, right, nodes["feature_idx"], nodes["num_threshold"],
+        nodes["missing_go_to_left"], np.full(len(nodes), OP_LE), nodes["value"],
+        n_features=n_features, n_node_samples=nodes["count"],
+        weighted_n_node_samples=nodes["count"], gain=nodes["gain"])

@@ -1,0 +1,131 @@
+"""A small, strict reader for Universal Binary JSON (the format of XGBoost's ``.ubj`` files).
+
+Only reading is needed. Every length and count is checked against the bytes that remain
+before anything is allocated, and nesting is limited, so a hostile file can raise
+FormatError but cannot exhaust memory or the stack. Strongly typed numeric arrays
+(XGBoost's node arrays) come back as NumPy arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._format import FormatError
+
+__all__ = ["loads"]
+
+_MAX_DEPTH = 64
+_NUMBERS = {b"i": ">i1", b"U": ">u1", b"I": ">i2", b"l": ">i4", b"L": ">i8",
+            b"d": ">f4", b"D": ">f8"}
+_CONSTANTS = {b"Z": None, b"T": True, b"F": False}
+
+
+def loads(data: bytes):
+    """Decode one UBJSON value that fills ``data`` exactly."""
+    reader = _Reader(memoryview(data))
+    value = reader.value(reader.marker(), 0)
+    if reader.pos != len(data):
+        raise FormatError(f"UBJSON: {len(data) - reader.pos} unexpected bytes after the value")
+    return value
+
+
+class _Reader:
+    def __init__(self, data):
+        self.data = data
+        self.pos = 0
+
+    def take(self, n):
+        if n < 0 or self.pos + n > len(self.data):
+            raise FormatError(f"UBJSON: truncated at byte {self.pos} (needs {n} more bytes)")
+        chunk = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return chunk
+
+    def marker(self):
+        marker = bytes(self.take(1))
+        while marker == b"N":  # no-op padding
+            marker = bytes(self.take(1))
+        return marker
+
+    def number(self, marker):
+        dtype = np.dtype(_NUMBERS[marker])
+        return np.frombuffer(self.take(dtype.itemsize), dtype=dtype)[0].item()
+
+    def length(self, marker=None):
+        marker = self.marker() if marker is None else marker
+        if marker not in _NUMBERS or marker in (b"d", b"D"):
+            raise FormatError(f"UBJSON: a length must be an integer, got marker {marker!r}")
+        n = self.number(marker)
+        if n < 0 or n > len(self.data) - self.pos:
+            raise FormatError(f"UBJSON: length {n} exceeds the remaining data")
+        return n
+
+    def string(self):
+        try:
+            return str(self.take(self.length()), "utf-8")
+        except UnicodeDecodeError as error:
+            raise FormatError(f"UBJSON: a string is not valid UTF-8 ({error})") from None
+
+    def value(self, marker, depth):
+        if marker in _CONSTANTS:
+            return _CONSTANTS[marker]
+        if marker in _NUMBERS:
+            return self.number(marker)
+        if marker == b"C":
+            return str(self.take(1), "latin-1")
+        if marker == b"S":
+            return self.string()
+        if marker == b"H":
+            text = self.string()
+            try:
+                return float(text) if any(c in text for c in ".eE") else int(text)
+            except ValueError:
+                raise FormatError(f"UBJSON: bad high-precision number {text!r}") from None
+        if marker in (b"[", b"{"):
+            if depth >= _MAX_DEPTH:
+                raise FormatError(f"UBJSON: nesting deeper than {_MAX_DEPTH} levels")
+            return self.container(marker == b"{", depth + 1)
+        raise FormatError(f"UBJSON: unknown marker {marker!r} at byte {self.pos - 1}")
+
+    def container(self, is_object, depth):
+        item_type, count = None, None
+        peek = self.marker()
+        if peek == b"$":
+            item_type = self.marker()
+            if self.marker() != b"#":
+                raise FormatError("UBJSON: a typed container must give its count")
+            count = self.length()
+        elif peek == b"#":
+            count = self.length()
+        else:
+            self.pos -= 1
+        if not is_object and item_type in _NUMBERS and count is not None:
+            dtype = np.dtype(_NUMBERS[item_type])
+            if count * dtype.itemsize > len(self.data) - self.pos:
+                raise FormatError(f"UBJSON: array of {count} numbers exceeds the remaining data")
+            return np.frombuffer(self.take(count * dtype.itemsize), dtype=dtype).astype(
+                dtype.newbyteorder("="))
+        items = {} if is_object else []
+        index = 0
+        while True:
+            if count is not None:
+                if index == count:
+                    break
+            elif self.data[self.pos:self.pos + 1] == (b"}" if is_object else b"]"):
+                self.pos += 1
+                break
+            key = self.string_key() if is_object else None
+            marker = item_type if item_type is not None else self.marker()
+            item = self.value(marker, depth)
+            if is_object:
+                items[key] = item
+            else:
+                items.append(item)
+            index += 1
+        return items
+
+    def string_key(self):
+        if self.pos >= len(self.data):
+            raise FormatError("UBJSON: truncated inside an object")
+        return self.string()
+

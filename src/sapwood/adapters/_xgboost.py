@@ -1,0 +1,232 @@
+"""XGBoost boosters, their scikit-learn wrappers and saved JSON / UBJSON models.
+
+Everything is read from XGBoost's JSON model schema (``Booster.save_raw("json")`` or a
+saved file), so files convert without XGBoost installed. XGBoost stores X as float32
+and sends a sample left when ``x < split_condition``, a missing value (NaN) to the
+``default_left`` side; leaves keep their (already shrunk) value in
+``split_conditions``. The margin is ``base_score`` (stored as a mean, turned into a
+margin by the objective's link) plus the sum of tree outputs per output group; DART
+models weight each tree by ``weight_drop``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+
+from .._format import LEAF, OP_LT, FormatError, TreeEnsemble
+from ._build import build_tree, category_error
+
+__all__ = ["from_xgboost", "from_xgboost_dict", "read_xgboost_file"]
+
+# objective -> (task, link); the link also turns base_score into a margin.
+_OBJECTIVES = {
+    "binary:logistic": ("classification", "logistic"),
+    "multi:softprob": ("classification", "softmax"),
+    "multi:softmax": ("classification", "softmax"),
+    "reg:logistic": ("regression", "logistic"),
+    "binary:logitraw": ("regression", "identity"),
+    "count:poisson": ("regression", "exp"),
+    "reg:gamma": ("regression", "exp"),
+    "reg:tweedie": ("regression", "exp"),
+    "reg:squarederror": ("regression", "identity"),
+    "reg:linear": ("regression", "identity"),
+    "reg:squaredlogerror": ("regression", "identity"),
+    "reg:pseudohubererror": ("regression", "identity"),
+    "reg:absoluteerror": ("regression", "identity"),
+    "reg:quantileerror": ("regression", "identity"),
+    "rank:pairwise": ("regression", "identity"),
+    "rank:ndcg": ("regression", "identity"),
+    "rank:map": ("regression", "identity"),
+}
+# binary:logitraw reports margins but stores base_score as a probability.
+_LOGIT_BASE = ("binary:logistic", "reg:logistic", "binary:logitraw")
+
+
+def from_xgboost(model, iteration_range=None) -> TreeEnsemble:
+    """Convert an ``xgboost.Booster`` or an XGBoost scikit-learn estimator.
+
+    A scikit-learn wrapper fitted with early stopping keeps its trees up to
+    ``best_iteration`` (that is what its ``predict`` uses); a Booster keeps all trees.
+    """
+    booster = model
+    classes = None
+    if hasattr(model, "get_booster"):
+        missing = getattr(model, "missing", np.nan)
+        if missing is not None and not (isinstance(missing, float) and math.isnan(missing)):
+            raise ValueError(f"{type(model).__name__} treats {missing!r} as missing; sapwood "
+                             "only represents NaN as the missing value")
+        booster = model.get_booster()
+        if iteration_range is None:
+            try:
+                iteration_range = (0, model.best_iteration + 1)
+            except AttributeError:
+                iteration_range = None
+        if hasattr(model, "classes_"):
+            classes = tuple(np.asarray(model.classes_).tolist())
+    document = json.loads(bytes(booster.save_raw(raw_format="json")))
+    return from_xgboost_dict(document, iteration_range, classes=classes,
+                             model_name=type(model).__name__)
+
+
+def read_xgboost_file(data: bytes, iteration_range=None) -> TreeEnsemble:
+    """Convert the bytes of a saved XGBoost JSON or UBJSON model."""
+    from ._ubjson import loads
+
+    if data.lstrip()[:1] == b"{" and data.lstrip()[1:2] in b' \t\r\n"}':
+        try:
+            document = json.loads(data)
+        except (ValueError, RecursionError) as error:
+            raise FormatError(f"not a valid XGBoost JSON model: {error}") from None
+    else:
+        document = loads(data)
+    return from_xgboost_dict(document, iteration_range)
+
+
+def from_xgboost_dict(document, iteration_range=None, classes=None,
+                      model_name="Booster") -> TreeEnsemble:
+    """Convert XGBoost's JSON model schema, already parsed into Python objects."""
+    try:
+        return _convert(document, iteration_range, classes, model_name)
+    except (KeyError, TypeError, IndexError, AttributeError) as error:
+        raise FormatError(f"not a valid XGBoost model: missing or malformed field "
+                          f"{error}") from None
+
+
+def _convert(document, iteration_range, classes, model_name):
+    learner = document["learner"]
+    params = learner["learner_model_param"]
+    n_features = _int(params, "num_feature", 1)
+    n_classes = _int(params, "num_class", 0, default=0)
+    objective = learner["objective"]["name"]
+    if objective not in _OBJECTIVES:
+        raise ValueError(f"sapwood cannot represent XGBoost objective {objective!r}; "
+                         f"supported: {', '.join(sorted(_OBJECTIVES))}")
+    task, link = _OBJECTIVES[objective]
+    booster = learner["gradient_booster"]
+    if booster["name"] == "gblinear":
+        raise ValueError("an XGBoost gblinear model has no trees")
+    if booster["name"] == "dart":
+        weights = _array(booster, "weight_drop", np.float64)
+        forest = booster["gbtree"]["model"]
+    elif booster["name"] == "gbtree":
+        forest = booster["model"]
+        weights = None
+    else:
+        raise ValueError(f"unknown XGBoost booster {booster['name']!r}")
+    names = [str(n) for n in learner.get("feature_names") or []] or None
+    if names is not None and len(names) != n_features:
+        raise FormatError(f"the model has {n_features} features but {len(names)} names")
+    raw_trees = forest["trees"]
+    if weights is None:
+        weights = np.ones(len(raw_trees))
+    groups = _array(forest, "tree_info", np.int64)
+    if groups.shape[0] != len(raw_trees) or weights.shape[0] != len(raw_trees):
+        raise FormatError("tree_info / weight_drop do not have one entry per tree")
+    selected = _select(forest, len(raw_trees), iteration_range)
+    trees = [_tree(raw_trees[t], n_features, names) for t in selected]
+    if not trees:
+        raise ValueError("the XGBoost model has no trees")
+    n_columns = max(1, n_classes, _int(params, "num_target", 1, default=1))
+    if groups.size and (groups.min() < 0 or groups.max() >= n_columns):
+        raise FormatError(f"tree_info has an output group outside 0..{n_columns - 1}")
+    base = _base_margin(params["base_score"], objective, n_columns)
+    if task == "classification" and classes is None:
+        classes = tuple(range(max(n_classes, 2)))
+    return TreeEnsemble(
+        trees=tuple(trees), task=task, n_features=n_features, combine="sum",
+        tree_weights=weights[selected], tree_output=groups[selected], base_score=base,
+        link=link, classes=classes if task == "classification" else None,
+        feature_names=None if names is None else tuple(names), input_dtype=np.float32,
+        source={"library": "xgboost", "model": model_name, "objective": objective,
+                "version": ".".join(str(v) for v in document.get("version", []))})
+
+
+def _select(forest, n_trees, iteration_range):
+    if iteration_range is None:
+        return np.arange(n_trees)
+    indptr = forest.get("iteration_indptr")
+    if indptr is None:
+        raise ValueError("this XGBoost model does not record its iterations "
+                         "(iteration_indptr); iteration_range cannot be applied")
+    indptr = _array(forest, "iteration_indptr", np.int64)
+    n_iterations = indptr.shape[0] - 1
+    begin, end = iteration_range
+    end = n_iterations if end in (0, None) else end
+    if not 0 <= begin < end <= n_iterations:
+        raise ValueError(f"iteration_range must satisfy 0 <= begin < end <= {n_iterations}; "
+                         f"got {iteration_range}")
+    if indptr[0] != 0 or indptr[-1] != n_trees or (np.diff(indptr) < 0).any():
+        raise FormatError("iteration_indptr does not partition the trees")
+    return np.arange(indptr[begin], indptr[end])
+
+
+def _base_margin(text, objective, n_columns):
+    # XGBoost >= 3 writes a vector "[v1,v2]"; older versions a scalar "v".
+    try:
+        values = np.array([float(v) for v in str(text).strip("[] ").split(",")],
+                          dtype=np.float32).astype(np.float64)
+    except ValueError:
+        raise FormatError(f"base_score {text!r} is not a number or list of numbers") from None
+    if values.shape[0] not in (1, n_columns):
+        raise FormatError(f"base_score has {values.shape[0]} entries for {n_columns} outputs")
+    values = np.broadcast_to(values, (n_columns,)).copy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if objective in _LOGIT_BASE:
+            values = np.log(values / (1.0 - values))
+        elif _OBJECTIVES[objective][1] == "exp":
+            values = np.log(values)
+    if not np.isfinite(values).all():
+        raise FormatError(f"base_score {text!r} has no finite margin under {objective}")
+    return values
+
+
+def _tree(raw, n_features, names):
+    if _int(raw.get("tree_param", {}), "size_leaf_vector", 0, default=1) > 1:
+        raise ValueError("sapwood cannot represent XGBoost vector-leaf trees "
+                         "(multi_strategy='multi_output_tree')")
+    left = _array(raw, "left_children", np.int64)
+    n = left.shape[0]
+    right = _array(raw, "right_children", np.int64, n)
+    feature = _array(raw, "split_indices", np.int64, n)
+    # XGBoost keeps node statistics in float32; widening them exactly keeps its values.
+    conditions = _array(raw, "split_conditions", np.float32, n).astype(np.float64)
+    default_left = _array(raw, "default_left", np.uint8, n)
+    gain = _array(raw, "loss_changes", np.float32, n).astype(np.float64)
+    hessian = _array(raw, "sum_hessian", np.float32, n).astype(np.float64)
+    internal = _array(raw, "base_weights", np.float32, n).astype(np.float64) \
+        if "base_weights" in raw else np.zeros(n)
+    if "split_type" in raw:
+        categorical = np.flatnonzero((left != LEAF) & (_array(raw, "split_type", np.int64, n)
+                                                       != 0))
+        if categorical.size:
+            raise category_error("XGBoost", int(feature[categorical[0]]), names)
+    value = np.where(left == LEAF, conditions, internal).reshape(n, 1, 1)
+    return build_tree(
+        left, right, feature, conditions, default_left, np.full(n, OP_LT), value,
+        n_features=n_features, weighted_n_node_samples=hessian, gain=gain, cover=hessian)
+
+
+def _array(raw, key, dtype, n=None):
+    try:
+        array = np.asarray(raw[key], dtype=dtype)
+    except (ValueError, OverflowError):
+        raise FormatError(f"tree array {key} holds values that are not {np.dtype(dtype)}") \
+            from None
+    if array.ndim != 1 or (n is not None and array.shape[0] != n):
+        raise FormatError(f"tree array {key} has shape {array.shape}; expected "
+                          f"({'n_nodes' if n is None else n},)")
+    return array
+
+
+def _int(params, key, minimum, default=None):
+    text = params.get(key, default)
+    try:
+        number = int(text)
+    except (TypeError, ValueError):
+        raise FormatError(f"{key} must be an integer; got {text!r}") from None
+    if not minimum <= number < 2**31:
+        raise FormatError(f"{key} must be in [{minimum}, 2**31); got {number}")
+    return number

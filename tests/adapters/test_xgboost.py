@@ -1,0 +1,179 @@
+"""XGBoost models and saved files: margins, transformed predictions and get_score.
+
+XGBoost accumulates margins in float32, sapwood in float64 from the same float32 leaf
+values, so the two agree to float32 rounding: ``1e-6`` absolute plus ``1e-6`` relative.
+"""
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from sapwood import FormatError
+from sapwood.adapters import from_model, predict, predict_proba, predict_raw
+from sapwood.importance._native import native_importance
+
+from ._data import assert_close, datasets, make_data
+
+xgb = pytest.importorskip("xgboost")
+
+SETTINGS = settings(max_examples=5, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+KINDS = ("weight", "gain", "cover", "total_gain", "total_cover")
+REGRESSION = {
+    "reg:squarederror": lambda y: y,
+    "reg:absoluteerror": lambda y: y,
+    "count:poisson": lambda y: np.exp(y / 4),
+    "reg:gamma": lambda y: np.exp(y / 4),
+    "reg:tweedie": lambda y: np.exp(y / 4),
+    "reg:logistic": lambda y: 1 / (1 + np.exp(-y)),
+}
+
+
+def close(ours, theirs):
+    assert_close(ours, theirs, rtol=1e-6, atol=1e-6)
+
+
+def check_importances(model, booster, n_features):
+    for kind in KINDS:
+        score = booster.get_score(importance_type=kind)
+        names = booster.feature_names or [f"f{j}" for j in range(n_features)]
+        reference = np.array([score.get(name, 0.0) for name in names])
+        close(native_importance(model, kind).importances_mean, reference)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("booster", ["gbtree", "dart"])
+@SETTINGS
+@given(data=datasets)
+def test_classifier(n_classes, booster, data):
+    X, _, y_reg = data
+    y = np.digitize(y_reg, np.quantile(y_reg, np.linspace(0, 1, n_classes + 1)[1:-1]))
+    model = xgb.XGBClassifier(n_estimators=12, max_depth=3, booster=booster,
+                              **({"rate_drop": 0.2} if booster == "dart" else {}),
+                              n_jobs=1, random_state=0).fit(X, y)
+    converted = from_model(model)
+    close(predict_raw(converted, X), model.predict(X, output_margin=True))
+    proba = predict_proba(converted, X)
+    close(proba, model.predict_proba(X))
+    top2 = np.sort(proba, axis=1)[:, -2:]
+    clear = top2[:, 1] - top2[:, 0] > 1e-5  # labels only where float32 cannot flip them
+    np.testing.assert_array_equal(predict(converted, X)[clear], model.predict(X)[clear])
+    check_importances(model, model.get_booster(), X.shape[1])
+    close(native_importance(model, "gain", normalize=True).importances_mean,
+          model.feature_importances_)
+
+
+@pytest.mark.parametrize("objective", sorted(REGRESSION))
+@SETTINGS
+@given(data=datasets)
+def test_regressor(objective, data):
+    X, _, y = data
+    model = xgb.XGBRegressor(n_estimators=10, max_depth=3, objective=objective, n_jobs=1,
+                             random_state=0).fit(X, REGRESSION[objective](y))
+    converted = from_model(model)
+    close(predict_raw(converted, X), model.predict(X, output_margin=True))
+    close(predict(converted, X), model.predict(X))
+    check_importances(model, model.get_booster(), X.shape[1])
+
+
+def test_random_forest_mode_and_multi_target():
+    X, y, y_reg = make_data(7, n_features=5)
+    forest = xgb.XGBRFRegressor(n_estimators=6, max_depth=4, n_jobs=1).fit(X, y_reg)
+    close(predict(from_model(forest), X), forest.predict(X))
+    two = xgb.XGBRegressor(n_estimators=5, max_depth=3, n_jobs=1).fit(
+        X, np.column_stack([y_reg, -2 * y_reg]))
+    close(predict(from_model(two), X), two.predict(X))
+    y3 = make_data(7, n_features=5, n_classes=3)[1]
+    multi = xgb.XGBClassifier(n_estimators=4, objective="multi:softmax", n_jobs=1).fit(X, y3)
+    np.testing.assert_array_equal(predict(from_model(multi.get_booster()), X),
+                                  multi.get_booster().predict(xgb.DMatrix(X)))
+
+
+@pytest.mark.parametrize("suffix", ["json", "ubj"])
+def test_saved_files_convert_like_the_booster(tmp_path, suffix):
+    X, y, _ = make_data(8, n_features=4)
+    booster = xgb.train({"objective": "multi:softprob", "num_class": 2, "max_depth": 3,
+                         "nthread": 1}, xgb.DMatrix(X, label=y, feature_names=list("abcd")),
+                        num_boost_round=6)
+    path = tmp_path / f"model.{suffix}"
+    booster.save_model(path)
+    from_file = from_model(str(path))
+    assert from_file.feature_names == tuple("abcd")
+    close(predict_raw(from_file, X),
+          booster.predict(xgb.DMatrix(X, feature_names=list("abcd")), output_margin=True))
+    for kind in KINDS:
+        score = booster.get_score(importance_type=kind)
+        close(native_importance(path, kind).importances_mean,
+              [score.get(name, 0.0) for name in "abcd"])
+
+
+def test_early_stopping():
+    X, y, _ = make_data(9, n_samples=300, nan_fraction=0.0)
+    X_valid, y_valid, _ = make_data(10, n_samples=200, nan_fraction=0.0)
+    model = xgb.XGBClassifier(n_estimators=60, learning_rate=0.8, early_stopping_rounds=2,
+                              max_depth=4, n_jobs=1).fit(
+        X, y, eval_set=[(X_valid, 1 - y_valid)], verbose=False)
+    assert model.best_iteration < 59
+    # The wrapper predicts with the best iteration; a Booster (and get_score) use all.
+    converted = from_model(model)
+    assert converted.n_trees == model.best_iteration + 1
+    close(predict_raw(converted, X), model.predict(X, output_margin=True))
+    booster = model.get_booster()
+    close(predict_raw(from_model(booster), X),
+          booster.predict(xgb.DMatrix(X), output_margin=True))
+    check_importances(model, booster, X.shape[1])
+
+
+def test_refusals_name_the_problem():
+    pd = pytest.importorskip("pandas")
+    X, y, _ = make_data(11, n_features=3)
+    frame = pd.DataFrame(X, columns=["a", "b", "colour"])
+    frame["colour"] = pd.Categorical(np.array(["red", "green", "blue"])[np.arange(len(X)) % 3])
+    model = xgb.XGBClassifier(n_estimators=3, enable_categorical=True, tree_method="hist",
+                              max_cat_to_onehot=1, n_jobs=1).fit(frame, (y + (
+                                  np.arange(len(X)) % 3 == 0)) % 2)
+    with pytest.raises(ValueError, match="'colour'.*categorical"):
+        from_model(model)
+    zero_missing = xgb.XGBRegressor(n_estimators=2, missing=0.0, n_jobs=1).fit(X, y)
+    with pytest.raises(ValueError, match="missing"):
+        from_model(zero_missing)
+    hinge = xgb.XGBClassifier(n_estimators=2, objective="binary:hinge", n_jobs=1).fit(X, y)
+    with pytest.raises(ValueError, match="binary:hinge"):
+        from_model(hinge)
+    linear = xgb.XGBRegressor(n_estimators=2, booster="gblinear", n_jobs=1).fit(
+        np.nan_to_num(X), y)
+    with pytest.raises(ValueError, match="gblinear"):
+        from_model(linear)
+
+
+def test_pruned_nodes_are_dropped():
+    X, y, _ = make_data(12)
+    model = xgb.XGBRegressor(n_estimators=3, max_depth=6, gamma=2.0, n_jobs=1).fit(X, y)
+    document = json.loads(model.get_booster().save_raw("json"))
+    converted = from_model(model)
+    assert sum(t.node_count for t in converted.trees) <= sum(
+        int(t["tree_param"]["num_nodes"]) for t in
+        document["learner"]["gradient_booster"]["model"]["trees"])
+    close(predict(converted, X), model.predict(X))
+
+
+def test_damaged_files_raise_format_error(tmp_path):
+    X, y, _ = make_data(13)
+    booster = xgb.train({"max_depth": 2, "nthread": 1}, xgb.DMatrix(X, label=y), 3)
+    rng = np.random.default_rng(0)
+    for suffix in ("json", "ubj"):
+        path = tmp_path / f"model.{suffix}"
+        booster.save_model(path)
+        data = path.read_bytes()
+        for trial in range(60):
+            damaged = bytearray(data[:rng.integers(1, len(data))] if trial % 2 else data)
+            if trial % 2 == 0:
+                for position in rng.integers(0, len(damaged), 3):
+                    damaged[position] = rng.integers(0, 256)
+            path.write_bytes(bytes(damaged))
+            try:
+                from_model(str(path))
+            except (FormatError, ValueError):
+                pass  # FormatError, or a clear refusal of what the damage now says

@@ -1,0 +1,395 @@
+"""sapwood's model file: round trips for every model kind, and a fuzz test showing that
+damaged, truncated and hostile files all raise FormatError (no crash, no hang)."""
+
+import io
+import json
+import signal
+import zipfile
+from contextlib import contextmanager
+
+import numpy as np
+import pytest
+from sklearn import ensemble, tree
+from threadpoolctl import threadpool_limits
+
+from sapwood import FormatError, TreeArrays, TreeEnsemble
+from sapwood._persist import HEADER, load, save
+from sapwood.adapters import from_model, predict, predict_raw
+
+from .adapters._data import make_data
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    # HistGradientBoosting's OpenMP threads spin-wait on a busy machine; one is enough.
+    with threadpool_limits(1):
+        yield
+
+
+def _sklearn_models():
+    X, y, y_reg = make_data(0, n_features=4, n_classes=3)
+    X0 = np.nan_to_num(X)
+    labels = np.array(["a", "b", "c"])[y]
+    return X, {
+        "tree": tree.DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, labels),
+        "forest_multi_output": ensemble.RandomForestClassifier(3, max_depth=3, random_state=0)
+        .fit(X, np.column_stack([y, y_reg > 0])),
+        "extra_trees_regressor": ensemble.ExtraTreesRegressor(3, random_state=0).fit(X, y_reg),
+        "gradient_boosting": ensemble.GradientBoostingClassifier(
+            n_estimators=3, loss="exponential", random_state=0).fit(X0, y > 0),
+        "gradient_boosting_multi": ensemble.GradientBoostingClassifier(
+            n_estimators=3, random_state=0).fit(X0, y),
+        "hist_gb": ensemble.HistGradientBoostingClassifier(max_iter=3).fit(X, y),
+        "hist_gb_poisson": ensemble.HistGradientBoostingRegressor(
+            max_iter=3, loss="poisson").fit(X, np.exp(y_reg / 4)),
+    }
+
+
+def _library_models(X, y, y_reg):
+    models = {}
+    try:
+        import xgboost as xgb
+    except ImportError:
+        pass
+    else:
+        models["xgb_binary"] = xgb.XGBClassifier(n_estimators=3, n_jobs=1).fit(X, y > 0)
+        models["xgb_multi"] = xgb.XGBClassifier(n_estimators=3, n_jobs=1).fit(X, y)
+        models["xgb_dart"] = xgb.XGBRegressor(n_estimators=3, booster="dart", n_jobs=1).fit(
+            X, y_reg)
+    try:
+        import lightgbm as lgb
+    except ImportError:
+        pass
+    else:
+        common = {"n_estimators": 3, "num_leaves": 5, "verbose": -1, "n_jobs": 1}
+        models["lgb_multi"] = lgb.LGBMClassifier(**common).fit(X, y)
+        models["lgb_rf"] = lgb.LGBMRegressor(boosting_type="rf", subsample=0.7,
+                                             subsample_freq=1, **common).fit(X, y_reg)
+    return models
+
+
+def _handmade():
+    # A stump with an infinite threshold ("missing goes right" in scikit-learn) and no
+    # source, gain or cover, as a sapwood learner might produce.
+    stump = TreeArrays(
+        children_left=[1, -1, -1], children_right=[2, -1, -1], feature=[1, -2, -2],
+        threshold=[np.inf, -2, -2], impurity=[0.5, 0, 0], n_node_samples=[4, 3, 1],
+        weighted_n_node_samples=[4, 3, 1], value=[[[0.5]], [[0.2]], [[1.5]]],
+        missing_go_to_left=[0, 0, 0], operator=[0, 0, 0], n_features=2)
+    return TreeEnsemble(trees=(stump,), task="regression", n_features=2)
+
+
+def all_models():
+    X, models = _sklearn_models()
+    _, y, y_reg = make_data(0, n_features=4, n_classes=3)
+    models.update(_library_models(X, y, y_reg))
+    models["handmade"] = _handmade()
+    return X, models
+
+
+def assert_same_ensemble(ours, theirs):
+    for name in ("task", "n_features", "combine", "link", "classes", "feature_names",
+                 "input_dtype", "source"):
+        assert getattr(ours, name) == getattr(theirs, name), name
+    for name in ("tree_weights", "tree_output", "base_score"):
+        np.testing.assert_array_equal(getattr(ours, name), getattr(theirs, name))
+    assert ours.n_trees == theirs.n_trees
+    for a, b in zip(ours.trees, theirs.trees, strict=True):
+        for name, array in a.to_dict().items():
+            other = getattr(b, name)
+            if isinstance(array, np.ndarray):
+                np.testing.assert_array_equal(array, other, err_msg=name)
+                assert array.dtype == other.dtype, name
+            else:
+                assert array == other, name
+        assert (a.gain is None) == (b.gain is None) and (a.cover is None) == (b.cover is None)
+
+
+def test_round_trip_every_model_kind(tmp_path):
+    X, models = all_models()
+    for name, model in models.items():
+        path = tmp_path / f"{name}.sapwood"
+        save(model, path)
+        original = from_model(model)
+        loaded = load(path)
+        assert_same_ensemble(loaded, original)
+        Xp = X[:, :original.n_features]
+        np.testing.assert_array_equal(predict_raw(loaded, Xp), predict_raw(original, Xp))
+        np.testing.assert_array_equal(predict(loaded, Xp), predict(original, Xp))
+        # from_model reads sapwood files too; saving again gives the same bytes.
+        assert_same_ensemble(from_model(str(path)), original)
+        save(loaded, tmp_path / "again.sapwood")
+        assert (tmp_path / "again.sapwood").read_bytes() == path.read_bytes(), name
+
+
+def test_the_file_holds_no_pickle_and_documents_itself(tmp_path):
+    X, models = _sklearn_models()
+    path = tmp_path / "model.sapwood"
+    save(models["tree"], path)
+    with zipfile.ZipFile(path) as archive:
+        header = json.loads(archive.read(HEADER))
+        assert header["format"] == "sapwood-model" and header["format_version"] == 1
+        for info in archive.infolist():
+            assert info.compress_type == zipfile.ZIP_STORED
+            if info.filename.endswith(".npy"):
+                array = np.load(io.BytesIO(archive.read(info)), allow_pickle=False)
+                assert array.dtype.kind in "iuf"
+
+
+def test_save_refuses_unsaveable_models(tmp_path):
+    model = _handmade()
+    bad = TreeEnsemble(trees=model.trees, task="classification", n_features=2,
+                       classes=(object(), 1))
+    with pytest.raises(ValueError, match="class label"):
+        save(bad, tmp_path / "bad.sapwood")
+    with pytest.raises(TypeError):
+        save(object(), tmp_path / "bad.sapwood")
+    unlabelled = TreeEnsemble(trees=model.trees, task="classification", n_features=2,
+                              combine="sum", link="logistic")
+    with pytest.raises(ValueError, match="cannot be saved.*classes"):
+        save(unlabelled, tmp_path / "bad.sapwood")
+    assert not (tmp_path / "bad.sapwood").exists()
+
+
+# -- fuzzing ------------------------------------------------------------------------
+
+
+@contextmanager
+def time_limit(seconds):
+    def expire(signum, frame):
+        raise TimeoutError("load() took too long: a hang")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def members_of(data):
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return {info.filename: archive.read(info) for info in archive.infolist()}
+
+
+def zip_of(members, compression=zipfile.ZIP_STORED):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=compression) as archive:
+        for name, content in members:
+            archive.writestr(name, content)
+    return buffer.getvalue()
+
+
+def npy(array):
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, np.asarray(array), allow_pickle=False)
+    return buffer.getvalue()
+
+
+def raw_npy(descr, shape, body, fortran=False, magic=b"\x93NUMPY\x01\x00"):
+    text = repr({"descr": descr, "fortran_order": fortran, "shape": shape})
+    text = text.encode("latin-1") + b" " * (63 - len(text) % 64) + b"\n"
+    return magic + len(text).to_bytes(2, "little") + text + body
+
+
+def array_of(members, name):
+    return np.load(io.BytesIO(members[f"{name}.npy"]), allow_pickle=False)
+
+
+def with_member(members, name, content):
+    return zip_of([(key, content if key == name else value)
+                   for key, value in members.items()])
+
+
+def with_array(members, name, array):
+    return with_member(members, f"{name}.npy", npy(array))
+
+
+def with_header(members, change):
+    header = json.loads(members[HEADER])
+    change(header)
+    return with_member(members, HEADER, json.dumps(header).encode())
+
+
+def header_attacks(members):
+    bad_values = [None, -1, 0, 2**31, 2**63, 1.5, "1", [], {}, True, float("nan")]
+    header = json.loads(members[HEADER])
+    for key in header:
+        yield with_header(members, lambda h, key=key: h.pop(key))
+        for value in bad_values:
+            if value == header[key] or (key == "source" and value in (None, {})):
+                continue
+            if key in ("classes", "feature_names") and value is None:
+                continue
+            if key == "sapwood_version" and isinstance(value, str):
+                continue
+            text = json.dumps({**header, key: value}, allow_nan=True)
+            yield with_member(members, HEADER, text.encode())
+    yield with_header(members, lambda h: h.update(extra=1))
+    yield with_header(members, lambda h: h.update(format_version=2))
+    yield with_header(members, lambda h: h.update(format="sapwood-model-x"))
+    yield with_header(members, lambda h: h.update(link="softmax", combine="mean"))
+    yield with_header(members, lambda h: h.update(feature_names=["a"]))
+    yield with_header(members, lambda h: h.update(feature_names=[1] * h["n_features"]))
+    yield with_header(members, lambda h: h.update(n_trees=h["n_nodes"] + 1))
+    yield with_header(members, lambda h: h.update(n_nodes=h["n_nodes"] + 1))
+    yield with_header(members, lambda h: h.update(classes=[[1, 2], [3]]))
+    yield with_header(members, lambda h: h.update(classes=[{"a": 1}]))
+    yield with_header(members, lambda h: h.update(source={"x": [1, 2]}))
+    yield with_header(members, lambda h: h.update(source={str(i): i for i in range(100)}))
+    for raw in (b"", b"{", b"[1, 2]", b"\xff\xfe{}", b"[" * 100_000 + b"]" * 100_000,
+                b'{"format": 1e999}', b"9" * 5000, b'{"a": NaN}'):
+        yield with_member(members, HEADER, raw)
+
+
+def array_attacks(members, rng):
+    for member in members:
+        if member == HEADER:
+            continue
+        name = member[:-4]
+        array = array_of(members, name)
+        other = np.float64 if array.dtype.kind in "iu" else np.int64
+        with np.errstate(invalid="ignore"):
+            yield with_array(members, name, array.astype(other))
+        if array.dtype.itemsize > 1:
+            yield with_array(members, name, array.astype(array.dtype.newbyteorder(">")))
+        yield with_array(members, name, np.concatenate([array, array[:1]]))
+        yield with_array(members, name, array[:-1])
+        yield with_array(members, name, array.reshape(1, *array.shape))
+        yield with_array(members, name, np.zeros(0, dtype=array.dtype))
+        yield with_member(members, member, members[member][:-1])
+        yield with_member(members, member, members[member] + b"\0" * 8)
+        yield with_member(members, member, b"\x93NUMPX" + members[member][6:])
+        yield with_member(members, member, members[member][:6] + b"\x09\x00" +
+                          members[member][8:])
+        yield with_member(members, member, raw_npy(array.dtype.str, array.shape,
+                                                   array.tobytes(), fortran=True))
+        yield with_member(members, member, raw_npy(array.dtype.str, (10**12,), b""))
+        yield with_member(members, member, raw_npy("|O", array.shape, array.tobytes()))
+        yield with_member(members, member, raw_npy(array.dtype.str, (-1,), array.tobytes()))
+        yield with_member(members, member, b"\x93NUMPY\x01\x00\xff\xff" + b"{" * 200)
+        yield with_member(members, member, b"\x93NUMPY\x01\x00\x40\x00" +
+                          b"__import__('os').system('false')" + b" " * 31 + b"\n")
+
+
+def semantic_attacks(members, rng):
+    counts = array_of(members, "tree_node_count")
+    left = array_of(members, "children_left")
+    n = left.shape[0]
+    split = np.flatnonzero(left != -1)
+    leaf = np.flatnonzero(left == -1)
+    first = int(split[0])
+
+    def changed(name, index, value):
+        array = array_of(members, name).copy()
+        array[index] = value
+        return with_array(members, name, array)
+
+    for index in rng.choice(split, size=min(6, split.size), replace=False):
+        yield changed("children_left", index, n + 5)
+        yield changed("children_left", index, -7)
+        yield changed("children_left", index, index)  # self loop
+        yield changed("children_left", index, 0)  # back to the root: a cycle
+        yield changed("children_right", index, left[index])  # shared child
+        yield changed("children_right", index, -1)  # one child marked leaf
+        yield changed("feature", index, 10**6)
+        yield changed("feature", index, -1)
+        yield changed("threshold", index, np.nan)
+        yield changed("operator", index, 2)
+        yield changed("missing_go_to_left", index, 3)
+    for index in rng.choice(leaf, size=3, replace=False):
+        yield changed("children_left", index, first)
+        yield changed("value", index, np.nan)
+        yield changed("value", index, np.inf)
+        yield changed("impurity", index, np.nan)
+        yield changed("weighted_n_node_samples", index, -np.inf)
+        yield changed("n_node_samples", index, -1)
+        yield changed("gain", index, np.nan)
+        yield changed("cover", index, np.inf)
+    yield changed("tree_node_count", 0, counts[0] + 1)
+    yield changed("tree_node_count", 0, 0)
+    yield changed("tree_node_count", 0, -counts[0])
+    yield changed("tree_node_count", 0, 2**62)
+    yield changed("tree_output", 0, 99)
+    yield changed("tree_output", 0, -1)
+    yield changed("tree_weights", 0, np.nan)
+    yield changed("tree_has_gain", 0, 2)
+    yield changed("tree_has_cover", 0, 255)
+    yield changed("base_score", 0, np.inf)
+    # Trees cut at a wrong boundary: every tree is checked on its own nodes.
+    if counts.shape[0] > 1:
+        shifted = counts.copy()
+        shifted[0] += 1
+        shifted[1] -= 1
+        if shifted[1] >= 1:
+            yield with_array(members, "tree_node_count", shifted)
+
+
+def container_attacks(members):
+    items = list(members.items())
+    yield zip_of(items, compression=zipfile.ZIP_DEFLATED)
+    yield zip_of(items + [("evil.pkl", b"cos\nsystem\n(S'false'\ntR.")])
+    yield zip_of(items[1:])
+    yield zip_of(items + items[:1])
+    yield zip_of([(name.upper(), value) for name, value in items])
+    yield zip_of([])
+    yield b""
+    yield b"PK\x03\x04" + b"\0" * 100
+    yield b"PK\x05\x06" + b"\0" * 18
+    buffer = io.BytesIO()
+    np.savez(buffer, children_left=np.zeros(3))
+    yield buffer.getvalue()
+    yield json.dumps({"learner": {}}).encode()
+    yield b"tree\nversion=v4\n"
+
+
+def fuzz_cases(data, rng):
+    """(kind, file bytes): hand-crafted hostile files with valid checksums, truncations,
+    and random byte flips."""
+    members = members_of(data)
+    for attacks in (header_attacks(members), array_attacks(members, rng),
+                    semantic_attacks(members, rng), container_attacks(members)):
+        for case in attacks:
+            yield "crafted", case
+    for length in rng.integers(0, len(data), 120):
+        yield "truncated", data[:length]
+    for _ in range(300):
+        damaged = bytearray(data)
+        for position in rng.integers(0, len(data), rng.integers(1, 6)):
+            damaged[position] ^= int(rng.integers(1, 256))
+        yield "flipped", bytes(damaged)
+
+
+@pytest.mark.filterwarnings("ignore:Duplicate name")
+def test_fuzz_damaged_and_hostile_files_raise_format_error(tmp_path):
+    X, y, y_reg = make_data(3, n_features=3, n_classes=3)
+    sources = {
+        "forest": ensemble.RandomForestClassifier(3, max_depth=3, random_state=0).fit(
+            X, np.array(["p", "q", "r"])[y]),
+        "boosting": ensemble.HistGradientBoostingClassifier(max_iter=2, max_leaf_nodes=5)
+        .fit(X, y),
+    }
+    rng = np.random.default_rng(0)
+    errors = {"crafted": 0, "truncated": 0, "flipped": 0}
+    harmless = 0
+    for name, model in sources.items():
+        path = tmp_path / f"{name}.sapwood"
+        save(model, path)
+        original = load(path)
+        for case, (kind, data) in enumerate(fuzz_cases(path.read_bytes(), rng)):
+            target = tmp_path / "fuzz.sapwood"
+            target.write_bytes(data)
+            try:
+                with time_limit(10):
+                    loaded = load(target)
+            except FormatError:
+                errors[kind] += 1
+                continue
+            # A flip in bytes nothing reads (a timestamp, file attributes) leaves a
+            # valid file, which must then load as the very same model.
+            assert kind == "flipped", f"{name} {kind} case {case} loaded without error"
+            assert_same_ensemble(loaded, original)
+            harmless += 1
+    assert sum(errors.values()) >= 1000, errors
+    assert harmless < 0.1 * errors["flipped"], (harmless, errors)
