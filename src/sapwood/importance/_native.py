@@ -1,0 +1,131 @@
+"""The importances XGBoost, LightGBM and scikit-learn report, recomputed from the trees.
+
+For split node i on feature j with split gain g_i (XGBoost ``loss_chg``, LightGBM
+``split_gain``) and hessian cover c_i (``sum_hessian``)::
+
+    weight_j      = number of splits on j                   (XGBoost get_score)
+    total_gain_j  = sum_i g_i,      gain_j  = total_gain_j / weight_j
+    total_cover_j = sum_i c_i,      cover_j = total_cover_j / weight_j
+    split_j       = number of splits on j with g_i > 0      (LightGBM feature_importance)
+    gain_j        = sum of g_i > 0 over splits on j          (LightGBM, importance_type="gain")
+    impurity_j    = mean decrease in impurity               (scikit-learn feature_importances_)
+
+LightGBM's "gain" is a total, XGBoost's a mean: ``kind="gain"`` follows the library
+recorded in the model's ``source`` (XGBoost's definition when there is none).
+Unused features get 0, where XGBoost's ``get_score`` leaves them out.
+
+Chen & Guestrin (2016), "XGBoost: A Scalable Tree Boosting System", KDD,
+doi:10.1145/2939672.2939785; Ke et al. (2017), "LightGBM: A Highly Efficient Gradient
+Boosting Decision Tree", NeurIPS.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .._format import LEAF
+from ..adapters import as_ensemble, from_model
+from ._mdi import _feature_names, mdi
+from ._result import ImportanceResult
+
+__all__ = ["native_importance", "NATIVE_KINDS"]
+
+NATIVE_KINDS = ("impurity", "weight", "gain", "cover", "total_gain", "total_cover", "split")
+_DEFAULT_KIND = {"sklearn": "impurity", "xgboost": "gain", "lightgbm": "split"}
+
+
+def native_importance(model, kind=None, *, normalize=False,
+                      feature_names=None) -> ImportanceResult:
+    """A library's built-in importance, recomputed exactly from the model's trees.
+
+    Parameters
+    ----------
+    model : fitted model, TreeEnsemble or model file
+        Anything :func:`sapwood.adapters.as_ensemble` accepts. For an XGBoost model all
+        trees count (as in ``get_score``), for LightGBM those up to the best iteration
+        (as in ``feature_importance``).
+    kind : {"impurity", "weight", "gain", "cover", "total_gain", "total_cover", "split"}
+        Default: the library's default (scikit-learn "impurity", XGBoost "gain",
+        LightGBM "split").
+    normalize : bool, default False
+        Divide by the total (when positive), as XGBoost's ``feature_importances_`` does.
+        "impurity" is always normalised, as scikit-learn's is.
+    feature_names : list of str, optional
+
+    Returns
+    -------
+    ImportanceResult
+        ``method`` is ``"native_<kind>"``; ``trace`` has one row per split node (tree,
+        node, feature, gain, cover) for the split-statistic kinds.
+    """
+    ensemble = _ensemble(model)
+    library = (ensemble.source or {}).get("library")
+    kind = _DEFAULT_KIND.get(library, "impurity") if kind is None else kind
+    if kind not in NATIVE_KINDS:
+        raise ValueError(f"The 'kind' parameter of native_importance must be one of "
+                         f"{', '.join(map(repr, NATIVE_KINDS))}. Got {kind!r} instead.")
+    names = _feature_names(ensemble, feature_names)
+    params = {"kind": kind, "library": library, "normalize": normalize}
+    if kind == "impurity":
+        model_name = (ensemble.source or {}).get("model", "")
+        if library in ("xgboost", "lightgbm") or model_name.startswith("HistGradient"):
+            raise ValueError(f"a {model_name or library} model records no node impurities; "
+                             "use kind 'gain', 'total_gain', 'weight' or 'split'")
+        result = mdi(ensemble, feature_names=names)
+        return ImportanceResult(result.importances_mean, np.zeros(len(names)), names,
+                                method="native_impurity", params=params, trace=result.trace)
+    trace = _split_table(ensemble, names, needs_cover=kind in ("cover", "total_cover"))
+    features = trace["feature_index"].to_numpy()
+    n_features = ensemble.n_features
+    gain = trace["gain"].to_numpy()
+    if kind == "split" or (kind == "gain" and library == "lightgbm"):
+        positive = gain > 0
+        counts = np.bincount(features[positive], minlength=n_features).astype(np.float64)
+        values = counts if kind == "split" else _ordered_sum(features[positive],
+                                                             gain[positive], n_features)
+    else:
+        counts = np.bincount(features, minlength=n_features).astype(np.float64)
+        column = "cover" if "cover" in kind else "gain"
+        values = counts if kind == "weight" else _ordered_sum(
+            features, trace[column].to_numpy(), n_features)
+        if kind in ("gain", "cover"):
+            values = np.divide(values, counts, out=np.zeros(n_features), where=counts > 0)
+    if normalize and values.sum() > 0:
+        values = values / values.sum()
+    return ImportanceResult(values, np.zeros(n_features), names, method=f"native_{kind}",
+                            params=params, trace=trace.drop(columns="feature_index"))
+
+
+def _ensemble(model):
+    if type(model).__module__.partition(".")[0] == "xgboost":
+        # get_score counts every tree, also past an early-stopping best iteration.
+        return from_model(model, iteration_range=(0, 0))
+    return as_ensemble(model)
+
+
+def _split_table(ensemble, names, needs_cover):
+    rows = []
+    for t, tree in enumerate(ensemble.trees):
+        split = np.flatnonzero(tree.children_left != LEAF)
+        if split.size and tree.gain is None:
+            raise ValueError(f"tree {t} records no split gains; native gain / split "
+                             "importances need a boosting library's model")
+        if split.size and needs_cover and tree.cover is None:
+            raise ValueError(f"tree {t} records no cover (hessian sums)")
+        rows.append(pd.DataFrame({
+            "tree": t, "node": split, "feature_index": tree.feature[split],
+            "gain": np.zeros(split.size) if tree.gain is None else tree.gain[split],
+            "cover": np.full(split.size, np.nan) if tree.cover is None else tree.cover[split],
+        }))
+    table = pd.concat(rows, ignore_index=True)
+    table.insert(2, "feature", np.asarray(names, dtype=object)[table["feature_index"]])
+    return table
+
+
+def _ordered_sum(features, values, n_features):
+    totals = np.zeros(n_features)
+    # Tree then node order, one addition at a time, as the libraries accumulate.
+    for feature, value in zip(features, values, strict=True):
+        totals[feature] += value
+    return totals
