@@ -6,6 +6,14 @@ DOI in the docstring, reads models only through :func:`sapwood.adapters.as_ensem
 """
 
 from ._mdi import mdi
+from ._native import native_importance
+from ._permutation import permutation_importance
 from ._result import ImportanceResult, side_by_side
 
-__all__ = ["ImportanceResult", "mdi", "side_by_side"]
+__all__ = [
+    "ImportanceResult",
+    "mdi",
+    "native_importance",
+    "permutation_importance",
+    "side_by_side",
+]

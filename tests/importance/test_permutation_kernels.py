@@ -1,0 +1,113 @@
+"""The tree-aware kernels against naive "permute the columns, predict everything"."""
+
+import numpy as np
+import pytest
+from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+from sapwood import TreeArrays, TreeEnsemble
+from sapwood._format import LEAF
+from sapwood._kernels._permutation import entry_nodes, preorder_spans
+from sapwood.importance._permutation_tree import TreeEvaluator
+from tests.reference.naive_permutation import as_format_model
+
+
+def _data(n=150, n_features=5, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, n_features))
+    X[:, 1] = rng.randint(0, 3, n)          # heavy ties
+    X[rng.rand(n, n_features) < 0.1] = np.nan
+    y = (np.nan_to_num(X[:, 0]) + X[:, 1] > 0.5).astype(int)
+    return X, y
+
+
+def _naive_entry_nodes(tree, columns):
+    found = []
+
+    def walk(node, seen):
+        if tree.children_left[node] == LEAF:
+            return
+        here = tree.feature[node] in columns
+        if here and not seen:
+            found.append(node)
+        walk(tree.children_left[node], seen or here)
+        walk(tree.children_right[node], seen or here)
+
+    walk(0, False)
+    return sorted(found)
+
+
+def test_entry_nodes_and_spans_match_a_recursive_walk():
+    X, y = _data()
+    forest = RandomForestClassifier(4, max_depth=6, random_state=0).fit(X, y)
+    ensemble = as_format_model(forest).to_ensemble()
+    left, right, feature, _, _, _, roots = ensemble.packed()
+    groups = [[0], [1], [2, 3], [0, 4], [3]]
+    membership = [[g for g, cols in enumerate(groups) if f in cols] for f in range(5)]
+    ptr = np.concatenate([[0], np.cumsum([len(m) for m in membership])]).astype(np.intp)
+    flat = np.array([g for m in membership for g in m], dtype=np.intp)
+    entry_ptr, entry = entry_nodes(left, right, feature, roots, ptr, flat, len(groups))
+    rank, span_end = preorder_spans(left, right, roots)
+    for t, tree in enumerate(ensemble.trees):
+        for g, columns in enumerate(groups):
+            key = t * len(groups) + g
+            got = sorted(entry[entry_ptr[key]:entry_ptr[key + 1]] - roots[t])
+            assert got == _naive_entry_nodes(tree, columns)
+        local = rank[roots[t]:roots[t] + tree.node_count]
+        assert sorted(local) == list(range(tree.node_count))
+        # Each node's span covers exactly its descendants.
+        for node in range(tree.node_count):
+            below = {node}
+            stack = [node]
+            while stack:
+                n = stack.pop()
+                if tree.children_left[n] != LEAF:
+                    below |= {tree.children_left[n], tree.children_right[n]}
+                    stack += [tree.children_left[n], tree.children_right[n]]
+            in_span = {k for k in range(tree.node_count)
+                       if local[node] <= local[k] < span_end[roots[t] + node]}
+            assert in_span == below
+
+
+def _lt_ensemble(ensemble):
+    """The same trees with every split as ``x < threshold`` (XGBoost's operator)."""
+    trees = []
+    for tree in ensemble.trees:
+        fields = tree.to_dict()
+        fields["operator"] = np.ones(tree.node_count, dtype=np.uint8)
+        trees.append(TreeArrays(**fields))
+    return TreeEnsemble(trees=trees, task=ensemble.task, n_features=ensemble.n_features,
+                        combine=ensemble.combine, classes=ensemble.classes)
+
+
+@pytest.mark.parametrize("operator", ["le", "lt"])
+@pytest.mark.parametrize("task", ["classification", "regression"])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_permuted_outputs_equal_predicting_the_permuted_data(task, n_jobs, operator):
+    X, y = _data()
+    if task == "regression":
+        forest = RandomForestRegressor(6, min_samples_leaf=2, random_state=0)
+        forest.fit(X, y + np.nan_to_num(X[:, 2]))
+    else:
+        forest = RandomForestClassifier(6, min_samples_leaf=2, random_state=0).fit(X, y)
+    ensemble = as_format_model(forest).to_ensemble()
+    if operator == "lt":
+        ensemble = _lt_ensemble(ensemble)
+        # Permuted values exactly at thresholds exercise the strict comparison.
+        X[::7, 2] = ensemble.trees[0].threshold[0]
+    evaluator = TreeEvaluator(forest, ensemble, X.astype(np.float32), n_jobs)
+    assert np.array_equal(evaluator.baseline_raw.reshape(len(X), -1),
+                          ensemble.raw_predict(X).reshape(len(X), -1))
+    groups = [np.array([0]), np.array([1]), np.array([2, 3]), np.array([4]), np.array([0, 4])]
+    rows = np.random.RandomState(1).choice(len(X), 90, replace=False)
+    evaluator.prepare(rows, groups)
+    rng = np.random.RandomState(2)
+    sources = np.array([rng.permutation(90) for _ in range(3)])
+    seen = set()
+    for g, k, raw in evaluator.permuted_outputs(sources):
+        X_eval = X[rows].copy()
+        X_eval[:, groups[g]] = X[rows][sources[k]][:, groups[g]]
+        expected = ensemble.raw_predict(X_eval).reshape(90, -1)
+        got = evaluator.baseline_eval if raw is None else raw
+        assert np.array_equal(got, expected), (g, k)
+        seen.add((g, k))
+    assert seen == {(g, k) for g in np.flatnonzero(evaluator.group_used) for k in range(3)}
