@@ -1,0 +1,194 @@
+"""Reading and checking the user's table: every bad-input message of the CLI is here.
+
+Each check raises :class:`InputError` with one line naming the problem; the entry
+point prints it and exits with code 2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["InputError", "Prepared", "detect_task", "encode_features", "load_table",
+           "prepare", "check_target"]
+
+PARQUET_SUFFIXES = (".parquet", ".pq")
+# Integer targets with at most this many distinct values are taken as class labels.
+MAX_CLASSES_AUTO = 20
+_SNIFF_BYTES = 8192
+# Share of control bytes above which a file is taken as binary rather than text.
+_BINARY_SHARE = 0.05
+_TEXT_CONTROLS = {9, 10, 12, 13}
+
+
+class InputError(Exception):
+    """Bad input to the command line: the message is one line naming the problem."""
+
+
+@dataclass
+class Prepared:
+    """A table split into encoded features and a checked target."""
+
+    X: pd.DataFrame
+    y: pd.Series
+    task: str
+    target: str
+    encodings: dict = field(default_factory=dict)
+    n_missing: int = 0
+
+
+def load_table(path) -> pd.DataFrame:
+    """Read a CSV or Parquet file, turning every failure into an :class:`InputError`."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"data file not found: {path}")
+    if path.is_dir():
+        raise InputError(f"data path is a directory, not a file: {path}")
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as handle:
+            head = handle.read(_SNIFF_BYTES)
+    except OSError as error:
+        raise InputError(f"cannot read {path}: {error.strerror or error}") from None
+    if size == 0:
+        raise InputError(f"data file is empty: {path}")
+    if path.suffix.lower() in PARQUET_SUFFIXES:
+        table = _read_parquet(path)
+    else:
+        table = _read_csv(path, head)
+    if table.shape[1] == 0:
+        raise InputError(f"data file has no columns: {path}")
+    if table.shape[0] == 0:
+        raise InputError(f"data file has a header but no data rows: {path}")
+    return table
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise InputError("reading Parquet needs pyarrow: pip install 'sapwood[parquet]'"
+                         ) from None
+    try:
+        return pd.read_parquet(path)
+    except Exception as error:  # pyarrow raises many types for corrupt files
+        raise InputError(f"not a readable Parquet file: {path} ({_first_line(error)})"
+                         ) from None
+
+
+def _read_csv(path: Path, head: bytes) -> pd.DataFrame:
+    if _looks_binary(head):
+        raise InputError(f"not a CSV text file (binary content): {path}")
+    try:
+        return pd.read_csv(path)
+    except UnicodeDecodeError:
+        try:
+            return pd.read_csv(path, encoding="latin-1")
+        except Exception as error:
+            raise InputError(f"malformed CSV in {path}: {_first_line(error)}") from None
+    except pd.errors.EmptyDataError:
+        raise InputError(f"data file has no columns: {path}") from None
+    except (pd.errors.ParserError, ValueError) as error:
+        raise InputError(f"malformed CSV in {path}: {_first_line(error)}") from None
+
+
+def _looks_binary(head: bytes) -> bool:
+    if b"\x00" in head:
+        return True
+    controls = sum(1 for byte in head if (byte < 32 and byte not in _TEXT_CONTROLS)
+                   or byte == 127)
+    return controls > _BINARY_SHARE * max(len(head), 1)
+
+
+def _first_line(error: Exception) -> str:
+    text = str(error).strip() or type(error).__name__
+    return text.splitlines()[0]
+
+
+def check_target(table: pd.DataFrame, target: str) -> pd.Series:
+    """The target column, checked: present, not missing, not constant, features left."""
+    if target not in table.columns:
+        columns = ", ".join(map(str, table.columns[:12]))
+        more = f", ... ({table.shape[1]} columns)" if table.shape[1] > 12 else ""
+        raise InputError(f"target column {target!r} not found; columns are: {columns}{more}")
+    if table.shape[1] < 2:
+        raise InputError(f"no feature columns: the table has only the target {target!r}")
+    if table.shape[0] < 2:
+        raise InputError(f"need at least 2 data rows to fit and evaluate a model; "
+                         f"got {table.shape[0]}")
+    y = table[target]
+    n_missing = int(y.isna().sum())
+    if n_missing:
+        raise InputError(f"target column {target!r} has {n_missing} missing value(s); "
+                         "drop or fill those rows first")
+    if y.nunique() < 2:
+        raise InputError(f"target column {target!r} is constant ({y.iloc[0]!r} in every "
+                         "row): there is nothing to explain")
+    return y
+
+
+def detect_task(y: pd.Series) -> str:
+    """``"classification"`` for non-numeric targets and integer targets with at most
+    :data:`MAX_CLASSES_AUTO` distinct values, else ``"regression"``."""
+    if not pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y):
+        return "classification"
+    values = y.to_numpy(dtype=np.float64)
+    if np.all(np.isfinite(values)) and np.all(values == np.round(values)) \
+            and y.nunique() <= MAX_CLASSES_AUTO:
+        return "classification"
+    return "regression"
+
+
+def encode_features(frame: pd.DataFrame):
+    """Every column as float64: numbers kept, booleans 0/1, dates as seconds since 1970,
+    text and categorical columns as ordinal codes (categories in sorted order, or a
+    categorical column's own order); missing values stay NaN.
+
+    Returns the encoded frame and ``{column: [category, ...]}`` for encoded columns.
+    """
+    encoded = {}
+    encodings = {}
+    for column in frame.columns:
+        values = frame[column]
+        name = str(column)
+        if pd.api.types.is_bool_dtype(values):
+            encoded[name] = values.astype("float64")
+        elif pd.api.types.is_datetime64_any_dtype(values):
+            stamps = pd.to_datetime(values)
+            seconds = (stamps - pd.Timestamp("1970-01-01", tz=stamps.dt.tz)).dt.total_seconds()
+            encoded[name] = seconds.astype("float64")
+        elif pd.api.types.is_numeric_dtype(values):
+            encoded[name] = values.astype("float64")
+        else:
+            if isinstance(values.dtype, pd.CategoricalDtype):
+                categories = list(values.cat.categories)
+            else:
+                categories = sorted(values.dropna().astype(str).unique())
+                values = values.where(values.isna(), values.astype(str))
+            codes = pd.Categorical(values, categories=categories).codes.astype("float64")
+            codes[codes < 0] = np.nan
+            encoded[name] = pd.Series(codes, index=frame.index)
+            encodings[name] = [str(c) for c in categories]
+    return pd.DataFrame(encoded, index=frame.index), encodings
+
+
+def prepare(table: pd.DataFrame, target: str, task: str = "auto") -> Prepared:
+    """Check the target, settle the task and encode the features."""
+    y = check_target(table, target)
+    if task == "auto":
+        task = detect_task(y)
+    if task == "regression":
+        if not pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y):
+            raise InputError(f"target column {target!r} is not numeric, so it cannot be "
+                             "used for regression; use --task classification")
+        y = y.astype("float64")
+    elif pd.api.types.is_float_dtype(y) and np.all(y == np.round(y)):
+        y = y.astype("int64")
+    elif not pd.api.types.is_numeric_dtype(y):
+        y = y.astype(str)
+    X, encodings = encode_features(table.drop(columns=[target]))
+    return Prepared(X=X, y=y.rename(str(target)), task=task, target=str(target),
+                    encodings=encodings, n_missing=int(X.isna().sum().sum()))

@@ -1,0 +1,131 @@
+"""The importance measures the CLI can run, picked by name, and how it compares them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["MEASURES", "DEFAULT_METHODS", "compute", "disagreements", "is_available",
+           "parse_methods", "rank_table"]
+
+N_REPEATS = 5
+
+
+def _mdi(model, X_test, y_test, random_state):
+    from sapwood.importance import mdi
+
+    return mdi(model, feature_names=list(X_test.columns))
+
+
+def _permutation(model, X_test, y_test, random_state):
+    from sapwood import importance
+
+    result = importance.permutation_importance(model, X_test, y_test, n_repeats=N_REPEATS,
+                                               random_state=random_state)
+    if isinstance(result, importance.ImportanceResult):
+        return result
+    # A scikit-learn style Bunch: wrap it in the common result type.
+    return importance.ImportanceResult(
+        importances_mean=result["importances_mean"], importances_std=result["importances_std"],
+        feature_names=list(X_test.columns), method="permutation",
+        params={"n_repeats": N_REPEATS, "random_state": random_state},
+        importances=result.get("importances"))
+
+
+# name -> (function, sapwood.importance attribute it needs, what it measures)
+MEASURES = {
+    "mdi": (_mdi, "mdi", "mean decrease in impurity, on the training data"),
+    "permutation": (_permutation, "permutation_importance",
+                    "drop in held-out score when the feature is shuffled"),
+}
+DEFAULT_METHODS = ("mdi", "permutation")
+# MDI is learnt on the training rows; these are measured on rows the model has not seen.
+HELD_OUT = ("permutation",)
+
+
+def is_available(name: str) -> bool:
+    from sapwood import importance
+
+    return hasattr(importance, MEASURES[name][1])
+
+
+def parse_methods(text: str) -> list:
+    """``"mdi,permutation"`` -> list of known names; unknown ones are bad input."""
+    from ._data import InputError
+
+    names = [part.strip().lower() for part in text.split(",") if part.strip()]
+    if not names:
+        raise InputError("--methods is empty; choose from: " + ", ".join(MEASURES))
+    unknown = [name for name in names if name not in MEASURES]
+    if unknown:
+        raise InputError(f"--methods: unknown measure {unknown[0]!r}; choose from: "
+                         + ", ".join(MEASURES))
+    return list(dict.fromkeys(names))
+
+
+def compute(name, model, X_test, y_test, random_state):
+    return MEASURES[name][0](model, X_test, y_test, random_state)
+
+
+def rank_table(results: dict, truth: dict | None = None) -> pd.DataFrame:
+    """One row per feature: its rank under each measure (1 = most important), ordered
+    by the first measure's rank."""
+    first = next(iter(results.values()))
+    table = pd.DataFrame({"feature": first.feature_names})
+    if truth is not None:
+        table["truth"] = [truth.get(name, "") for name in first.feature_names]
+    for name, result in results.items():
+        table[name] = result.ranks()
+    return table.sort_values([next(iter(results)), "feature"], kind="stable"
+                             ).reset_index(drop=True)
+
+
+def disagreements(results: dict) -> list:
+    """Features MDI ranks above a feature that a held-out measure finds useful, although
+    the held-out measure finds them useless: the seeds' warning, one dict each.
+
+    Held-out importance counts as *useless* when its mean is at most
+    max(2 std, 2% of the largest mean) and as *useful* when it is above
+    max(2 std, 5% of the largest mean).
+    """
+    if "mdi" not in results:
+        return []
+    mdi_result = results["mdi"]
+    mdi_ranks = mdi_result.ranks()
+    found = []
+    for name in HELD_OUT:
+        if name not in results:
+            continue
+        other = results[name]
+        mean, std = other.importances_mean, other.importances_std
+        top = max(float(mean.max()), 0.0)
+        useless = mean <= np.maximum(2 * std, 0.02 * top)
+        useful = mean > np.maximum(2 * std, 0.05 * top)
+        other_ranks = other.ranks()
+        for j in np.flatnonzero(useless):
+            outranked = [k for k in np.flatnonzero(useful) if mdi_ranks[k] > mdi_ranks[j]]
+            if not outranked:
+                continue
+            k = max(outranked, key=lambda k: mean[k])
+            found.append({
+                "feature": mdi_result.feature_names[j], "measure": name,
+                "n_features": mdi_result.n_features,
+                "mdi_rank": int(mdi_ranks[j]), "other_rank": int(other_ranks[j]),
+                "mdi": float(mdi_result.importances_mean[j]),
+                "other": float(mean[j]), "other_std": float(std[j]),
+                "above": mdi_result.feature_names[k], "above_other": float(mean[k]),
+                "above_other_std": float(std[k]), "n_above": len(outranked),
+            })
+    return found
+
+
+def warning_text(item: dict) -> str:
+    """The plain-language warning for one disagreement."""
+    others = f" and {item['n_above'] - 1} more" if item["n_above"] > 1 else ""
+    return (f"MDI ranks {item['feature']!r} #{item['mdi_rank']} of {item['n_features']}, "
+            f"above {item['above']!r}{others}; but on held-out data shuffling "
+            f"{item['feature']!r} barely changes the score ({item['measure']} "
+            f"{item['other']:.4f} ± {item['other_std']:.4f}, rank #{item['other_rank']}) while "
+            f"shuffling {item['above']!r} costs {item['above_other']:.4f} "
+            f"± {item['above_other_std']:.4f}. MDI is computed on the training data and "
+            "favours features with many distinct values; trust the held-out measure here.")

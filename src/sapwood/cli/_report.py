@@ -1,0 +1,189 @@
+"""The self-contained HTML report: inline PNG charts, no scripts, no network.
+
+It is written to a temporary file beside the target and renamed into place, so the
+report appears complete or not at all.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import os
+import tempfile
+from pathlib import Path
+
+from ._data import InputError
+from ._measures import MEASURES
+from ._render import summary_lines
+from ._run import Run, top_nodes
+
+__all__ = ["check_report_path", "write_report"]
+
+MAX_BARS = 25
+TREE_DEPTH = 2
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; max-width: 60em; margin: 2em auto; color: #222; }
+h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 2em; }
+table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }
+th { background: #f2f2f2; } td.text, th.text { text-align: left; }
+.warning { background: #fff4d6; border-left: 4px solid #e0a000; padding: 0.6em 1em; }
+.note { color: #555; } pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; }
+img { max-width: 100%; }
+"""
+
+
+def check_report_path(path) -> Path:
+    """Fail before any work if the report cannot be written where asked."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(f"--report {path}: is a directory")
+    if not path.parent.exists():
+        raise InputError(f"--report {path}: directory {path.parent} does not exist")
+    return path
+
+
+def write_report(run: Run, path, title: str = "sapwood report") -> Path:
+    path = check_report_path(path)
+    write_atomic(path, _document(run, title))
+    return path
+
+
+def write_atomic(path: Path, content):
+    """Write ``content`` (str or bytes) to a temporary file beside ``path``, then rename
+    it into place: readers see the whole file or none."""
+    binary = isinstance(content, bytes)
+    try:
+        handle = tempfile.NamedTemporaryFile(
+            "wb" if binary else "w", dir=path.parent, prefix=f".{path.name}.",
+            suffix=".tmp", delete=False, **({} if binary else {"encoding": "utf-8"}))
+    except OSError as error:
+        raise InputError(f"cannot write {path}: {error.strerror or error}") from None
+    try:
+        with handle:
+            handle.write(content)
+        # Temporary files are private (0600); the result gets the usual permissions.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(handle.name, 0o666 & ~umask)
+        os.replace(handle.name, path)
+    except BaseException as error:
+        Path(handle.name).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise InputError(f"cannot write {path}: {error.strerror or error}") from None
+        raise
+
+
+def _document(run: Run, title: str) -> str:
+    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+             f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>",
+             f"<h1>{_e(title)}</h1>"]
+    for text in run.warnings:
+        parts.append(f"<p class='warning'><strong>Warning.</strong> {_e(text)}</p>")
+    parts.append("<h2>Data and model</h2><ul>")
+    parts += [f"<li>{_e(line)}</li>" for line in summary_lines(run)]
+    parts.append("</ul>")
+    if run.data.encodings:
+        parts.append("<p class='note'>Text and categorical columns were replaced by ordinal "
+                     "codes: 0, 1, 2, ... for their categories in sorted order; missing "
+                     "values stay missing.</p>")
+    for text in run.notes:
+        parts.append(f"<p class='note'>Note: {_e(text)}</p>")
+    for name, result in run.results.items():
+        parts.append(f"<h2>{_e(name)}: {_e(MEASURES[name][2])}</h2>")
+        parts.append(_img(_bar_chart(result), f"{name} importance"))
+        frame = result.to_frame()[["rank", "feature", "importance", "std"]]
+        if run.truth is not None:
+            frame.insert(2, "truth", frame["feature"].map(run.truth))
+        parts.append(_table(frame))
+    if len(run.results) > 1:
+        parts.append("<h2>Ranks side by side</h2><p>1 = most important.</p>")
+        parts.append(_table(run.ranks))
+    tree = _tree_section(run)
+    if tree:
+        parts.append(tree)
+    nodes = top_nodes(run)
+    if nodes is not None:
+        parts.append("<h2>MDI node trace</h2><p>The first tree's split nodes with the largest "
+                     "impurity decrease: <code>decrease = (w·impurity − w_left·impurity_left − "
+                     "w_right·impurity_right) / w_root</code>, computed on the training "
+                     "rows.</p>")
+        parts.append(_table(nodes))
+    parts.append("<p class='note'>Written by the sapwood command-line tool.</p></body></html>")
+    return "\n".join(parts)
+
+
+def _e(text) -> str:
+    return html.escape(str(text))
+
+
+def _table(frame) -> str:
+    head = "".join(f"<th class='{_kind(frame[c])}'>{_e(c)}</th>" for c in frame.columns)
+    rows = []
+    for row in frame.itertuples(index=False):
+        cells = "".join(f"<td class='{_kind(frame[c])}'>{_e(_fmt(v))}</td>"
+                        for c, v in zip(frame.columns, row, strict=True))
+        rows.append(f"<tr>{cells}</tr>")
+    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+
+
+def _kind(column) -> str:
+    return "num" if column.dtype.kind in "iuf" else "text"
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _img(png: bytes, alt: str) -> str:
+    encoded = base64.b64encode(png).decode("ascii")
+    return f"<img alt='{_e(alt)}' src=\"data:image/png;base64,{encoded}\">"
+
+
+def _png(figure) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    return buffer.getvalue()
+
+
+def new_figure(figsize):
+    """A matplotlib Figure on the Agg canvas, outside pyplot's global state."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=figsize)
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def _bar_chart(result) -> bytes:
+    frame = result.to_frame().head(MAX_BARS).iloc[::-1]
+    figure = new_figure((7, 0.35 * len(frame) + 1.2))
+    ax = figure.add_subplot()
+    ax.barh(frame["feature"], frame["importance"], xerr=frame["std"], color="#4c72b0",
+            ecolor="#333333", capsize=3)
+    ax.axvline(0, color="#999999", linewidth=0.8)
+    ax.set_xlabel(f"{result.method} importance (error bars: ±1 std)")
+    return _png(figure)
+
+
+def _tree_section(run: Run) -> str:
+    try:
+        from sapwood import export
+    except ImportError:
+        return ""
+    parts = [f"<h2>First tree, top {TREE_DEPTH} levels</h2>"]
+    names = list(run.data.X.columns)
+    if hasattr(export, "plot_tree"):
+        figure = new_figure((10, 4.5))
+        export.plot_tree(run.model, ax=figure.add_subplot(), max_depth=TREE_DEPTH,
+                         feature_names=names, filled=True, rounded=True)
+        parts.append(_img(_png(figure), "first tree"))
+    if hasattr(export, "export_text"):
+        text = export.export_text(run.model, feature_names=names, max_depth=TREE_DEPTH)
+        parts.append(f"<pre>{_e(text)}</pre>")
+    return "\n".join(parts) if len(parts) > 1 else ""
