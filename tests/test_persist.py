@@ -12,6 +12,7 @@ import pytest
 from sklearn import ensemble, tree
 from threadpoolctl import threadpool_limits
 
+import sapwood
 from sapwood import FormatError, TreeArrays, TreeEnsemble
 from sapwood._persist import HEADER, load, save
 from sapwood.adapters import from_model, predict, predict_raw
@@ -393,3 +394,23 @@ def test_fuzz_damaged_and_hostile_files_raise_format_error(tmp_path):
             harmless += 1
     assert sum(errors.values()) >= 1000, errors
     assert harmless < 0.1 * errors["flipped"], (harmless, errors)
+
+
+@pytest.mark.parametrize("make_model", [
+    lambda: sapwood.DecisionTreeClassifier(max_depth=4, random_state=0),
+    lambda: sapwood.RandomForestClassifier(n_estimators=5, random_state=0),
+    lambda: sapwood.ExtraTreesRegressor(n_estimators=5, random_state=0),
+    lambda: sapwood.GradientBoostingRegressor(n_estimators=5, random_state=0),
+])
+def test_sapwood_models_round_trip(tmp_path, make_model):
+    rng = np.random.RandomState(0)
+    X = rng.rand(120, 4)
+    model = make_model()
+    y = (X[:, 0] > 0.5).astype(int) if "Classifier" in type(model).__name__ else X @ [1, 2, 0, 0]
+    model.fit(X, y)
+    path = tmp_path / "model.sapwood"
+    sapwood.save(model, path)
+    loaded = sapwood.load(path)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    if hasattr(model, "predict_proba"):
+        np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))

@@ -240,8 +240,11 @@ class TreeEnsemble:
     (n_outputs, max_n_classes)) or ``"sum"`` (boosting: each tree adds its scalar leaf
     value to column ``tree_output[t]`` of a (n_samples, n_columns) margin). ``link``
     turns the raw output into predictions: ``identity``, ``logistic``, ``softmax`` or
-    ``exp``. ``source`` optionally records where the trees came from (adapters put the
-    library, model class and objective there; native importances read it).
+    ``exp``. ``classes`` follows scikit-learn's ``classes_``: a tuple of labels for a
+    single-output classifier, a tuple of such tuples for a multi-output one (one group
+    given for a single output is flattened). ``source`` optionally records where the
+    trees came from (adapters put the library, model class and objective there; native
+    importances read it).
     """
 
     trees: tuple
@@ -276,6 +279,8 @@ class TreeEnsemble:
         for tree in self.trees:
             if tree.n_features != self.n_features:
                 raise FormatError("every tree must have the ensemble's n_features")
+        if self.classes is not None:
+            coerce(self, "classes", _normalise_classes(self.classes))
         base = 0.0 if self.base_score is None else self.base_score
         coerce(self, "base_score", np.atleast_1d(np.asarray(base, dtype=np.float64)))
 
@@ -331,3 +336,13 @@ class TreeEnsemble:
         from .adapters._predict import predict_proba
 
         return predict_proba(self, X)
+
+
+def _normalise_classes(classes):
+    """Labels as Python scalars; one group of labels for a single output is flattened."""
+    groups = [np.asarray(group).tolist() if isinstance(group, tuple | list | np.ndarray)
+              else group for group in classes]
+    if all(isinstance(group, list) for group in groups):
+        nested = tuple(tuple(group) for group in groups)
+        return nested[0] if len(nested) == 1 else nested
+    return tuple(np.asarray(classes).tolist())
