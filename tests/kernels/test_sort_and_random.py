@@ -9,7 +9,7 @@ from sklearn.utils._random import _our_rand_r_py
 from sklearn.utils._sorting import _py_simultaneous_sort
 
 from sapwood._kernels._random import rand_int, rand_r, rand_uniform
-from sapwood._kernels._sort import sort_segment
+from sapwood._kernels._sort import radix_sort_segment, sort_segment, tie_free_features
 
 
 def _both_sorts(values):
@@ -71,3 +71,26 @@ def test_rand_int_and_uniform_stay_in_range():
     assert min(draws) == 3 and max(draws) == 8
     uniform = [rand_uniform(-1.0, 2.0, state) for _ in range(2000)]
     assert min(uniform) >= -1.0 and max(uniform) < 2.0
+
+
+@pytest.mark.parametrize("n", [1, 2, 255, 256, 3000])
+def test_radix_sort_gives_introsort_order_on_tie_free_values(n):
+    rng = np.random.RandomState(n)
+    values = rng.permutation(np.linspace(-5, 5, n)).astype(np.float32)
+    values[: min(n, 3)] = np.array([-0.0, 1e-30, -1e-30], dtype=np.float32)[: min(n, 3)]
+    values = np.unique(values)  # sorted, distinct (-0.0 kept once)
+    values = rng.permutation(values)
+    m = values.shape[0]
+    radix_v, radix_i = values.copy(), np.arange(m)
+    radix_sort_segment(radix_v, radix_i, 0, m, np.empty(m, np.uint32), np.empty(m, np.uint32),
+                       np.empty(m, np.intp))
+    intro_v, intro_i = values.copy(), np.arange(m)
+    sort_segment(intro_v, intro_i, 0, m)
+    np.testing.assert_array_equal(radix_i, intro_i)
+    np.testing.assert_array_equal(radix_v, intro_v)
+
+
+def test_tie_free_features_flags_ties_and_signed_zeros():
+    X_columns = np.array([[1, 2, 3, np.nan], [1, 1, 2, 3], [0.0, -0.0, 1, 2],
+                          [np.nan] * 4], dtype=np.float32)
+    np.testing.assert_array_equal(tie_free_features(X_columns), [True, False, False, False])

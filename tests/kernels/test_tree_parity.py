@@ -109,3 +109,23 @@ def test_parity_on_random_small_problems(seed):
     params = dict(random_state=seed, max_features=rng.choice([None, 2]))
     _check(sapwood.DecisionTreeClassifier(**params), sk.DecisionTreeClassifier(**params),
            X, y, None)
+
+
+@pytest.mark.parametrize("criterion", ["gini", "entropy"])
+def test_parity_on_larger_data_mixing_radix_and_introsort_features(criterion):
+    # 3000 rows: continuous (tie-free) columns take the radix sort in big nodes, the
+    # rounded and integer columns keep introsort; both must give scikit-learn's tree.
+    X, y = make_classification(3000, 6, n_informative=4, random_state=5)
+    X[:, 1] = np.round(X[:, 1], 1)
+    X[:, 2] = np.floor(X[:, 2] * 3)
+    params = dict(criterion=criterion, random_state=3)
+    _check(sapwood.DecisionTreeClassifier(**params), sk.DecisionTreeClassifier(**params),
+           X, y, None)
+
+
+def test_regression_parity_on_larger_data():
+    X, y = make_regression(3000, 5, noise=3.0, random_state=4)
+    X[:, 0] = np.round(X[:, 0])
+    params = dict(random_state=1, min_samples_leaf=3)
+    _check(sapwood.DecisionTreeRegressor(**params), sk.DecisionTreeRegressor(**params),
+           X, y, None)

@@ -74,6 +74,12 @@ def _set_node(nodes, node_id, parent, is_left, is_leaf, feature, threshold, impu
 
 
 @kernel
+def _sort_workspace(n_samples):
+    return (np.empty(n_samples, dtype=np.uint32), np.empty(n_samples, dtype=np.uint32),
+            np.empty(n_samples, dtype=np.intp))
+
+
+@kernel
 def _root_samples(sample_weight):
     # Rows with zero weight take no part in the tree (scikit-learn drops them up front).
     n = 0
@@ -90,7 +96,7 @@ def _root_samples(sample_weight):
 
 
 @kernel
-def grow_depth_first(X_columns, y, sample_weight, has_missing, c, rng, max_features,
+def grow_depth_first(X_columns, y, sample_weight, has_missing, tie_free, c, rng, max_features,
                      min_samples_split, min_samples_leaf, min_weight_leaf, max_depth,
                      min_impurity_decrease, random_splitter):
     """Grow a tree depth-first (left child before right); returns the node arrays."""
@@ -100,6 +106,7 @@ def grow_depth_first(X_columns, y, sample_weight, has_missing, c, rng, max_featu
     n_features = X_columns.shape[0]
     samples = _root_samples(sample_weight)
     values = np.empty(sample_weight.shape[0], dtype=np.float32)
+    sort_workspace = _sort_workspace(sample_weight.shape[0])
     features = np.arange(n_features)
     constant_features = np.empty(n_features, dtype=np.intp)
     n_outputs = c.sum_total.shape[0]
@@ -148,8 +155,8 @@ def grow_depth_first(X_columns, y, sample_weight, has_missing, c, rng, max_featu
         if not is_leaf:
             split, n_constant = node_split(
                 X_columns, y, sample_weight, samples, values, features, constant_features,
-                has_missing, c, rng, start, end, impurity, n_constant, max_features,
-                min_samples_leaf, min_weight_leaf, random_splitter)
+                has_missing, tie_free, sort_workspace, c, rng, start, end, impurity, n_constant,
+                max_features, min_samples_leaf, min_weight_leaf, random_splitter)
             split_pos = int(split[0])
             split_feature = int(split[1])
             split_threshold = split[2]
@@ -226,7 +233,7 @@ def _heap_pop(heap, size, improvement):
 
 
 @kernel
-def grow_best_first(X_columns, y, sample_weight, has_missing, c, rng, max_features,
+def grow_best_first(X_columns, y, sample_weight, has_missing, tie_free, c, rng, max_features,
                     min_samples_split, min_samples_leaf, min_weight_leaf, max_depth,
                     max_leaf_nodes, min_impurity_decrease, random_splitter):
     """Grow a tree by always splitting the leaf with the largest impurity improvement."""
@@ -234,6 +241,7 @@ def grow_best_first(X_columns, y, sample_weight, has_missing, c, rng, max_featur
     n_features = X_columns.shape[0]
     samples = _root_samples(sample_weight)
     values = np.empty(sample_weight.shape[0], dtype=np.float32)
+    sort_workspace = _sort_workspace(sample_weight.shape[0])
     features = np.arange(n_features)
     constant_features = np.empty(n_features, dtype=np.intp)
     n_outputs = c.sum_total.shape[0]
@@ -288,8 +296,8 @@ def grow_best_first(X_columns, y, sample_weight, has_missing, c, rng, max_featur
             if not is_leaf:
                 split, _ = node_split(
                     X_columns, y, sample_weight, samples, values, features, constant_features,
-                    has_missing, c, rng, start, end, impurity, 0, max_features,
-                    min_samples_leaf, min_weight_leaf, random_splitter)
+                    has_missing, tie_free, sort_workspace, c, rng, start, end, impurity, 0,
+                    max_features, min_samples_leaf, min_weight_leaf, random_splitter)
                 split_pos = int(split[0])
                 split_feature = int(split[1])
                 split_threshold = split[2]

@@ -86,7 +86,9 @@ def _heapsort(values, indices, lo, n):
 @kernel
 def sort_segment(values, indices, lo, n):
     """Sort ``values[lo:lo+n]`` ascending, moving ``indices`` along."""
-    if n <= 0:
+    if n <= 15:
+        # Small segments (most nodes of a deep tree) skip the stack allocation below.
+        _insertion_sort(values, indices, lo, n)
         return
     max_depth = 2 * int(np.log2(n))
     # Explicit stack of (lo, n, max_depth) segments still to sort.
@@ -132,3 +134,82 @@ def sort_segment(values, indices, lo, n):
             seg_n -= right
         if not heapsorted:
             _insertion_sort(values, indices, seg_lo, seg_n)
+
+
+# -- features without ties: any correct sort gives scikit-learn's order ---------------------
+
+RADIX_MIN = 256  # below this, introsort is as fast
+_RADIX_BITS = 11
+_RADIX_SIZE = 1 << _RADIX_BITS
+_SIGN = 0x80000000
+_ALL = 0xFFFFFFFF
+
+
+@kernel
+def tie_free_features(X_columns):
+    """True for each feature whose non-missing values are all distinct.
+
+    The sorted order of distinct keys is unique, so for these features (and any subset
+    of their rows) a radix sort yields exactly the permutation introsort would.
+    -0.0 and 0.0 count as a tie, as they do for the comparison sort.
+    """
+    n_features = X_columns.shape[0]
+    out = np.zeros(n_features, dtype=np.bool_)
+    for f in range(n_features):
+        column = X_columns[f]
+        present = column[~np.isnan(column)]
+        if present.shape[0] == 0:
+            continue
+        ordered = np.sort(present)
+        distinct = True
+        for i in range(1, ordered.shape[0]):
+            if ordered[i] == ordered[i - 1]:
+                distinct = False
+                break
+        out[f] = distinct
+    return out
+
+
+@kernel
+def radix_sort_segment(values, indices, lo, n, keys, keys_spare, indices_spare):
+    """Sort ``values[lo:lo+n]`` (float32, no NaN) ascending with ``indices``, by a least
+    significant digit radix sort on order-preserving integer keys (3 passes of 11 bits).
+
+    Stable, so on tie-free data it gives the same permutation as :func:`sort_segment`.
+    ``keys``, ``keys_spare`` (uint32) and ``indices_spare`` (intp) are workspaces of at
+    least ``n`` entries.
+    """
+    bits = values[lo:lo + n].view(np.uint32)
+    counts = np.zeros((3, _RADIX_SIZE), dtype=np.intp)
+    for i in range(n):
+        b = np.int64(bits[i])
+        key = (b ^ _ALL) if b >= _SIGN else (b | _SIGN)
+        keys[i] = key
+        counts[0, key & (_RADIX_SIZE - 1)] += 1
+        counts[1, (key >> _RADIX_BITS) & (_RADIX_SIZE - 1)] += 1
+        counts[2, key >> (2 * _RADIX_BITS)] += 1
+    for d in range(3):
+        total = 0
+        for j in range(_RADIX_SIZE):
+            c = counts[d, j]
+            counts[d, j] = total
+            total += c
+    segment = indices[lo:lo + n]
+    # pass 0: (keys, segment) -> (spare); pass 1: back; pass 2: -> spare
+    for d in range(3):
+        shift = d * _RADIX_BITS
+        if d % 2 == 0:
+            src_keys, src_idx, dst_keys, dst_idx = keys, segment, keys_spare, indices_spare
+        else:
+            src_keys, src_idx, dst_keys, dst_idx = keys_spare, indices_spare, keys, segment
+        for i in range(n):
+            key = np.int64(src_keys[i])
+            digit = (key >> shift) & (_RADIX_SIZE - 1)
+            position = counts[d, digit]
+            counts[d, digit] = position + 1
+            dst_keys[position] = key
+            dst_idx[position] = src_idx[i]
+    for i in range(n):
+        key = np.int64(keys_spare[i])
+        bits[i] = (key ^ _SIGN) if key >= _SIGN else (key ^ _ALL)
+        segment[i] = indices_spare[i]

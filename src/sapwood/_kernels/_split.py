@@ -16,7 +16,7 @@ import numpy as np
 from . import _criteria as crit
 from ._numba import kernel
 from ._random import rand_int, rand_uniform
-from ._sort import sort_segment
+from ._sort import RADIX_MIN, radix_sort_segment, sort_segment
 
 # Values closer than this are treated as equal (scikit-learn's FEATURE_THRESHOLD, float32).
 FEATURE_THRESHOLD = np.float32(1e-7)
@@ -27,9 +27,14 @@ SPLIT_FIELDS = 7
 
 
 @kernel
-def _sort_feature(X_columns, feature, samples, values, start, end, has_missing):
+def _sort_feature(X_columns, feature, samples, values, start, end, has_missing, tie_free,
+                  sort_keys, sort_keys_spare, sort_indices_spare):
     """Copy the feature's values of ``samples[start:end]`` into ``values`` and sort both,
-    missing values moved to the end unsorted; returns the number of missing values."""
+    missing values moved to the end unsorted; returns the number of missing values.
+
+    Features without ties get a radix sort (their sorted order is unique, so it equals
+    scikit-learn's introsort order); others keep introsort, whose tie order decides the
+    order of sums and so the last bits of impurities."""
     column = X_columns[feature]
     n_missing = 0
     if has_missing:
@@ -49,7 +54,12 @@ def _sort_feature(X_columns, feature, samples, values, start, end, has_missing):
     else:
         for i in range(start, end):
             values[i] = column[samples[i]]
-    sort_segment(values, samples, start, end - start - n_missing)
+    n_present = end - start - n_missing
+    if tie_free and n_present >= RADIX_MIN:
+        radix_sort_segment(values, samples, start, n_present, sort_keys, sort_keys_spare,
+                           sort_indices_spare)
+    else:
+        sort_segment(values, samples, start, n_present)
     return n_missing
 
 
@@ -114,6 +124,12 @@ def _scan_positions(code, n_classes, sum_total, sum_left, sum_right, stats, left
     n_outputs = y.shape[1]
     width = sum_total.shape[1]
     w_node = stats[crit.W_NODE]
+    # crit.reset: every sample on the right (absolute error resets in the caller, since
+    # its reset recomputes medians for the new sample order)
+    if code != crit.ABSOLUTE_ERROR:
+        for k in range(n_outputs):
+            for j in range(width):
+                sum_left[k, j] = 0.0
     w_left = 0.0
     pos = start
     found_p = -1
@@ -217,8 +233,9 @@ def _scan_positions(code, n_classes, sum_total, sum_left, sum_right, stats, left
 
 @kernel
 def node_split(X_columns, y, sample_weight, samples, values, features, constant_features,
-               has_missing, c, rng, start, end, impurity, n_known_constants, max_features,
-               min_samples_leaf, min_weight_leaf, random_splitter):
+               has_missing, tie_free, sort_workspace, c, rng, start, end, impurity,
+               n_known_constants, max_features, min_samples_leaf, min_weight_leaf,
+               random_splitter):
     """Search the node's split; returns (split record, n_constant_features).
 
     The record is a float64 array of SPLIT_FIELDS entries; ``record[0] == end`` means no
@@ -235,6 +252,13 @@ def node_split(X_columns, y, sample_weight, samples, values, features, constant_
     best[6] = 0.0
     best_proxy = -np.inf
     last_feature = -1
+
+    # The criterion's arrays read out once: reading a field of the named tuple inside the
+    # feature loop costs reference counting each time.
+    code, n_classes, stats = c.code, c.n_classes, c.stats
+    sum_total, sum_left, sum_right = c.sum_total, c.sum_left, c.sum_right
+    left_abs_errors, right_abs_errors = c.left_abs_errors, c.right_abs_errors
+    keys, keys_spare, indices_spare = sort_workspace
 
     f_i = n_features
     n_visited = 0
@@ -255,7 +279,8 @@ def node_split(X_columns, y, sample_weight, samples, values, features, constant_
 
         if not random_splitter:
             n_missing = _sort_feature(X_columns, feature, samples, values, start, end,
-                                      has_missing[feature])
+                                      has_missing[feature], tie_free[feature], keys,
+                                      keys_spare, indices_spare)
             end_non_missing = end - n_missing
             if end_non_missing == start or (
                     values[end_non_missing - 1] <= values[start] + FEATURE_THRESHOLD
@@ -274,10 +299,11 @@ def node_split(X_columns, y, sample_weight, samples, values, features, constant_
                     n_non_missing = end - start - n_missing
                     _rotate(samples, start, end, n_non_missing)
                     _rotate(values, start, end, n_non_missing)
-                crit.reset(c, y, sample_weight, samples)
+                if code == crit.ABSOLUTE_ERROR:
+                    crit.reset(c, y, sample_weight, samples)
                 proxy, p_prev, p = _scan_positions(
-                    c.code, c.n_classes, c.sum_total, c.sum_left, c.sum_right, c.stats,
-                    c.left_abs_errors, c.right_abs_errors, y, sample_weight, samples, values,
+                    code, n_classes, sum_total, sum_left, sum_right, stats, left_abs_errors,
+                    right_abs_errors, y, sample_weight, samples, values,
                     start, end, n_missing, missing_go_to_left, min_samples_leaf,
                     min_weight_leaf, best_proxy)
                 if p < 0:

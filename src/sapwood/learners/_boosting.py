@@ -29,7 +29,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from .._format import TreeEnsemble
 from .._kernels._random import RAND_R_MAX
-from ._grow import grow_tree
+from ._grow import column_facts, grow_tree
 from ._tree import BaseDecisionTree, DecisionTreeRegressor
 
 __all__ = ["GradientBoostingClassifier", "GradientBoostingRegressor"]
@@ -98,7 +98,7 @@ class BaseGradientBoosting(BaseEstimator):
         self.max_features_ = options["max_features"]
         rng = check_random_state(self.random_state)
         X_columns = np.asfortranarray(X)
-        has_missing = np.isnan(X).any(axis=0)
+        has_missing, tie_free = column_facts(X)
         n_columns = raw.shape[1]
         self.estimators_ = np.empty((self.n_estimators, n_columns), dtype=object)
         self.train_score_ = np.zeros(self.n_estimators)
@@ -108,7 +108,7 @@ class BaseGradientBoosting(BaseEstimator):
                 tree = grow_tree(
                     X_columns, residual[:, k : k + 1], sample_weight, criterion="squared_error",
                     n_classes=np.ones(1, dtype=np.intp), seed=rng.randint(0, RAND_R_MAX),
-                    has_missing=has_missing, **options)
+                    has_missing=has_missing, tie_free=tie_free, **options)
                 leaves = tree.apply(X_columns)
                 self._newton_leaves(tree, leaves, targets[:, k], residual[:, k],
                                     sample_weight)

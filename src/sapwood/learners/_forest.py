@@ -42,7 +42,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from .._format import TreeEnsemble
 from .._kernels._random import RAND_R_MAX
-from ._grow import grow_tree
+from ._grow import column_facts, grow_tree
 from ._tree import BaseDecisionTree, DecisionTreeClassifier, DecisionTreeRegressor
 
 __all__ = ["RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier",
@@ -80,7 +80,7 @@ def bootstrap_indices(seed, n_samples, n_draws, sample_weight):
 
 
 def _grow_one(index, n_trees, seed, tree_template, X, y, sample_weight, draws, n_classes,
-              criterion, has_missing, balanced_subsample, verbose):
+              criterion, facts, balanced_subsample, verbose):
     """Grow tree ``index`` of the forest; runs in a joblib worker, returns TreeArrays."""
     if verbose > 1:
         print(f"building tree {index + 1} of {n_trees}")
@@ -95,7 +95,8 @@ def _grow_one(index, n_trees, seed, tree_template, X, y, sample_weight, draws, n
     options = tree_template._settle_options(n_samples, n_features, float(np.sum(weight)))
     splitter_seed = np.random.RandomState(seed).randint(0, RAND_R_MAX)
     return grow_tree(X, y, weight, criterion=criterion, n_classes=n_classes,
-                     seed=splitter_seed, has_missing=has_missing, **options)
+                     seed=splitter_seed, has_missing=facts[0],
+                     tie_free=facts[1], **options)
 
 
 class BaseForest(MultiOutputMixin, BaseEstimator):
@@ -205,13 +206,13 @@ class BaseForest(MultiOutputMixin, BaseEstimator):
                               and getattr(self, "class_weight", None) == "balanced_subsample")
         # Column-major once, so that each tree's per-column view needs no copy.
         X_columns = np.asfortranarray(X)
-        has_missing = np.isnan(X).any(axis=0)
+        facts = column_facts(X)
         first = len(self.estimators_)
         n_trees = first + len(seeds)
         trees = Parallel(n_jobs=self.n_jobs, verbose=self.verbose, prefer="threads")(
             delayed(_grow_one)(first + i, n_trees, seed, template, X_columns, y,
                                self._sample_weight, self._n_samples_bootstrap, n_classes,
-                               criterion, has_missing, balanced_subsample, self.verbose)
+                               criterion, facts, balanced_subsample, self.verbose)
             for i, seed in enumerate(seeds))
         for seed, tree in zip(seeds, trees, strict=True):
             self.estimators_.append(self._fitted_tree(seed, tree, template))

@@ -8,27 +8,34 @@ from .._format import TreeArrays
 from .._kernels import _criteria
 from .._kernels._grow import grow_best_first, grow_depth_first
 from .._kernels._prune import prune_tree
+from .._kernels._sort import tie_free_features
 
 INT32_MAX = np.iinfo(np.int32).max
 
 
 def grow_tree(X32, y, sample_weight, *, criterion, n_classes, splitter, max_features,
               min_samples_split, min_samples_leaf, min_weight_leaf, max_depth,
-              max_leaf_nodes, min_impurity_decrease, ccp_alpha, seed, has_missing):
+              max_leaf_nodes, min_impurity_decrease, ccp_alpha, seed, has_missing,
+              tie_free=None):
     """Grow one tree on prepared inputs and return it as :class:`TreeArrays`.
 
     ``X32`` is float32 (n_samples, n_features); ``y`` float64 (n_samples, n_outputs) with
     classes encoded 0..K-1; ``sample_weight`` float64 (never None); ``seed`` the tree's
     XorShift seed (``RandomState.randint(0, 2**31 - 1)`` as scikit-learn draws it).
+    ``has_missing`` and ``tie_free`` are per-feature facts about X (see
+    :func:`column_facts`); ensembles compute them once for all their trees.
     """
     X_columns = np.ascontiguousarray(X32.T)
+    if tie_free is None:
+        tie_free = tie_free_features(X_columns)
     y = np.ascontiguousarray(y, dtype=np.float64)
     sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64)
     code = _criteria.CRITERIA[criterion]
     criterion_state = _criteria.make_criterion(code, y.shape[1], n_classes, X32.shape[0],
                                                float(sample_weight.sum()))
     rng = np.array([seed], dtype=np.int64)
-    common = (X_columns, y, sample_weight, has_missing.astype(np.bool_), criterion_state, rng,
+    common = (X_columns, y, sample_weight, has_missing.astype(np.bool_), tie_free,
+              criterion_state, rng,
               int(max_features), int(min_samples_split), int(min_samples_leaf),
               float(min_weight_leaf), int(max_depth))
     if max_leaf_nodes is None:
@@ -45,3 +52,10 @@ def grow_tree(X32, y, sample_weight, *, criterion, n_classes, splitter, max_feat
         impurity=impurity, n_node_samples=n_node_samples,
         weighted_n_node_samples=w_node_samples, value=value, missing_go_to_left=missing,
         operator=np.zeros(left.shape[0], dtype=np.uint8), n_features=X32.shape[1])
+
+
+def column_facts(X32):
+    """(has_missing, tie_free) per feature of float32 X: which columns hold NaN, and
+    which have no two equal non-missing values (those may be radix-sorted)."""
+    X_columns = np.ascontiguousarray(X32.T)
+    return np.isnan(X_columns).any(axis=1), tie_free_features(X_columns)

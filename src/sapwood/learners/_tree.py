@@ -32,7 +32,7 @@ from sklearn.utils.validation import (
 from .._format import TreeEnsemble
 from .._kernels._prune import pruning_path
 from .._kernels._random import RAND_R_MAX
-from ._grow import INT32_MAX, grow_tree
+from ._grow import INT32_MAX, column_facts, grow_tree
 
 __all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor"]
 
@@ -147,10 +147,11 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
         self.max_features_ = options["max_features"]
         if sample_weight is None:
             sample_weight = np.ones(n_samples)
+        has_missing, tie_free = column_facts(X)
         self.tree_ = grow_tree(
             X, y_encoded, sample_weight, criterion=self._criterion_name(y), n_classes=n_classes,
-            seed=random_state.randint(0, RAND_R_MAX), has_missing=np.isnan(X).any(axis=0),
-            **options)
+            seed=random_state.randint(0, RAND_R_MAX), has_missing=has_missing,
+            tie_free=tie_free, **options)
         return self
 
     def _criterion_name(self, y):
