@@ -117,7 +117,7 @@ def measure(function):
     return seconds, result, (peak[0] if sampler else None)
 
 
-def run(name, quick, runs):
+def run_dataset(name, quick, runs):
     make, options = DATASETS[name]
     options = dict(options, random_state=0)
     if quick:
@@ -165,6 +165,24 @@ def run(name, quick, runs):
     return row
 
 
+def run(quick: bool = False) -> list[dict]:
+    """The harness protocol (benchmarks/README.md): B1-B4, medians of 3 (1 with quick)."""
+    rows = []
+    for name in DATASETS:
+        row = run_dataset(name, quick, 1 if quick else 3)
+        rows.append({
+            "id": row["id"],
+            "workload": f"permutation_importance(n_repeats=5), 100-tree forest, {name} test",
+            "peer": "sklearn n_jobs=1", "peer_s": row["sklearn_s"],
+            "sapwood_s": row["sapwood_s"], "ratio": row["ratio"],
+            "target": f"<= {row['target']}", "met": row["ratio"] <= row["target"],
+            "check": (f"identical importances: {row['identical']}; evaluator "
+                      f"{row['evaluator']}; first call {row['first_call_s']:.2f} s"),
+            "raw": row,
+        })
+    return rows
+
+
 def _mb(value):
     return round(value / 2**20, 1)
 
@@ -178,7 +196,7 @@ def main(argv=None):
     print(f"{time.strftime('%Y-%m-%d')}, {platform.processor() or platform.machine()}, "
           f"nproc={os.cpu_count()}, python {sys.version.split()[0]}, numpy {np.__version__}, "
           f"scikit-learn {sklearn.__version__}, sapwood {sapwood.__version__}", flush=True)
-    rows = [run(name, args.quick, args.runs) for name in args.datasets]
+    rows = [run_dataset(name, args.quick, args.runs) for name in args.datasets]
     print("\n| id | data | sapwood s | sklearn s | ratio | target | identical | first call s |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
