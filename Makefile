@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 demo: install
-	$(BIN)/sapwood demo
+	$(BIN)/sapwood demo --report sapwood-report.html
 
 lint: install
 	$(BIN)/ruff check src tests benchmarks
