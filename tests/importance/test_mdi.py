@@ -107,3 +107,12 @@ def test_result_type_tables_and_side_by_side():
     with pytest.raises(ValueError, match="same length"):
         ImportanceResult(importances_mean=[1.0], importances_std=[0.0, 1.0],
                          feature_names=["a"], method="bad")
+
+
+def test_models_without_impurities_are_refused():
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    X, y = make_regression(200, 4, random_state=0)
+    model = HistGradientBoostingRegressor(max_iter=3).fit(X, y)
+    with pytest.raises(ValueError, match="native_importance"):
+        mdi(model)

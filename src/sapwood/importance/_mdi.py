@@ -66,6 +66,7 @@ def mdi(model, feature_names=None) -> ImportanceResult:
         final importance: contributions of a feature sum to its importance).
     """
     ensemble = as_ensemble(model)
+    _require_impurities(ensemble)
     names = _feature_names(ensemble, feature_names)
     n_features = ensemble.n_features
     per_tree = []
@@ -117,6 +118,16 @@ def mdi(model, feature_names=None) -> ImportanceResult:
         importances=per_tree,
         trace=trace,
     )
+
+
+def _require_impurities(ensemble):
+    source = ensemble.source or {}
+    library, name = source.get("library"), str(source.get("model", ""))
+    if library in ("xgboost", "lightgbm") or name.startswith("HistGradientBoosting"):
+        raise ValueError(
+            f"MDI needs node impurities, which {name or library} models do not record; use "
+            "sapwood.importance.native_importance(model, 'gain') for the library's own "
+            "split-gain importance, or permutation_importance")
 
 
 def _combine(ensemble, per_tree):
