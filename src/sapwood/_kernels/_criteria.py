@@ -26,14 +26,25 @@ CRITERIA = {"gini": GINI, "entropy": ENTROPY, "log_loss": ENTROPY,
 W_SAMPLES, W_NODE, W_LEFT, W_RIGHT, SQ_SUM_TOTAL = 0, 1, 2, 3, 4
 # position slots
 START, POS, END = 0, 1, 2
+# sums rows: weighted class counts (classification) or weighted target sums, per output
+TOTAL, LEFT, RIGHT = 0, 1, 2
+# absolute error buffers: rows of mae_values (float) and mae_ranks (int)
+LEFT_AE, RIGHT_AE, LEFT_MEDIAN, RIGHT_MEDIAN, SORTED_Y, FENWICK_W, FENWICK_WY, NODE_MEDIANS = (
+    range(8))
+SORTED_INDICES, RANKS = 0, 1
 
 EPSILON_POISSON = 10 * np.finfo(np.float64).eps
 
+# Few, stacked arrays on purpose: Numba reference-counts each array of the tuple at every
+# call that takes it, and the builders make several such calls per node.
 Criterion = namedtuple("Criterion", [
-    "code", "n_classes", "sum_total", "sum_left", "sum_right", "stats", "position",
-    # absolute error only (length-1 placeholders otherwise)
-    "left_abs_errors", "right_abs_errors", "left_medians", "right_medians", "sorted_y",
-    "sorted_indices", "ranks", "fenwick_w", "fenwick_wy", "node_medians",
+    "code",          # GINI ... POISSON
+    "n_classes",     # (n_outputs,) classes per output (1 for regression)
+    "sums",          # (3, n_outputs, max_n_classes): TOTAL, LEFT, RIGHT
+    "stats",         # (5,) W_SAMPLES, W_NODE, W_LEFT, W_RIGHT, SQ_SUM_TOTAL
+    "position",      # (3,) START, POS, END
+    "mae_values",    # (8, n_samples + 1) absolute error only, else (8, 1)
+    "mae_ranks",     # (2, n_samples) absolute error only, else (2, 1)
 ])
 
 
@@ -44,12 +55,9 @@ def make_criterion(code, n_outputs, n_classes, n_samples, weighted_n_samples):
     stats = np.zeros(5)
     stats[W_SAMPLES] = weighted_n_samples
     return Criterion(
-        code, n_classes.astype(np.intp),
-        np.zeros((n_outputs, width)), np.zeros((n_outputs, width)), np.zeros((n_outputs, width)),
-        stats, np.zeros(3, dtype=np.intp),
-        np.zeros(mae), np.zeros(mae), np.zeros(mae), np.zeros(mae), np.zeros(mae),
-        np.zeros(mae, dtype=np.intp), np.zeros(mae, dtype=np.intp),
-        np.zeros(mae + 1), np.zeros(mae + 1), np.zeros(n_outputs),
+        code, n_classes.astype(np.intp), np.zeros((3, n_outputs, width)), stats,
+        np.zeros(3, dtype=np.intp), np.zeros((8, max(mae + 1, n_outputs))),
+        np.zeros((2, mae), dtype=np.intp),
     )
 
 
@@ -82,22 +90,22 @@ def init_node(c, y, sample_weight, samples, start, end):
         for p in range(start, end):
             w_node += sample_weight[samples[p]]
     elif is_classification(c):
-        c.sum_total[:, :] = 0.0
+        c.sums[TOTAL][:, :] = 0.0
         for p in range(start, end):
             i = samples[p]
             w = sample_weight[i]
             for k in range(n_outputs):
-                c.sum_total[k, int(y[i, k])] += w
+                c.sums[TOTAL][k, int(y[i, k])] += w
             w_node += w
     else:
-        c.sum_total[:, :] = 0.0
+        c.sums[TOTAL][:, :] = 0.0
         sq_sum = 0.0
         for p in range(start, end):
             i = samples[p]
             w = sample_weight[i]
             for k in range(n_outputs):
                 w_y = w * y[i, k]
-                c.sum_total[k, 0] += w_y
+                c.sums[TOTAL][k, 0] += w_y
                 sq_sum += w_y * y[i, k]
             w_node += w
         c.stats[SQ_SUM_TOTAL] = sq_sum
@@ -114,8 +122,8 @@ def reset(c, y, sample_weight, samples):
     if c.code == ABSOLUTE_ERROR:
         _mae_precompute(c, y, sample_weight, samples)
     else:
-        c.sum_left[:, :] = 0.0
-        c.sum_right[:, :] = c.sum_total
+        c.sums[LEFT][:, :] = 0.0
+        c.sums[RIGHT][:, :] = c.sums[TOTAL]
 
 
 @kernel
@@ -127,15 +135,15 @@ def update(c, y, sample_weight, samples, new_pos):
     if c.code == ABSOLUTE_ERROR:
         w_left = move_weight(sample_weight, samples, pos, new_pos, c.stats[W_LEFT])
     elif (new_pos - pos) <= (end - new_pos):
-        w_left = move_rows(c.sum_left, y, sample_weight, samples, pos, new_pos, 1,
+        w_left = move_rows(c.sums[LEFT], y, sample_weight, samples, pos, new_pos, 1,
                            classification, c.stats[W_LEFT])
     else:
         # scikit-learn's reverse_reset: start from "everything left" and remove rows.
-        copy_sums(c.sum_left, c.sum_total)
-        w_left = move_rows(c.sum_left, y, sample_weight, samples, end - 1, new_pos - 1, -1,
+        copy_sums(c.sums[LEFT], c.sums[TOTAL])
+        w_left = move_rows(c.sums[LEFT], y, sample_weight, samples, end - 1, new_pos - 1, -1,
                            classification, c.stats[W_NODE])
     if c.code != ABSOLUTE_ERROR:
-        right_sums(c.sum_right, c.sum_total, c.sum_left, c.n_classes, classification)
+        right_sums(c.sums[RIGHT], c.sums[TOTAL], c.sums[LEFT], c.n_classes, classification)
     c.stats[W_LEFT] = w_left
     c.stats[W_RIGHT] = c.stats[W_NODE] - w_left
     c.position[POS] = new_pos
@@ -254,16 +262,16 @@ def node_impurity(c, y, sample_weight, samples):
     w_node = c.stats[W_NODE]
     n_outputs = y.shape[1]
     if is_classification(c):
-        return _class_impurity(c.code, c.n_classes, c.sum_total, w_node)
+        return _class_impurity(c.code, c.n_classes, c.sums[TOTAL], w_node)
     if c.code == SQUARED_ERROR:
         impurity = c.stats[SQ_SUM_TOTAL] / w_node
         for k in range(n_outputs):
-            impurity -= (c.sum_total[k, 0] / w_node) ** 2.0
+            impurity -= (c.sums[TOTAL][k, 0] / w_node) ** 2.0
         return impurity / n_outputs
     if c.code == ABSOLUTE_ERROR:
-        return c.right_abs_errors[c.position[START]] / (w_node * n_outputs)
+        return c.mae_values[RIGHT_AE][c.position[START]] / (w_node * n_outputs)
     return _poisson_loss(y, sample_weight, samples, c.position[START], c.position[END],
-                         c.sum_total, w_node)
+                         c.sums[TOTAL], w_node)
 
 
 @kernel
@@ -274,8 +282,8 @@ def children_impurity(c, y, sample_weight, samples):
     start, pos, end = c.position[START], c.position[POS], c.position[END]
     n_outputs = y.shape[1]
     if is_classification(c):
-        return (_class_impurity(c.code, c.n_classes, c.sum_left, w_left),
-                _class_impurity(c.code, c.n_classes, c.sum_right, w_right))
+        return (_class_impurity(c.code, c.n_classes, c.sums[LEFT], w_left),
+                _class_impurity(c.code, c.n_classes, c.sums[RIGHT], w_right))
     if c.code == SQUARED_ERROR:
         sq_sum_left = 0.0
         for p in range(start, pos):
@@ -287,25 +295,25 @@ def children_impurity(c, y, sample_weight, samples):
         left = sq_sum_left / w_left
         right = sq_sum_right / w_right
         for k in range(n_outputs):
-            left -= (c.sum_left[k, 0] / w_left) ** 2.0
-            right -= (c.sum_right[k, 0] / w_right) ** 2.0
+            left -= (c.sums[LEFT][k, 0] / w_left) ** 2.0
+            right -= (c.sums[RIGHT][k, 0] / w_right) ** 2.0
         return left / n_outputs, right / n_outputs
     if c.code == ABSOLUTE_ERROR:
-        left = c.left_abs_errors[pos - 1] if pos > start else 0.0
-        right = c.right_abs_errors[pos] if pos < end else 0.0
+        left = c.mae_values[LEFT_AE][pos - 1] if pos > start else 0.0
+        right = c.mae_values[RIGHT_AE][pos] if pos < end else 0.0
         return left / (w_left * n_outputs), right / (w_right * n_outputs)
-    return (_poisson_loss(y, sample_weight, samples, start, pos, c.sum_left, w_left),
-            _poisson_loss(y, sample_weight, samples, pos, end, c.sum_right, w_right))
+    return (_poisson_loss(y, sample_weight, samples, start, pos, c.sums[LEFT], w_left),
+            _poisson_loss(y, sample_weight, samples, pos, end, c.sums[RIGHT], w_right))
 
 
 @kernel
 def proxy_improvement(c, y, sample_weight, samples):
     """A quantity that ranks splits like the impurity improvement, cheaper to compute."""
     if c.code == ABSOLUTE_ERROR:
-        return mae_proxy(c.left_abs_errors, c.right_abs_errors, c.position[START],
+        return mae_proxy(c.mae_values[LEFT_AE], c.mae_values[RIGHT_AE], c.position[START],
                          c.position[POS], c.position[END], c.stats[W_LEFT], c.stats[W_RIGHT],
                          y.shape[1])
-    return proxy_from_sums(c.code, c.n_classes, c.sum_left, c.sum_right, c.stats[W_LEFT],
+    return proxy_from_sums(c.code, c.n_classes, c.sums[LEFT], c.sums[RIGHT], c.stats[W_LEFT],
                            c.stats[W_RIGHT])
 
 
@@ -325,13 +333,13 @@ def node_value(c, out):
     if is_classification(c):
         for k in range(n_outputs):
             for j in range(c.n_classes[k]):
-                out[k, j] = c.sum_total[k, j] / w_node
+                out[k, j] = c.sums[TOTAL][k, j] / w_node
     elif c.code == ABSOLUTE_ERROR:
         for k in range(n_outputs):
-            out[k, 0] = c.node_medians[k]
+            out[k, 0] = c.mae_values[NODE_MEDIANS][k]
     else:
         for k in range(n_outputs):
-            out[k, 0] = c.sum_total[k, 0] / w_node
+            out[k, 0] = c.sums[TOTAL][k, 0] / w_node
 
 
 # -- absolute error: weighted medians and absolute deviations of every prefix/suffix -----
@@ -408,8 +416,8 @@ def _absolute_errors(c, sample_weight, samples, start, stop, abs_errors, medians
         step = -1
         n = start - stop
     size = n
-    c.fenwick_w[: size + 1] = 0.0
-    c.fenwick_wy[: size + 1] = 0.0
+    c.mae_values[FENWICK_W][: size + 1] = 0.0
+    c.mae_values[FENWICK_WY][: size + 1] = 0.0
     max_pow2 = 1
     while max_pow2 <= size:
         max_pow2 <<= 1
@@ -419,17 +427,17 @@ def _absolute_errors(c, sample_weight, samples, start, stop, abs_errors, medians
     p = start
     for _ in range(n):
         w = sample_weight[samples[p]]
-        rank = c.ranks[p]
-        y_value = c.sorted_y[rank]
-        _fenwick_add(c.fenwick_w, c.fenwick_wy, size, rank, y_value, w)
+        rank = c.mae_ranks[RANKS][p]
+        y_value = c.mae_values[SORTED_Y][rank]
+        _fenwick_add(c.mae_values[FENWICK_W], c.mae_values[FENWICK_WY], size, rank, y_value, w)
         total_w += w
         total_wy += w * y_value
         median_rank, prev_rank, w_left, wy_left = _fenwick_search(
-            c.fenwick_w, c.fenwick_wy, size, max_pow2, 0.5 * total_w)
+            c.mae_values[FENWICK_W], c.mae_values[FENWICK_WY], size, max_pow2, 0.5 * total_w)
         if median_rank != prev_rank:
-            median = (c.sorted_y[prev_rank] + c.sorted_y[median_rank]) / 2
+            median = (c.mae_values[SORTED_Y][prev_rank] + c.mae_values[SORTED_Y][median_rank]) / 2
         else:
-            median = c.sorted_y[median_rank]
+            median = c.mae_values[SORTED_Y][median_rank]
         w_right = total_w - w_left
         wy_right = total_wy - wy_left
         medians[p] = median
@@ -442,18 +450,18 @@ def _mae_precompute(c, y, sample_weight, samples):
     start = c.position[START]
     end = c.position[END]
     n = end - start
-    c.left_abs_errors[start:end] = 0.0
-    c.right_abs_errors[start:end] = 0.0
+    c.mae_values[LEFT_AE][start:end] = 0.0
+    c.mae_values[RIGHT_AE][start:end] = 0.0
     for k in range(y.shape[1]):
         for p in range(start, end):
-            c.sorted_y[p - start] = y[samples[p], k]
+            c.mae_values[SORTED_Y][p - start] = y[samples[p], k]
         for j in range(n):
-            c.sorted_indices[j] = j
-        sort_segment(c.sorted_y, c.sorted_indices, 0, n)
+            c.mae_ranks[SORTED_INDICES][j] = j
+        sort_segment(c.mae_values[SORTED_Y], c.mae_ranks[SORTED_INDICES], 0, n)
         for j in range(n):
-            c.ranks[start + c.sorted_indices[j]] = j
-        _absolute_errors(c, sample_weight, samples, start, end, c.left_abs_errors,
-                         c.left_medians)
-        _absolute_errors(c, sample_weight, samples, end - 1, start - 1, c.right_abs_errors,
-                         c.right_medians)
-        c.node_medians[k] = c.right_medians[start]
+            c.mae_ranks[RANKS][start + c.mae_ranks[SORTED_INDICES][j]] = j
+        _absolute_errors(c, sample_weight, samples, start, end, c.mae_values[LEFT_AE],
+                         c.mae_values[LEFT_MEDIAN])
+        _absolute_errors(c, sample_weight, samples, end - 1, start - 1, c.mae_values[RIGHT_AE],
+                         c.mae_values[RIGHT_MEDIAN])
+        c.mae_values[NODE_MEDIANS][k] = c.mae_values[RIGHT_MEDIAN][start]

@@ -109,8 +109,8 @@ def grow_depth_first(X_columns, y, sample_weight, has_missing, tie_free, c, rng,
     sort_workspace = _sort_workspace(sample_weight.shape[0])
     features = np.arange(n_features)
     constant_features = np.empty(n_features, dtype=np.intp)
-    n_outputs = c.sum_total.shape[0]
-    width = c.sum_total.shape[1]
+    n_outputs = c.sums[crit.TOTAL].shape[0]
+    width = c.sums[crit.TOTAL].shape[1]
     capacity = 2 ** (max_depth + 1) - 1 if max_depth <= 10 else 2047
     nodes = _new_nodes(capacity, n_outputs, width)
     count = 0
@@ -244,8 +244,8 @@ def grow_best_first(X_columns, y, sample_weight, has_missing, tie_free, c, rng, 
     sort_workspace = _sort_workspace(sample_weight.shape[0])
     features = np.arange(n_features)
     constant_features = np.empty(n_features, dtype=np.intp)
-    n_outputs = c.sum_total.shape[0]
-    width = c.sum_total.shape[1]
+    n_outputs = c.sums[crit.TOTAL].shape[0]
+    width = c.sums[crit.TOTAL].shape[1]
     capacity = 2 * max_leaf_nodes - 1
     nodes = _new_nodes(capacity, n_outputs, width)
     count = 0

@@ -256,8 +256,8 @@ def node_split(X_columns, y, sample_weight, samples, values, features, constant_
     # The criterion's arrays read out once: reading a field of the named tuple inside the
     # feature loop costs reference counting each time.
     code, n_classes, stats = c.code, c.n_classes, c.stats
-    sum_total, sum_left, sum_right = c.sum_total, c.sum_left, c.sum_right
-    left_abs_errors, right_abs_errors = c.left_abs_errors, c.right_abs_errors
+    sum_total, sum_left, sum_right = c.sums[crit.TOTAL], c.sums[crit.LEFT], c.sums[crit.RIGHT]
+    left_abs_errors, right_abs_errors = c.mae_values[crit.LEFT_AE], c.mae_values[crit.RIGHT_AE]
     keys, keys_spare, indices_spare = sort_workspace
 
     f_i = n_features

@@ -1,0 +1,114 @@
+"""Out-of-bag permutation importance of one tree (Breiman 2001; randomForest type 1).
+
+One call handles one tree and all its OOB rows, every feature and every repeat, so
+Numba's per-call reference counting of the array arguments is paid once per tree.
+
+Permuting column j among the OOB rows changes the tree's answer only for rows whose
+path meets a split on j. Each OOB row is routed once and the first node of its path
+splitting on each feature is recorded; for feature j only the rows with such a node
+are re-routed, starting there and reading the permuted row's value only at splits on
+j (ranger ``Tree::dropDownSamplePermuted``). Features the tree never splits on are
+skipped. Rows whose leaf does not change contribute nothing, so only changed rows add
+to the sums.
+"""
+
+import numpy as np
+
+from ._numba import kernel
+from ._traverse import LEAF, goes_left
+
+
+@kernel
+def _loss(classification, target, prediction):
+    if classification:
+        return 0.0 if prediction == target else 1.0
+    return (target - prediction) * (target - prediction)
+
+
+@kernel
+def oob_tree_permutation(X, rows, target, target_class, n_classes, classification,
+                         children_left, children_right, feature, threshold,
+                         missing_go_to_left, operator, node_prediction, permutations):
+    """Per-feature loss increase of one tree on its OOB rows, summed over repeats.
+
+    Parameters
+    ----------
+    X : float32 or float64 array (n_samples, n_features)
+    rows : intp array (m,)
+        The tree's OOB rows.
+    target : float64 array (m,)
+        Their targets: class codes (classification) or values (regression).
+    target_class : intp array (m,)
+        Class code of each OOB row (all zeros for regression, ``n_classes = 1``).
+    classification : bool
+        Loss is 0/1 error if true, squared error otherwise.
+    node_prediction : float64 array (n_nodes,)
+        The tree's prediction at every node (class code or value); read at leaves.
+    permutations : intp array (n_repeats, n_features, m)
+        In repeat r, OOB row k reads feature j from OOB row ``permutations[r, j, k]``.
+
+    Returns
+    -------
+    base_loss : float64 array (m,)
+        Loss of the tree's own prediction on every OOB row.
+    increase : float64 array (n_features,)
+        Sum over repeats and OOB rows of (permuted loss - loss).
+    increase_by_class : float64 array (n_features, n_classes)
+        The same sum restricted to the OOB rows of each class.
+    casewise : float64 array (m, n_features)
+        The same sum per OOB row (over repeats).
+    """
+    m = rows.shape[0]
+    n_features = X.shape[1]
+    n_repeats = permutations.shape[0]
+    used = np.zeros(n_features, dtype=np.uint8)
+    for node in range(children_left.shape[0]):
+        if children_left[node] != LEAF:
+            used[feature[node]] = 1
+    # first[k, j]: the first node of row k's path that splits on j, or -1.
+    first = np.full((m, n_features), -1, dtype=np.int32)
+    leaf = np.empty(m, dtype=np.intp)
+    base_loss = np.empty(m)
+    for k in range(m):
+        i = rows[k]
+        node = 0
+        while children_left[node] != LEAF:
+            f = feature[node]
+            if first[k, f] < 0:
+                first[k, f] = node
+            if goes_left(X[i, f], threshold[node], operator[node], missing_go_to_left[node]):
+                node = children_left[node]
+            else:
+                node = children_right[node]
+        leaf[k] = node
+        base_loss[k] = _loss(classification, target[k], node_prediction[node])
+    increase = np.zeros(n_features)
+    increase_by_class = np.zeros((n_features, n_classes))
+    casewise = np.zeros((m, n_features))
+    for j in range(n_features):
+        if used[j] == 0:
+            continue
+        for r in range(n_repeats):
+            for k in range(m):
+                node = first[k, j]
+                if node < 0:
+                    continue
+                i = rows[k]
+                source = rows[permutations[r, j, k]]
+                while children_left[node] != LEAF:
+                    f = feature[node]
+                    row = source if f == j else i
+                    if goes_left(X[row, f], threshold[node], operator[node],
+                                 missing_go_to_left[node]):
+                        node = children_left[node]
+                    else:
+                        node = children_right[node]
+                if node == leaf[k]:
+                    continue
+                change = _loss(classification, target[k], node_prediction[node]) - base_loss[k]
+                if change != 0.0:
+                    increase[j] += change
+                    increase_by_class[j, target_class[k]] += change
+                    casewise[k, j] += change
+    return base_loss, increase, increase_by_class, casewise
+
