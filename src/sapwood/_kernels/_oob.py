@@ -8,13 +8,16 @@ path meets a split on j. Each OOB row is routed once and the first node of its p
 splitting on each feature is recorded; for feature j only the rows with such a node
 are re-routed, starting there and reading the permuted row's value only at splits on
 j (ranger ``Tree::dropDownSamplePermuted``). Features the tree never splits on are
-skipped. Rows whose leaf does not change contribute nothing, so only changed rows add
-to the sums.
+skipped. Every leaf carries the open interval of j values that take its path's
+decisions at all splits on j; a permuted value inside the row's own leaf interval
+lands in the same leaf without a traversal. Rows whose leaf does not change
+contribute nothing, so only changed rows add to the sums.
 """
 
 import numpy as np
 
 from ._numba import kernel
+from ._permutation import _leaf_intervals
 from ._traverse import LEAF, goes_left
 
 
@@ -65,8 +68,8 @@ def oob_tree_permutation(X, rows, target, target_class, n_classes, classificatio
     for node in range(children_left.shape[0]):
         if children_left[node] != LEAF:
             used[feature[node]] = 1
-    # first[k, j]: the first node of row k's path that splits on j, or -1.
-    first = np.full((m, n_features), -1, dtype=np.int32)
+    # first[j, k]: the first node of row k's path that splits on j, or -1.
+    first = np.full((n_features, m), -1, dtype=np.int32)
     leaf = np.empty(m, dtype=np.intp)
     base_loss = np.empty(m)
     for k in range(m):
@@ -74,8 +77,8 @@ def oob_tree_permutation(X, rows, target, target_class, n_classes, classificatio
         node = 0
         while children_left[node] != LEAF:
             f = feature[node]
-            if first[k, f] < 0:
-                first[k, f] = node
+            if first[f, k] < 0:
+                first[f, k] = node
             if goes_left(X[i, f], threshold[node], operator[node], missing_go_to_left[node]):
                 node = children_left[node]
             else:
@@ -85,16 +88,25 @@ def oob_tree_permutation(X, rows, target, target_class, n_classes, classificatio
     increase = np.zeros(n_features)
     increase_by_class = np.zeros((n_features, n_classes))
     casewise = np.zeros((m, n_features))
+    n_nodes = children_left.shape[0]
+    lower = np.empty(n_nodes)
+    upper = np.empty(n_nodes)
+    stack = np.empty(n_nodes + 1, dtype=np.intp)
     for j in range(n_features):
         if used[j] == 0:
             continue
+        _leaf_intervals(0, j, 0, children_left, children_right, feature, threshold, operator,
+                        lower, upper, stack)
         for r in range(n_repeats):
             for k in range(m):
-                node = first[k, j]
+                node = first[j, k]
                 if node < 0:
                     continue
                 i = rows[k]
                 source = rows[permutations[r, j, k]]
+                value = X[source, j]
+                if lower[leaf[k]] < value < upper[leaf[k]]:
+                    continue
                 while children_left[node] != LEAF:
                     f = feature[node]
                     row = source if f == j else i

@@ -7,6 +7,7 @@ DOI in the docstring, reads models only through :func:`sapwood.adapters.as_ensem
 
 from ._mdi import mdi
 from ._native import native_importance
+from ._oob import oob_permutation_importance
 from ._permutation import permutation_importance
 from ._result import ImportanceResult, side_by_side
 
@@ -14,6 +15,7 @@ __all__ = [
     "ImportanceResult",
     "mdi",
     "native_importance",
+    "oob_permutation_importance",
     "permutation_importance",
     "side_by_side",
 ]

@@ -1,0 +1,277 @@
+"""Out-of-bag permutation importance of bagged forests (Breiman 2001; R randomForest's
+``importance(type = 1)``, Liaw & Wiener 2002).
+
+For tree t with out-of-bag rows B_t and feature j::
+
+    PI_t(j) = L_t(B_t with column j permuted among B_t) - L_t(B_t)
+
+where L_t is the tree's own 0/1 error (classification: the decrease in accuracy) or
+its mean squared error (regression: the increase in MSE). PI_t(j) = 0 when tree t
+never splits on j; such trees still count in N. Over the N trees::
+
+    PI(j) = (1/N) sum_t PI_t(j)
+    SD(j) = sqrt((mean_t PI_t(j)^2 - PI(j)^2) / N)
+    z(j)  = PI(j) / SD(j)      (SD taken as 1 when below machine epsilon)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+from sklearn.ensemble._forest import BaseForest as SklearnForest
+from sklearn.utils import check_array, check_random_state
+from sklearn.utils._param_validation import Integral, Interval, validate_params
+
+from .._kernels._oob import oob_tree_permutation
+from ..adapters import as_ensemble
+from ..learners._forest import BaseForest, bootstrap_indices
+from ._result import ImportanceResult
+
+__all__ = ["oob_permutation_importance", "randomforest_summary"]
+
+# Attributes a scikit-learn forest needs for its bootstrap rows to be regenerated.
+_SKLEARN_BAGGING = ("estimators_", "_n_samples", "_n_samples_bootstrap", "_sample_weight")
+
+
+@validate_params(
+    {
+        "forest": "no_validation",
+        "X": ["array-like"],
+        "y": ["array-like"],
+        "n_repeats": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+    },
+    prefer_skip_nested_validation=True,
+)
+def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, n_jobs=None):
+    """Out-of-bag permutation importance with R randomForest's definitions.
+
+    Every tree is scored on its own out-of-bag (OOB) rows B_t before and after
+    permuting one column among those rows [1]_ [2]_::
+
+        PI_t(j) = L_t(B_t, column j permuted among B_t) - L_t(B_t)
+        PI(j)   = (1/N) sum_t PI_t(j)
+        SD(j)   = sqrt((mean_t PI_t(j)^2 - PI(j)^2) / N)
+        z(j)    = PI(j) / SD(j)
+
+    L_t is tree t's own error: the fraction of B_t it misclassifies (so PI_t is the
+    decrease in accuracy, randomForest's ``MeanDecreaseAccuracy``) or its mean squared
+    error (the increase in MSE, ``%IncMSE`` before scaling). PI_t(j) = 0 when tree t
+    never splits on j, and such trees still count in N; so does a tree without OOB
+    rows. SD is randomForest's standard error (a slightly negative radicand from
+    rounding counts as 0); in z it is replaced by 1 when below machine epsilon
+    (``importance(scale = TRUE)``).
+
+    Only rows whose path meets a split on j are re-routed, from the first such split,
+    reading the permuted value only at splits on j; trees that never use j are skipped.
+    The numbers equal permuting the column and predicting every OOB row again.
+
+    Parameters
+    ----------
+    forest : fitted bagged forest
+        ``sapwood.RandomForestClassifier`` / ``RandomForestRegressor`` /
+        ``ExtraTrees*`` fitted with ``bootstrap=True`` (in-bag rows from
+        :meth:`~sapwood.learners.RandomForestClassifier.bootstrap_counts`), or
+        scikit-learn's ``RandomForest*`` / ``ExtraTrees*`` fitted with
+        ``bootstrap=True`` (in-bag rows regenerated from each tree's stored
+        ``random_state`` as scikit-learn 1.9 draws them). Single output only.
+    X : array-like of shape (n_samples, n_features)
+        The data the forest was fit on (converted to float32 as the forest did; NaN
+        marks a missing value). Column names become the feature names.
+    y : array-like of shape (n_samples,)
+        The targets it was fit on.
+    n_repeats : int, default=1
+        Permutations per tree and feature. With more than one, PI_t(j), the per-class
+        values and the casewise values are averaged over the repeats before anything
+        else (randomForest's ``nPerm``).
+    random_state : int, RandomState instance or None, default=None
+        One seed per tree is drawn up front, ``check_random_state(random_state)
+        .randint(2**31 - 1, size=n_trees)``; tree t then draws, from
+        ``RandomState(seed_t)``, ``permutation(|B_t|)`` for every repeat and, within it,
+        every feature in column order (also for features the tree does not use).
+    n_jobs : int or None, default=None
+        Threads over trees (joblib). The numbers do not depend on it.
+
+    Returns
+    -------
+    ImportanceResult
+        ``importances_mean`` = PI, ``importances_std`` = SD, ``importances`` = PI_t of
+        shape (n_features, n_trees), ``method="oob_permutation"``, and ``extra``:
+
+        - ``"zscore"``: z, shape (n_features,);
+        - ``"per_class"`` (classification): DataFrame (features x classes) of the same
+          mean with accuracy restricted to the OOB rows of each class (a tree with no
+          OOB row of a class contributes 0 for it), and ``"per_class_std"`` its SD;
+        - ``"casewise"``: (n_samples, n_features) local importances. For a
+          classifier, each tree for which row i is OOB adds +1 when only the permuted
+          prediction is wrong and -1 when only the original one is wrong; for a
+          regressor it adds the increase of the squared error. The sum is divided by
+          the number of trees for which the row was OOB (NaN if none;
+          randomForest's ``localImp``).
+        - ``"n_oob_trees"``: for every row, the number of trees it was OOB for.
+
+    Raises
+    ------
+    ValueError
+        If the forest carries no bagging information (not bootstrapped, or a model
+        whose in-bag rows cannot be recovered), or X / y do not match its training set.
+
+    References
+    ----------
+    .. [1] L. Breiman, "Random Forests", Machine Learning 45(1), 5-32, 2001.
+       doi:10.1023/A:1010933404324
+    .. [2] A. Liaw and M. Wiener, "Classification and Regression by randomForest",
+       R News 2(3), 18-22, 2002.
+    """
+    inbag_counts = _inbag_counter(forest)
+    ensemble = as_ensemble(forest)
+    if ensemble.trees[0].n_outputs != 1:
+        raise ValueError("oob_permutation_importance supports single-output forests only; "
+                         f"got {ensemble.trees[0].n_outputs} outputs")
+    feature_names = _feature_names(X, forest, ensemble.n_features)
+    X = np.ascontiguousarray(check_array(X, dtype=np.float32, ensure_all_finite="allow-nan"))
+    if X.shape[1] != ensemble.n_features:
+        raise ValueError(f"X has {X.shape[1]} features; the forest was fit on "
+                         f"{ensemble.n_features}")
+    n_samples = X.shape[0]
+    if n_samples != forest._n_samples:
+        raise ValueError(f"X has {n_samples} rows; the forest was fit on {forest._n_samples}. "
+                         "Out-of-bag importance needs the training data.")
+    classification = ensemble.task == "classification"
+    target, target_class, classes = _encode_targets(forest, y, n_samples, classification)
+    n_trees = ensemble.n_trees
+    seeds = check_random_state(random_state).randint(np.iinfo(np.int32).max, size=n_trees)
+
+    def one_tree(t):
+        oob = np.flatnonzero(inbag_counts(t) == 0)
+        tree = ensemble.trees[t]
+        values = tree.value[:, 0, :]
+        node_prediction = (np.argmax(values, axis=1).astype(np.float64) if classification
+                           else np.ascontiguousarray(values[:, 0]))
+        rng = np.random.RandomState(seeds[t])
+        permutations = np.empty((n_repeats, X.shape[1], oob.shape[0]), dtype=np.intp)
+        for r in range(n_repeats):
+            for j in range(X.shape[1]):
+                permutations[r, j] = rng.permutation(oob.shape[0])
+        outputs = oob_tree_permutation(
+            X, oob, target[oob], target_class[oob], len(classes), classification,
+            tree.children_left, tree.children_right, tree.feature, tree.threshold,
+            tree.missing_go_to_left, tree.operator, node_prediction, permutations)
+        return oob, outputs
+
+    if n_jobs is None or n_jobs == 1:
+        per_tree = (one_tree(t) for t in range(n_trees))
+    else:
+        per_tree = Parallel(n_jobs=n_jobs, backend="threading", return_as="generator")(
+            delayed(one_tree)(t) for t in range(n_trees))
+
+    importances = np.zeros((X.shape[1], n_trees))
+    by_class = np.zeros((X.shape[1], len(classes), n_trees))
+    casewise = np.zeros((n_samples, X.shape[1]))
+    n_oob_trees = np.zeros(n_samples, dtype=np.intp)
+    # Results arrive in tree order whatever n_jobs is, so every sum has the same order.
+    for t, (oob, (_, increase, increase_by_class, case)) in enumerate(per_tree):
+        if oob.shape[0] > 0:
+            importances[:, t] = increase / (n_repeats * oob.shape[0])
+        rows_per_class = np.bincount(target_class[oob], minlength=len(classes))
+        present = rows_per_class > 0
+        by_class[:, present, t] = increase_by_class[:, present] / (
+            n_repeats * rows_per_class[present])
+        casewise[oob] += case / n_repeats
+        n_oob_trees[oob] += 1
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        casewise /= n_oob_trees[:, None]
+    mean, std, zscore = randomforest_summary(importances)
+    extra = {"zscore": zscore, "casewise": casewise, "n_oob_trees": n_oob_trees}
+    if classification:
+        class_mean, class_std, _ = randomforest_summary(by_class)
+        extra["per_class"] = pd.DataFrame(class_mean, index=feature_names,
+                                          columns=list(classes))
+        extra["per_class_std"] = pd.DataFrame(class_std, index=feature_names,
+                                              columns=list(classes))
+    params = {"n_repeats": n_repeats, "random_state": random_state, "n_jobs": n_jobs,
+              "n_trees": n_trees, "task": ensemble.task}
+    return ImportanceResult(importances_mean=mean, importances_std=std,
+                            feature_names=feature_names, method="oob_permutation",
+                            params=params, importances=importances, extra=extra)
+
+
+def randomforest_summary(per_tree):
+    """(PI, SD, z) over the last axis of ``per_tree`` (the N trees), as randomForest:
+    PI = mean, SD = sqrt((mean of squares - PI^2) / N) (0 if the radicand rounds
+    below 0), z = PI / SD with SD taken as 1 when below machine epsilon."""
+    per_tree = np.asarray(per_tree, dtype=np.float64)
+    n_trees = per_tree.shape[-1]
+    mean = per_tree.mean(axis=-1)
+    variance = np.maximum((per_tree**2).mean(axis=-1) - mean**2, 0.0) / n_trees
+    std = np.sqrt(variance)
+    zscore = mean / np.where(std < np.finfo(np.float64).eps, 1.0, std)
+    return mean, std, zscore
+
+
+def _inbag_counter(forest):
+    """``counts(t)``: how often each training row was drawn for tree t.
+
+    Raises ValueError naming what is missing when the forest has no bagging record.
+    """
+    if isinstance(forest, BaseForest):
+        if not forest.bootstrap:
+            raise ValueError(f"{type(forest).__name__} was fit with bootstrap=False: every "
+                             "tree saw every row, so there are no out-of-bag rows. Refit "
+                             "with bootstrap=True.")
+        if not hasattr(forest, "estimators_"):
+            raise ValueError(f"this {type(forest).__name__} is not fitted yet")
+        return forest.bootstrap_counts
+    if isinstance(forest, SklearnForest):
+        if not forest.bootstrap:
+            raise ValueError(f"{type(forest).__name__} was fit with bootstrap=False: every "
+                             "tree saw every row, so there are no out-of-bag rows. Refit "
+                             "with bootstrap=True.")
+        missing = [name for name in _SKLEARN_BAGGING if not hasattr(forest, name)]
+        if missing:
+            raise ValueError(f"{type(forest).__name__} lacks {', '.join(missing)}: cannot "
+                             "regenerate its bootstrap rows (is it fitted, with "
+                             "scikit-learn >= 1.4?)")
+
+        def counts(t):
+            indices = bootstrap_indices(forest.estimators_[t].random_state, forest._n_samples,
+                                        forest._n_samples_bootstrap, forest._sample_weight)
+            return np.bincount(indices, minlength=forest._n_samples)
+
+        return counts
+    raise ValueError(
+        f"oob_permutation_importance needs a bagged forest whose in-bag rows it can "
+        f"recover: a sapwood or scikit-learn RandomForest* / ExtraTrees* fitted with "
+        f"bootstrap=True (bootstrap_counts, or per-tree integer random_state with "
+        f"_n_samples_bootstrap and _sample_weight); got {type(forest).__name__}, which has "
+        f"no bootstrap record sapwood can read.")
+
+
+def _encode_targets(forest, y, n_samples, classification):
+    """(target as float64, class code per row, class labels) for the kernel."""
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1 or y.shape[0] != n_samples:
+        raise ValueError(f"y must have shape ({n_samples},); got {y.shape}")
+    if not classification:
+        return y.astype(np.float64), np.zeros(n_samples, dtype=np.intp), (None,)
+    classes = np.asarray(forest.classes_)
+    codes = np.clip(np.searchsorted(classes, y), 0, len(classes) - 1)
+    unknown = classes[codes] != y
+    if unknown.any():
+        raise ValueError(f"y contains labels the forest was not fit on, e.g. "
+                         f"{y[np.argmax(unknown)]!r}; classes are {classes.tolist()}")
+    return codes.astype(np.float64), codes.astype(np.intp), classes.tolist()
+
+
+def _feature_names(X, forest, n_features):
+    if hasattr(X, "columns"):
+        return [str(c) for c in X.columns]
+    names = getattr(forest, "feature_names_in_", None)
+    if names is not None and len(names) == n_features:
+        return [str(c) for c in names]
+    return [f"x{j}" for j in range(n_features)]
