@@ -33,7 +33,13 @@ test-boundscheck: install
 test-fast: install
 	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS)
 
-test: lint test-boundscheck test-fast
+# Headless Chromium for the report render test (tests/cli/test_report_render.py). Best
+# effort: where apt-get cannot install it (no root, no network) the test skips.
+.PHONY: chromium
+chromium:
+	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || echo "chromium not installed; the report render test will skip"
+
+test: chromium lint test-boundscheck test-fast
 
 bench: install
 	$(BIN)/python -m benchmarks

@@ -5,6 +5,7 @@ Commands (``sapwood COMMAND --help`` for each)::
     sapwood demo     the ground-truth data set: MDI against held-out permutation
     sapwood explain  a CSV or Parquet file: fit a model, rank the features
     sapwood tree     fit one decision tree and print or draw it
+    sapwood convert  read an XGBoost, LightGBM or sapwood model file, write a sapwood one
 
 Exit codes: 0 on success, 2 on bad input (one line on stderr naming the problem), 1 on
 an internal error (one line; ``SAPWOOD_DEBUG=1`` shows the traceback).
@@ -88,7 +89,10 @@ def build_parser() -> argparse.ArgumentParser:
         "explain", help="rank the features of a CSV or Parquet table",
         description="Fit a model on a training split of DATA, score it on the held-out "
                     "rows and rank its features by each importance measure (MDI from the "
-                    "fitted trees; permutation on the held-out rows). " + ENCODING_HELP)
+                    "fitted trees; permutation on the held-out rows). A loaded model "
+                    "(--model FILE) is scored and permuted on the same held-out rows; "
+                    "XGBoost and LightGBM trees record no impurities, so for them MDI is "
+                    "replaced by the library's split gain (gain). " + ENCODING_HELP)
     explain.add_argument("data", metavar="DATA", help="CSV file, or Parquet (.parquet, .pq)")
     explain.add_argument("--target", required=True, metavar="COL", help="column to explain")
     explain.add_argument("--model", default="auto", metavar="tree|rf|et|gb|MODEL_FILE",
@@ -96,7 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
                               "file to load (default: rf when available, else tree)")
     explain.add_argument("--methods", default=",".join(DEFAULT_METHODS),
                          help=f"comma-separated measures from: {', '.join(MEASURES)} "
-                              f"(default: {','.join(DEFAULT_METHODS)})")
+                              f"(default: {','.join(DEFAULT_METHODS)}; gain needs an "
+                              "XGBoost or LightGBM model)")
     explain.add_argument("--test-size", type=_fraction, default=0.25,
                          help="share of rows held out for scoring and permutation "
                               "(default: 0.25)")
@@ -126,6 +131,19 @@ def build_parser() -> argparse.ArgumentParser:
     tree.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     tree.add_argument("--quiet", action="store_true", help="print nothing on success")
     tree.set_defaults(handler=_commands.tree)
+
+    convert = commands.add_parser(
+        "convert", help="write an XGBoost, LightGBM or sapwood model file as a sapwood one",
+        description="Read MODEL_FILE (XGBoost JSON or UBJSON from save_model, a LightGBM "
+                    "text model from save_model, or a sapwood model file), check it, and "
+                    "write it to OUT in sapwood's model format (a ZIP of JSON and NumPy "
+                    "arrays, no pickle; load it with sapwood.load). Prints one line: "
+                    "source, trees, features and task.")
+    convert.add_argument("model_file", metavar="MODEL_FILE", help="the model to read")
+    convert.add_argument("out", metavar="OUT", help="the sapwood model file to write "
+                                                    "(conventionally .sapwood)")
+    convert.add_argument("--quiet", action="store_true", help="print nothing on success")
+    convert.set_defaults(handler=_commands.convert)
     return parser
 
 

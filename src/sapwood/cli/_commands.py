@@ -1,4 +1,5 @@
-"""The ``demo``, ``explain`` and ``tree`` commands: arguments in, exit code out."""
+"""The ``demo``, ``explain``, ``tree`` and ``convert`` commands: arguments in, exit code
+out."""
 
 from __future__ import annotations
 
@@ -6,10 +7,18 @@ from pathlib import Path
 
 from . import _measures
 from ._data import InputError, load_table, prepare
-from ._models import build_model, default_model, load_model_file, model_class
-from ._run import UI, Run, run_pipeline
+from ._models import (
+    build_model,
+    default_model,
+    describe_ensemble,
+    describe_source,
+    load_model_file,
+    model_class,
+    read_model_file,
+)
+from ._run import UI, Run, align_to_model, run_pipeline
 
-__all__ = ["demo", "explain", "tree"]
+__all__ = ["convert", "demo", "explain", "tree"]
 
 TREE_SUFFIXES = (".txt", ".dot", ".svg", ".png", ".pdf")
 
@@ -75,15 +84,21 @@ def explain(args) -> int:
         check_report_path(args.report)
     methods = _measures.parse_methods(args.methods)
     ui = UI(quiet=args.quiet, json=args.json)
-    table = load_table(args.data)
-    data = prepare(table, args.target, args.task)
     fitted = args.model not in ("auto", "tree", "rf", "et", "gb")
     if fitted:
         if not Path(args.model).is_file():
             raise InputError(f"--model {args.model!r}: not one of tree, rf, et, gb and not "
                              "an existing model file")
         model = load_model_file(args.model)
+        if args.task not in ("auto", model.task):
+            raise InputError(f"--task {args.task}: the model in {args.model} is a "
+                             f"{model.task} model")
+    table = load_table(args.data)
+    if fitted:
+        # The loaded model knows its task; the target is read accordingly.
+        data = align_to_model(model, prepare(table, args.target, model.task))
     else:
+        data = prepare(table, args.target, args.task)
         name = default_model(data.task) if args.model == "auto" else args.model
         model = build_model(name, data.task, max_depth=args.max_depth,
                             random_state=args.seed)
@@ -146,3 +161,30 @@ def _drawing(export, model, names, suffix, max_depth):
     buffer = io.BytesIO()
     figure.savefig(buffer, format=suffix.lstrip("."), bbox_inches="tight")
     return buffer.getvalue()
+
+
+def convert(args) -> int:
+    """Read a sapwood, XGBoost or LightGBM model file and write it as a sapwood model."""
+    import io
+
+    import sapwood
+
+    from ._report import write_atomic
+
+    out = Path(args.out)
+    if out.is_dir():
+        raise InputError(f"OUT {out}: is a directory")
+    if not out.parent.exists():
+        raise InputError(f"OUT {out}: directory {out.parent} does not exist")
+    ensemble = read_model_file(args.model_file)
+    buffer = io.BytesIO()
+    try:
+        sapwood.save(ensemble, buffer)
+    except ValueError as error:
+        raise InputError(f"cannot write {args.model_file} as a sapwood model: "
+                         f"{str(error).splitlines()[0]}") from None
+    write_atomic(out, buffer.getvalue())
+    if not args.quiet:
+        print(f"Converted {args.model_file} to {out}: {describe_ensemble(ensemble)}; "
+              f"source {describe_source(ensemble)}")
+    return 0

@@ -32,15 +32,27 @@ def _permutation(model, X_test, y_test, random_state):
         importances=result.get("importances"))
 
 
+def _gain(model, X_test, y_test, random_state):
+    from sapwood.importance import native_importance
+
+    return native_importance(model, "gain", feature_names=list(X_test.columns))
+
+
 # name -> (function, sapwood.importance attribute it needs, what it measures)
 MEASURES = {
     "mdi": (_mdi, "mdi", "mean decrease in impurity, on the training data"),
+    "gain": (_gain, "native_importance",
+             "the library's own split-gain importance (XGBoost, LightGBM), on the training "
+             "data"),
     "permutation": (_permutation, "permutation_importance",
                     "drop in held-out score when the feature is shuffled"),
 }
 DEFAULT_METHODS = ("mdi", "permutation")
-# MDI is learnt on the training rows; these are measured on rows the model has not seen.
+# MDI and split gain are learnt on the training rows; the held-out measures on rows the
+# model has not seen.
+IN_SAMPLE = ("mdi", "gain")
 HELD_OUT = ("permutation",)
+LABELS = {"mdi": "MDI", "gain": "split gain"}
 
 
 def is_available(name: str) -> bool:
@@ -81,16 +93,19 @@ def rank_table(results: dict, truth: dict | None = None) -> pd.DataFrame:
 
 
 def disagreements(results: dict) -> list:
-    """Features MDI ranks above a feature that a held-out measure finds useful, although
-    the held-out measure finds them useless: the seeds' warning, one dict each.
+    """Features MDI (or split gain, when there is no MDI) ranks above a feature that a
+    held-out measure finds useful, although the held-out measure finds them useless: the
+    seeds' warning, one dict each.
 
     Held-out importance counts as *useless* when its mean is at most
     max(2 std, 2% of the largest mean) and as *useful* when it is above
     max(2 std, 5% of the largest mean).
     """
-    if "mdi" not in results:
+    present = [name for name in IN_SAMPLE if name in results]
+    if not present:
         return []
-    mdi_result = results["mdi"]
+    in_sample = present[0]
+    mdi_result = results[in_sample]
     mdi_ranks = mdi_result.ranks()
     found = []
     for name in HELD_OUT:
@@ -109,6 +124,7 @@ def disagreements(results: dict) -> list:
             k = max(outranked, key=lambda k: mean[k])
             found.append({
                 "feature": mdi_result.feature_names[j], "measure": name,
+                "in_sample": LABELS[in_sample],
                 "n_features": mdi_result.n_features,
                 "mdi_rank": int(mdi_ranks[j]), "other_rank": int(other_ranks[j]),
                 "mdi": float(mdi_result.importances_mean[j]),
@@ -122,10 +138,11 @@ def disagreements(results: dict) -> list:
 def warning_text(item: dict) -> str:
     """The plain-language warning for one disagreement."""
     others = f" and {item['n_above'] - 1} more" if item["n_above"] > 1 else ""
-    return (f"MDI ranks {item['feature']!r} #{item['mdi_rank']} of {item['n_features']}, "
+    label = item.get("in_sample", "MDI")
+    return (f"{label} ranks {item['feature']!r} #{item['mdi_rank']} of {item['n_features']}, "
             f"above {item['above']!r}{others}; but on held-out data shuffling "
             f"{item['feature']!r} barely changes the score ({item['measure']} "
             f"{item['other']:.4f} ± {item['other_std']:.4f}, rank #{item['other_rank']}) while "
             f"shuffling {item['above']!r} costs {item['above_other']:.4f} "
-            f"± {item['above_other_std']:.4f}. MDI is computed on the training data and "
+            f"± {item['above_other_std']:.4f}. {label} is computed on the training data and "
             "favours features with many distinct values; trust the held-out measure here.")

@@ -6,8 +6,9 @@ from pathlib import Path
 
 from ._data import InputError
 
-__all__ = ["MODEL_NAMES", "available_models", "build_model", "default_model",
-           "describe_model", "load_model_file", "model_class", "score_model"]
+__all__ = ["MODEL_NAMES", "LoadedModel", "available_models", "build_model", "default_model",
+           "describe_ensemble", "describe_model", "describe_source", "load_model_file",
+           "model_class", "read_model_file", "score_model"]
 
 # --model name -> (sapwood.learners class for classification, for regression, label)
 MODEL_NAMES = {
@@ -54,27 +55,111 @@ def build_model(name: str, task: str, *, max_depth=None, random_state=0):
     return cls(**{key: value for key, value in params.items() if key in accepted})
 
 
-def load_model_file(path):
-    """A fitted model from a saved file: a sapwood model (``sapwood.load``), else an
-    XGBoost or LightGBM file (``sapwood.adapters.from_model``), whichever this version
-    has."""
+class LoadedModel:
+    """A model read from a file (a :class:`~sapwood.TreeEnsemble`), dressed as a fitted
+    scikit-learn estimator so that scorers and the importance measures accept it.
+
+    ``to_ensemble()`` hands the trees back, so the measures see the model itself."""
+
+    def __init__(self, ensemble, path):
+        self.ensemble = ensemble
+        self.path = Path(path)
+        self.n_features_in_ = ensemble.n_features
+        if ensemble.feature_names is not None:
+            import numpy as np
+
+            self.feature_names_in_ = np.asarray([str(n) for n in ensemble.feature_names],
+                                                dtype=object)
+        if ensemble.task == "classification" and ensemble.classes is not None:
+            import numpy as np
+
+            self.classes_ = np.asarray(ensemble.classes)
+
+    @property
+    def task(self) -> str:
+        return self.ensemble.task
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import ClassifierTags, RegressorTags, Tags, TargetTags
+
+        classifier = self.task == "classification"
+        return Tags(estimator_type="classifier" if classifier else "regressor",
+                    target_tags=TargetTags(required=True),
+                    classifier_tags=ClassifierTags() if classifier else None,
+                    regressor_tags=None if classifier else RegressorTags())
+
+    def to_ensemble(self):
+        return self.ensemble
+
+    def predict(self, X):
+        return self.ensemble.predict(_array(X))
+
+    def predict_proba(self, X):
+        return self.ensemble.predict_proba(_array(X))
+
+    def score(self, X, y):
+        from sklearn.metrics import accuracy_score, r2_score
+
+        metric = accuracy_score if self.task == "classification" else r2_score
+        return float(metric(y, self.predict(X)))
+
+
+def _array(X):
+    import numpy as np
+
+    return np.asarray(X, dtype=np.float64)
+
+
+def read_model_file(path):
+    """The :class:`~sapwood.TreeEnsemble` in a sapwood, XGBoost (JSON / UBJSON) or
+    LightGBM (text) model file; every failure is a one-line :class:`InputError`."""
     import sapwood
-    from sapwood import adapters
 
     path = Path(path)
-    loaders = [loader for loader in (getattr(sapwood, "load", None),
-                                     getattr(adapters, "from_model", None)) if loader]
-    if not loaders:
-        raise InputError(f"--model {path}: loading model files is not available in this "
-                         "version of sapwood yet")
-    problem = None
-    for loader in loaders:
-        try:
-            return loader(path)
-        except Exception as error:  # each loader has its own error types
-            problem = problem or (str(error).strip() or type(error).__name__).splitlines()[0]
-    raise InputError(f"cannot load model file {path}: not a sapwood, XGBoost or LightGBM "
-                     f"model ({problem})")
+    if not path.exists():
+        raise InputError(f"model file not found: {path}")
+    if path.is_dir():
+        raise InputError(f"model path is a directory, not a file: {path}")
+    if path.stat().st_size == 0:
+        raise InputError(f"model file is empty: {path}")
+    try:
+        return sapwood.from_model(path)
+    except Exception as error:  # each reader has its own error types for damage
+        problem = (str(error).strip() or type(error).__name__).splitlines()[0]
+        if len(problem) > 200:
+            problem = problem[:197] + "..."
+        raise InputError(f"cannot read model file {path}: {problem}") from None
+
+
+def load_model_file(path) -> LoadedModel:
+    """A fitted model from a saved sapwood, XGBoost or LightGBM file."""
+    return LoadedModel(read_model_file(path), path)
+
+
+def describe_source(ensemble, trees=False) -> str:
+    """``XGBoost Booster (objective binary:logistic)`` or ``sapwood model``; with
+    ``trees``, ``XGBoost Booster (10 trees, objective binary:logistic)``."""
+    source = ensemble.source or {}
+    library = {"xgboost": "XGBoost", "lightgbm": "LightGBM", "sklearn": "scikit-learn"
+               }.get(source.get("library"), source.get("library") or "sapwood")
+    text = f"{library} {source['model']}" if source.get("model") else f"{library} model"
+    details = [f"{ensemble.n_trees} trees"] if trees else []
+    if source.get("objective"):
+        details.append(f"objective {source['objective']}")
+    return f"{text} ({', '.join(details)})" if details else text
+
+
+def describe_ensemble(ensemble) -> str:
+    """``10 trees, 3 features, classification (2 classes)``."""
+    trees = f"{ensemble.n_trees} tree{'s' if ensemble.n_trees != 1 else ''}"
+    task = ensemble.task
+    if task == "classification" and ensemble.classes is not None:
+        classes = ensemble.classes
+        if classes and isinstance(classes[0], tuple):
+            task += f" ({len(classes)} outputs)"
+        else:
+            task += f" ({len(classes)} classes)"
+    return f"{trees}, {ensemble.n_features} features, {task}"
 
 
 def score_model(model, X, y, task: str) -> float:
@@ -93,6 +178,8 @@ def score_model(model, X, y, task: str) -> float:
 
 def describe_model(model) -> str:
     """``RandomForestClassifier(n_estimators=100, max_depth=None)`` style, short."""
+    if isinstance(model, LoadedModel):
+        return f"{describe_source(model.ensemble, trees=True)} from {model.path}"
     name = type(model).__name__
     get_params = getattr(model, "get_params", None)
     if get_params is None:

@@ -22,9 +22,11 @@ __all__ = ["check_report_path", "write_report"]
 
 MAX_BARS = 25
 TREE_DEPTH = 2
+# Smallest readable text in the tree drawing, in points (the page shows it at ~80%).
+TREE_FONT = 9
 
 _STYLE = """
-body { font-family: system-ui, sans-serif; max-width: 60em; margin: 2em auto; color: #222; }
+body { font-family: system-ui, sans-serif; max-width: 70em; margin: 2em auto; color: #222; }
 h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 2em; }
 table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.9em; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }
@@ -32,6 +34,8 @@ th { background: #f2f2f2; } td.text, th.text { text-align: left; }
 .warning { background: #fff4d6; border-left: 4px solid #e0a000; padding: 0.6em 1em; }
 .note { color: #555; } pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; }
 img { max-width: 100%; }
+.measure { display: flex; flex-wrap: wrap; gap: 0 2em; align-items: flex-start; }
+.measure img { flex: 0 1 auto; }
 """
 
 
@@ -93,11 +97,12 @@ def _document(run: Run, title: str) -> str:
         parts.append(f"<p class='note'>Note: {_e(text)}</p>")
     for name, result in run.results.items():
         parts.append(f"<h2>{_e(name)}: {_e(MEASURES[name][2])}</h2>")
-        parts.append(_img(_bar_chart(result), f"{name} importance"))
         frame = result.to_frame()[["rank", "feature", "importance", "std"]]
         if run.truth is not None:
             frame.insert(2, "truth", frame["feature"].map(run.truth))
-        parts.append(_table(frame))
+        # The chart and its table side by side when the page is wide enough.
+        parts.append(f"<div class='measure'>{_img(_bar_chart(result), f'{name} importance')}"
+                     f"{_table(frame)}</div>")
     if len(run.results) > 1:
         parts.append("<h2>Ranks side by side</h2><p>1 = most important.</p>")
         parts.append(_table(run.ranks))
@@ -162,12 +167,13 @@ def new_figure(figsize):
 
 def _bar_chart(result) -> bytes:
     frame = result.to_frame().head(MAX_BARS).iloc[::-1]
-    figure = new_figure((7, 0.35 * len(frame) + 1.2))
+    figure = new_figure((5, 0.35 * len(frame) + 1.2))
     ax = figure.add_subplot()
     ax.barh(frame["feature"], frame["importance"], xerr=frame["std"], color="#4c72b0",
             ecolor="#333333", capsize=3)
     ax.axvline(0, color="#999999", linewidth=0.8)
-    ax.set_xlabel(f"{result.method} importance (error bars: ±1 std)")
+    has_std = bool((frame["std"].fillna(0) > 0).any())
+    ax.set_xlabel(f"{result.method} importance" + (" (error bars: ±1 std)" if has_std else ""))
     return _png(figure)
 
 
@@ -179,11 +185,43 @@ def _tree_section(run: Run) -> str:
     parts = [f"<h2>First tree, top {TREE_DEPTH} levels</h2>"]
     names = list(run.data.X.columns)
     if hasattr(export, "plot_tree"):
-        figure = new_figure((10, 4.5))
-        export.plot_tree(run.model, ax=figure.add_subplot(), max_depth=TREE_DEPTH,
-                         feature_names=names, filled=True, rounded=True)
+        figure = _tree_figure(export, run.model, names, impurity=_has_impurities(run.model))
         parts.append(_img(_png(figure), "first tree"))
     if hasattr(export, "export_text"):
         text = export.export_text(run.model, feature_names=names, max_depth=TREE_DEPTH)
         parts.append(f"<pre>{_e(text)}</pre>")
     return "\n".join(parts) if len(parts) > 1 else ""
+
+
+def _has_impurities(model) -> bool:
+    """False for XGBoost and LightGBM trees, which record split gains instead."""
+    ensemble = getattr(model, "ensemble", None)
+    library = (getattr(ensemble, "source", None) or {}).get("library")
+    return library not in ("xgboost", "lightgbm")
+
+
+def _tree_figure(export, model, names, impurity=True):
+    """The first tree's top levels, with text no smaller than :data:`TREE_FONT` points
+    unless that would make boxes overlap (then plot_tree's own fitted size)."""
+    figure = new_figure((10, 4.5))
+    ax = figure.add_subplot()
+
+    def draw(fontsize=None):
+        return export.plot_tree(model, ax=ax, max_depth=TREE_DEPTH, feature_names=names,
+                                filled=True, rounded=True, fontsize=fontsize,
+                                impurity=impurity)
+
+    annotations = draw()
+    if annotations and annotations[0].get_fontsize() < TREE_FONT:
+        annotations = draw(TREE_FONT)
+        if _boxes_overlap(figure, annotations):
+            draw()
+    return figure
+
+
+def _boxes_overlap(figure, annotations) -> bool:
+    figure.canvas.draw()  # box patches get their place and size when drawn
+    boxes = [a.get_bbox_patch().get_window_extent() for a in annotations
+             if a.get_bbox_patch() is not None]
+    return any(first.overlaps(second) for i, first in enumerate(boxes)
+               for second in boxes[i + 1:])

@@ -1,0 +1,75 @@
+"""Progress bars on stderr for fitting, scoring and each importance measure: only when
+stderr is a terminal, never with --quiet or --json."""
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+from rich.console import Console
+
+from sapwood.cli import _commands, main
+from sapwood.cli._run import UI
+
+
+@pytest.fixture
+def csv(tmp_path):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.uniform(size=80), "b": rng.uniform(size=80)})
+    frame["y"] = (frame["a"] > 0.5).astype(int)
+    path = tmp_path / "data.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture
+def terminal(monkeypatch):
+    """Make the commands' stderr console a terminal writing into a buffer."""
+    buffer = io.StringIO()
+
+    def ui(quiet=False, json=False):
+        console = Console(file=buffer, force_terminal=True, color_system=None, width=100)
+        return UI(quiet=quiet, json=json, err=console)
+
+    monkeypatch.setattr(_commands, "UI", ui)
+    return buffer
+
+
+def test_progress_on_a_terminal(terminal, csv, capsys):
+    assert main(["explain", str(csv), "--target", "y", "--model", "tree"]) == 0
+    text = terminal.getvalue()
+    for label in ("Fitting DecisionTreeClassifier(max_depth=8) on 60 rows",
+                  "Scoring on 20 held-out rows",
+                  "Computing mdi importance from the fitted trees",
+                  "Computing permutation importance on the held-out rows"):
+        assert f"✓ {label}" in text, text
+    # Results still go to stdout, untouched by the bars.
+    assert capsys.readouterr().out.startswith(f"Data: {csv}: 80 rows")
+
+
+@pytest.mark.parametrize("flag", ["--quiet", "--json"])
+def test_no_progress_with_quiet_or_json(terminal, csv, flag, capsys):
+    assert main(["explain", str(csv), "--target", "y", "--model", "tree", flag]) == 0
+    assert terminal.getvalue() == ""
+
+
+def test_no_progress_when_stderr_is_not_a_terminal(csv, capsys):
+    assert main(["explain", str(csv), "--target", "y", "--model", "tree"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_a_failed_step_is_marked(capsys):
+    buffer = io.StringIO()
+    ui = UI(err=Console(file=buffer, force_terminal=True, color_system=None, width=80))
+    with pytest.raises(RuntimeError), ui.step("Fitting"):
+        raise RuntimeError("boom")
+    assert "Fitting (failed)" in buffer.getvalue()
+
+
+def test_a_skipped_measure_is_marked():
+    buffer = io.StringIO()
+    ui = UI(err=Console(file=buffer, force_terminal=True, color_system=None, width=80))
+    with ui.step("Computing mdi importance") as step:
+        step.skipped()
+    assert "Computing mdi importance (skipped)" in buffer.getvalue()
+    assert "✓" not in buffer.getvalue()
