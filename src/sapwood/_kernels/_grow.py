@@ -96,7 +96,7 @@ def _root_samples(sample_weight):
 
 
 @kernel
-def grow_depth_first(X_columns, y, sample_weight, has_missing, tie_free, c, rng, max_features,
+def grow_depth_first(X_columns, y, sample_weight, has_missing, any_order, c, rng, max_features,
                      min_samples_split, min_samples_leaf, min_weight_leaf, max_depth,
                      min_impurity_decrease, random_splitter):
     """Grow a tree depth-first (left child before right); returns the node arrays."""
@@ -155,7 +155,7 @@ def grow_depth_first(X_columns, y, sample_weight, has_missing, tie_free, c, rng,
         if not is_leaf:
             split, n_constant = node_split(
                 X_columns, y, sample_weight, samples, values, features, constant_features,
-                has_missing, tie_free, sort_workspace, c, rng, start, end, impurity, n_constant,
+                has_missing, any_order, sort_workspace, c, rng, start, end, impurity, n_constant,
                 max_features, min_samples_leaf, min_weight_leaf, random_splitter)
             split_pos = int(split[0])
             split_feature = int(split[1])
@@ -233,7 +233,7 @@ def _heap_pop(heap, size, improvement):
 
 
 @kernel
-def grow_best_first(X_columns, y, sample_weight, has_missing, tie_free, c, rng, max_features,
+def grow_best_first(X_columns, y, sample_weight, has_missing, any_order, c, rng, max_features,
                     min_samples_split, min_samples_leaf, min_weight_leaf, max_depth,
                     max_leaf_nodes, min_impurity_decrease, random_splitter):
     """Grow a tree by always splitting the leaf with the largest impurity improvement."""
@@ -296,7 +296,7 @@ def grow_best_first(X_columns, y, sample_weight, has_missing, tie_free, c, rng, 
             if not is_leaf:
                 split, _ = node_split(
                     X_columns, y, sample_weight, samples, values, features, constant_features,
-                    has_missing, tie_free, sort_workspace, c, rng, start, end, impurity, 0,
+                    has_missing, any_order, sort_workspace, c, rng, start, end, impurity, 0,
                     max_features, min_samples_leaf, min_weight_leaf, random_splitter)
                 split_pos = int(split[0])
                 split_feature = int(split[1])

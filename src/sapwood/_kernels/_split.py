@@ -27,14 +27,14 @@ SPLIT_FIELDS = 7
 
 
 @kernel
-def _sort_feature(X_columns, feature, samples, values, start, end, has_missing, tie_free,
+def _sort_feature(X_columns, feature, samples, values, start, end, has_missing, any_order,
                   sort_keys, sort_keys_spare, sort_indices_spare):
     """Copy the feature's values of ``samples[start:end]`` into ``values`` and sort both,
     missing values moved to the end unsorted; returns the number of missing values.
 
-    Features without ties get a radix sort (their sorted order is unique, so it equals
-    scikit-learn's introsort order); others keep introsort, whose tie order decides the
-    order of sums and so the last bits of impurities."""
+    Features in ``any_order`` (no ties, or a criterion whose sums are exact in any order;
+    see ``learners._grow``) get a radix sort; others keep introsort, whose order of tied
+    values decides the order of sums and so the last bits of impurities."""
     column = X_columns[feature]
     n_missing = 0
     if has_missing:
@@ -55,7 +55,7 @@ def _sort_feature(X_columns, feature, samples, values, start, end, has_missing, 
         for i in range(start, end):
             values[i] = column[samples[i]]
     n_present = end - start - n_missing
-    if tie_free and n_present >= RADIX_MIN:
+    if any_order and n_present >= RADIX_MIN:
         radix_sort_segment(values, samples, start, n_present, sort_keys, sort_keys_spare,
                            sort_indices_spare)
     else:
@@ -233,7 +233,7 @@ def _scan_positions(code, n_classes, sum_total, sum_left, sum_right, stats, left
 
 @kernel
 def node_split(X_columns, y, sample_weight, samples, values, features, constant_features,
-               has_missing, tie_free, sort_workspace, c, rng, start, end, impurity,
+               has_missing, any_order, sort_workspace, c, rng, start, end, impurity,
                n_known_constants, max_features, min_samples_leaf, min_weight_leaf,
                random_splitter):
     """Search the node's split; returns (split record, n_constant_features).
@@ -279,7 +279,7 @@ def node_split(X_columns, y, sample_weight, samples, values, features, constant_
 
         if not random_splitter:
             n_missing = _sort_feature(X_columns, feature, samples, values, start, end,
-                                      has_missing[feature], tie_free[feature], keys,
+                                      has_missing[feature], any_order[feature], keys,
                                       keys_spare, indices_spare)
             end_non_missing = end - n_missing
             if end_non_missing == start or (
