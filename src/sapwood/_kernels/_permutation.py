@@ -401,35 +401,68 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
 
 
 @kernel
-def collect_changed(leaves_by_sample, new_leaves, changed, node_values, tree_column, init,
-                    slot_lo, slot_hi, counts, rows, totals):
+def checkpoint_sums(leaves_by_sample, node_values, tree_column, init, stride):
+    """Per sample the running total of ``sum_leaf_values`` before trees 0, stride,
+    2 * stride, ...: shape (n_samples, ceil(n_trees / stride), len(init))."""
+    n_samples, n_trees = leaves_by_sample.shape
+    width = node_values.shape[1]
+    n_columns = init.shape[0]
+    n_checkpoints = (n_trees + stride - 1) // stride
+    out = np.empty((n_samples, n_checkpoints, n_columns))
+    total = np.empty(n_columns)
+    for i in range(n_samples):
+        for c in range(n_columns):
+            total[c] = init[c]
+        for t in range(n_trees):
+            if t % stride == 0:
+                for c in range(n_columns):
+                    out[i, t // stride, c] = total[c]
+            leaf = leaves_by_sample[i, t]
+            column = tree_column[t]
+            for w in range(width):
+                total[column + w] += node_values[leaf, w]
+    return out
+
+
+@kernel
+def collect_changed(leaf_values, new_leaves, changed, node_values, tree_column,
+                    checkpoints, stride, slot_lo, slot_hi, counts, rows, totals):
     """Per slot ``s`` in ``slot_lo .. slot_hi``: the changed samples
     (``rows[s, :counts[s]]``) and their raw totals ``init + sum_t node_values[leaf]``
     added in tree order (``totals[s, :counts[s]]``), with each tree's new leaf where it
-    changed, else the baseline leaf ``leaves_by_sample[i, t]``.
+    changed, else the baseline leaf's values ``leaf_values[i, t]`` (stored contiguously
+    per sample so the unchanged trees are read in sequence, not gathered).
 
+    The sum resumes from the last checkpoint (``checkpoint_sums``) at or before the
+    first changed tree: the same additions in the same order as summing from the start.
     Consumed ``new_leaves`` entries are reset to -1 so the buffer can be reused.
     """
     n_samples = changed.shape[1]
-    n_trees = leaves_by_sample.shape[1]
+    n_trees = leaf_values.shape[1]
     width = node_values.shape[1]
-    n_columns = init.shape[0]
+    n_columns = checkpoints.shape[2]
     for s in range(slot_lo, slot_hi):
         n = 0
         for i in range(n_samples):
             if changed[s, i] == 0:
                 continue
             rows[s, n] = i
+            first = 0
+            while first < n_trees and new_leaves[s, i, first] < 0:
+                first += 1
+            first = min(first, n_trees - 1)
+            start = (first // stride) * stride
             for c in range(n_columns):
-                totals[s, n, c] = init[c]
-            for t in range(n_trees):
+                totals[s, n, c] = checkpoints[i, first // stride, c]
+            for t in range(start, n_trees):
                 leaf = new_leaves[s, i, t]
+                column = tree_column[t]
                 if leaf < 0:
-                    leaf = leaves_by_sample[i, t]
+                    for w in range(width):
+                        totals[s, n, column + w] += leaf_values[i, t, w]
                 else:
                     new_leaves[s, i, t] = -1
-                column = tree_column[t]
-                for w in range(width):
-                    totals[s, n, column + w] += node_values[leaf, w]
+                    for w in range(width):
+                        totals[s, n, column + w] += node_values[leaf, w]
             n += 1
         counts[s] = n

@@ -28,13 +28,16 @@ SPLIT_FIELDS = 7
 
 @kernel
 def _sort_feature(X_columns, feature, samples, values, start, end, has_missing, any_order,
-                  sort_keys, sort_keys_spare, sort_indices_spare):
+                  workspace):
     """Copy the feature's values of ``samples[start:end]`` into ``values`` and sort both,
     missing values moved to the end unsorted; returns the number of missing values.
 
-    Features in ``any_order`` (no ties, or a criterion whose sums are exact in any order;
-    see ``learners._grow``) get a radix sort; others keep introsort, whose order of tied
-    values decides the order of sums and so the last bits of impurities."""
+    The order of tied values must be introsort's (it fixes the order of sums and so the
+    last bits of impurities), unless ``any_order`` says it cannot matter (see
+    ``learners._grow``). Sorted orders of distinct values are unique, so large segments
+    are radix sorted first and fall back to introsort, from the original order, only
+    when the result shows a tie.
+    """
     column = X_columns[feature]
     n_missing = 0
     if has_missing:
@@ -55,11 +58,21 @@ def _sort_feature(X_columns, feature, samples, values, start, end, has_missing, 
         for i in range(start, end):
             values[i] = column[samples[i]]
     n_present = end - start - n_missing
-    if any_order and n_present >= RADIX_MIN:
-        radix_sort_segment(values, samples, start, n_present, sort_keys, sort_keys_spare,
-                           sort_indices_spare)
-    else:
+    if n_present < RADIX_MIN:
         sort_segment(values, samples, start, n_present)
+        return n_missing
+    keys, keys_spare, indices_spare, original_values, original_samples = workspace
+    if not any_order:
+        original_values[:n_present] = values[start:start + n_present]
+        original_samples[:n_present] = samples[start:start + n_present]
+    radix_sort_segment(values, samples, start, n_present, keys, keys_spare, indices_spare)
+    if not any_order:
+        for i in range(start + 1, start + n_present):
+            if values[i] == values[i - 1]:
+                values[start:start + n_present] = original_values[:n_present]
+                samples[start:start + n_present] = original_samples[:n_present]
+                sort_segment(values, samples, start, n_present)
+                break
     return n_missing
 
 
@@ -258,7 +271,6 @@ def node_split(X_columns, y, sample_weight, samples, values, features, constant_
     code, n_classes, stats = c.code, c.n_classes, c.stats
     sum_total, sum_left, sum_right = c.sums[crit.TOTAL], c.sums[crit.LEFT], c.sums[crit.RIGHT]
     left_abs_errors, right_abs_errors = c.mae_values[crit.LEFT_AE], c.mae_values[crit.RIGHT_AE]
-    keys, keys_spare, indices_spare = sort_workspace
 
     f_i = n_features
     n_visited = 0
@@ -279,8 +291,8 @@ def node_split(X_columns, y, sample_weight, samples, values, features, constant_
 
         if not random_splitter:
             n_missing = _sort_feature(X_columns, feature, samples, values, start, end,
-                                      has_missing[feature], any_order[feature], keys,
-                                      keys_spare, indices_spare)
+                                      has_missing[feature], any_order[feature],
+                                      sort_workspace)
             end_non_missing = end - n_missing
             if end_non_missing == start or (
                     values[end_non_missing - 1] <= values[start] + FEATURE_THRESHOLD
