@@ -17,10 +17,9 @@ Errors: bad arguments raise ``ValueError`` / ``TypeError`` naming the parameter;
 file or tree that is not valid raises :class:`FormatError` (a ``ValueError``).
 """
 
-from . import datasets, export, importance
+import importlib
+
 from ._format import FormatError, TreeArrays, TreeEnsemble
-from ._persist import load, save
-from .adapters import from_model
 from .learners import (
     DecisionTreeClassifier,
     DecisionTreeRegressor,
@@ -33,6 +32,32 @@ from .learners import (
 )
 
 __version__ = "0.1.0"
+
+# Subpackages and functions that pull in pandas, matplotlib or the adapters load on first
+# use, so that `import sapwood` (part of every command's start-up) stays light.
+_LAZY = {
+    "datasets": (".datasets", None),
+    "export": (".export", None),
+    "importance": (".importance", None),
+    "plotting": (".plotting", None),
+    "from_model": (".adapters", "from_model"),
+    "load": ("._persist", "load"),
+    "save": ("._persist", "save"),
+}
+
+
+def __getattr__(name):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'sapwood' has no attribute {name!r}")
+    module_name, attribute = _LAZY[name]
+    module = importlib.import_module(module_name, __name__)
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 __all__ = [
     "DecisionTreeClassifier",
