@@ -6,7 +6,7 @@ import numpy as np
 
 from .._format import TreeArrays
 from .._kernels import _criteria
-from .._kernels._grow import grow_best_first, grow_depth_first
+from .._kernels._grow import BUILDERS
 from .._kernels._prune import prune_tree
 from .._kernels._sort import tie_free_features
 
@@ -40,10 +40,10 @@ def grow_tree(X32, y, sample_weight, *, criterion, n_classes, splitter, max_feat
               int(max_features), int(min_samples_split), int(min_samples_leaf),
               float(min_weight_leaf), int(max_depth))
     if max_leaf_nodes is None:
-        nodes = grow_depth_first(*common, float(min_impurity_decrease), splitter == "random")
+        nodes = BUILDERS["depth_first", splitter](*common, float(min_impurity_decrease))
     else:
-        nodes = grow_best_first(*common, int(max_leaf_nodes), float(min_impurity_decrease),
-                                splitter == "random")
+        nodes = BUILDERS["best_first", splitter](*common, int(max_leaf_nodes),
+                                                 float(min_impurity_decrease))
     if ccp_alpha > 0.0:
         nodes = prune_tree(*nodes, float(ccp_alpha))
     (left, right, feature, threshold, impurity, n_node_samples, w_node_samples, missing,
