@@ -1,33 +1,48 @@
 """Gradient boosting (Friedman 2001, doi:10.1214/aos/1013203451) on sapwood's CART kernels.
 
-Scope of this first version: ``squared_error`` regression and ``log_loss``
-classification (binary and multinomial) with ``subsample=1.0``. For these scikit-learn
-1.9's algorithm is deterministic given ``random_state`` and sapwood reproduces it:
+sapwood reproduces scikit-learn 1.9's algorithm number for number:
 
-- the initial raw score is the weighted mean of y (regression) or the link of the
-  weighted class priors (classification; symmetric multinomial logit for K > 2);
-- every stage fits one squared-error tree per output column to the negative gradient,
-  each tree's splitter seed drawn in order from one ``RandomState(random_state)``;
-- log-loss leaves are replaced by one Newton step,
-  ``mean_w(g) / mean_w(p (1 - p))`` (times ``(K - 1) / K`` for K > 2 classes);
+- the initial raw score comes from ``init`` (by default a prior / mean / median /
+  quantile dummy estimator, as scikit-learn's), through the loss's link;
+- every stage optionally draws an in-bag mask (``subsample < 1``, one
+  ``uniform(size=n_samples)`` draw from the estimator's ``RandomState``), then fits one
+  squared-error tree per output column to the negative gradient, each tree's splitter
+  seed drawn in order from the same ``RandomState``;
+- the gradients are evaluated by :mod:`sapwood._kernels._losses` with the C library's
+  ``exp``/``log``/``log1p`` and scikit-learn's formulas, so they are bit-identical to
+  scikit-learn's compiled losses (NumPy's ``exp`` is not);
+- leaves are then replaced by the line-search step of each loss: one Newton step for
+  log loss (``mean_w(g) / mean_w(p (1 - p))``, times ``(K - 1) / K`` for K > 2) and
+  for the exponential loss; the weighted median (absolute error), the weighted
+  ``alpha``-quantile (quantile) or median plus mean clipped residual (Huber) of the
+  in-bag residuals in the leaf; squared error keeps the tree's means;
 - ``raw += learning_rate * leaf value``.
 
 ``feature_importances_`` uses scikit-learn's boosting formula (the mean of the
 *unnormalised* per-tree MDI over trees with more than one node, renormalised).
+Friedman's own importance is :func:`sapwood.importance.friedman_importance`.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
+import warnings
 
 import numpy as np
+from scipy import special
+from scipy.stats import gmean
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.dummy import DummyClassifier, DummyRegressor
+from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.stats import _weighted_percentile
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .._format import TreeEnsemble
+from .._kernels import _losses
 from .._kernels._random import RAND_R_MAX
 from ._grow import column_facts, grow_tree
 from ._tree import BaseDecisionTree, DecisionTreeRegressor
@@ -37,19 +52,27 @@ __all__ = ["GradientBoostingClassifier", "GradientBoostingRegressor"]
 _EPS = np.finfo(np.float64).eps
 
 
-def _expit_gradient(raw, y):
-    """d/draw of the half binomial loss, ``expit(raw) - y``, without overflow."""
-    out = np.empty_like(raw)
-    big = raw > -37.0
-    e = np.exp(-raw[big])
-    out[big] = ((1.0 - y[big]) - y[big] * e) / (1.0 + e)
-    out[~big] = np.exp(raw[~big]) - y[~big]
-    return out
+def _safe_divide(numerator, denominator):
+    if abs(denominator) < 1e-150:
+        return 0.0
+    result = float(numerator) / float(denominator)
+    if math.isinf(result):
+        warnings.warn("overflow encountered in _safe_divide", RuntimeWarning, stacklevel=3)
+    return result
 
 
-def _softmax(raw):
-    shifted = np.exp(raw - raw.max(axis=1, keepdims=True))
-    return shifted / shifted.sum(axis=1, keepdims=True)
+def _in_bag_mask(n_samples, n_in_bag, rng):
+    """Sequential sampling without replacement of exactly ``n_in_bag`` rows, from one
+    ``rng.uniform(size=n_samples)`` draw (Knuth's selection sampling, the draw
+    scikit-learn's boosting makes)."""
+    u = rng.uniform(size=n_samples)
+    mask = np.zeros(n_samples, dtype=bool)
+    taken = 0
+    for i in range(n_samples):
+        if u[i] * (n_samples - i) < (n_in_bag - taken):
+            mask[i] = True
+            taken += 1
+    return mask
 
 
 class BaseGradientBoosting(BaseEstimator):
@@ -61,7 +84,13 @@ class BaseGradientBoosting(BaseEstimator):
         "learning_rate": [Interval(numbers.Real, 0.0, None, closed="left")],
         "n_estimators": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_depth": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "criterion": [StrOptions({"deprecated", "friedman_mse", "squared_error"})],
+        "subsample": [Interval(numbers.Real, 0.0, 1.0, closed="right")],
         "verbose": ["verbose"],
+        "warm_start": ["boolean"],
+        "validation_fraction": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
+        "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "tol": [Interval(numbers.Real, 0.0, None, closed="left")],
     }
 
     def _tree_template(self):
@@ -72,9 +101,43 @@ class BaseGradientBoosting(BaseEstimator):
             max_features=self.max_features, max_leaf_nodes=self.max_leaf_nodes,
             min_impurity_decrease=self.min_impurity_decrease, ccp_alpha=self.ccp_alpha)
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Fit ``n_estimators`` stages to (X, y).
+    # -- state -------------------------------------------------------------------------
+    def _clear_state(self):
+        for name in ("estimators_", "train_score_", "oob_improvement_", "oob_scores_",
+                     "oob_score_", "init_", "_rng", "_base_score"):
+            if hasattr(self, name):
+                delattr(self, name)
+
+    def _is_fitted(self):
+        return len(getattr(self, "estimators_", [])) > 0
+
+    def _init_state(self):
+        self.init_ = self._default_init() if self.init is None else self.init
+        self.estimators_ = np.empty((self.n_estimators, self.n_trees_per_iteration_),
+                                    dtype=object)
+        self.train_score_ = np.zeros(self.n_estimators)
+        if self.subsample < 1.0:
+            self.oob_improvement_ = np.zeros(self.n_estimators)
+            self.oob_scores_ = np.zeros(self.n_estimators)
+            self.oob_score_ = np.nan
+
+    def _resize_state(self):
+        total = self.n_estimators
+        self.estimators_ = np.resize(self.estimators_, (total, self.n_trees_per_iteration_))
+        self.train_score_ = np.resize(self.train_score_, total)
+        if hasattr(self, "oob_improvement_"):
+            self.oob_improvement_ = np.resize(self.oob_improvement_, total)
+            self.oob_scores_ = np.resize(self.oob_scores_, total)
+            self.oob_score_ = np.nan
+        elif self.subsample < 1.0:
+            self.oob_improvement_ = np.zeros(total)
+            self.oob_scores_ = np.zeros(total)
+            self.oob_score_ = np.nan
+
+    # -- fitting -----------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y, sample_weight=None, monitor=None):
+        """Fit the stages to (X, y).
 
         Parameters
         ----------
@@ -82,46 +145,158 @@ class BaseGradientBoosting(BaseEstimator):
             Converted to float32 once; NaN marks a missing value.
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), optional
+        monitor : callable, optional
+            Called after every stage as ``monitor(i, self, locals())``; fitting stops
+            when it returns True.
         """
+        if not self.warm_start:
+            self._clear_state()
         X, y = validate_data(self, X, y, dtype=np.float32, ensure_all_finite="allow-nan",
                              y_numeric=not isinstance(self, ClassifierMixin))
         if np.isinf(X).any():
             raise ValueError("Input X contains infinity or a value too large for "
                              "dtype('float32').")
+        weight_is_none = sample_weight is None
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
-        targets = self._encode_targets(y, sample_weight)  # (n_samples, n_columns)
-        n_samples, n_features = X.shape
-        self._base_score = self._initial_raw(targets, sample_weight)
-        raw = np.tile(self._base_score, (n_samples, 1))
-        template = self._tree_template()
-        options = template._settle_options(n_samples, n_features, float(sample_weight.sum()))
-        self.max_features_ = options["max_features"]
-        rng = check_random_state(self.random_state)
-        X_columns = np.asfortranarray(X)
-        has_missing, tie_free = column_facts(X)
-        n_columns = raw.shape[1]
-        self.estimators_ = np.empty((self.n_estimators, n_columns), dtype=object)
-        self.train_score_ = np.zeros(self.n_estimators)
-        for stage in range(self.n_estimators):
-            residual = self._negative_gradient(targets, raw)
-            for k in range(n_columns):
-                tree = grow_tree(
-                    X_columns, residual[:, k : k + 1], sample_weight, criterion="squared_error",
-                    n_classes=np.ones(1, dtype=np.intp), seed=rng.randint(0, RAND_R_MAX),
-                    has_missing=has_missing, tie_free=tie_free, **options)
-                leaves = tree.apply(X_columns)
-                self._newton_leaves(tree, leaves, targets[:, k], residual[:, k],
-                                    sample_weight)
-                raw[:, k] += self.learning_rate * tree.value[:, 0, 0].take(leaves)
-                self.estimators_[stage, k] = self._fitted_tree(template, tree)
-            self.train_score_[stage] = self._loss(targets, raw, sample_weight)
-            if self.verbose:
-                print(f"stage {stage + 1}: train loss {self.train_score_[stage]:.6f}")
-        self.n_estimators_ = self.n_estimators
+        y = self._encode_y(y, None if weight_is_none else sample_weight)
+        self._check_loss()
+
+        if self.n_iter_no_change is not None:
+            stratify = y if isinstance(self, ClassifierMixin) else None
+            X_train, X_val, y_train, y_val, w_train, w_val = train_test_split(
+                X, y, sample_weight, random_state=self.random_state,
+                test_size=self.validation_fraction, stratify=stratify)
+            if (isinstance(self, ClassifierMixin)
+                    and self.n_classes_ != np.unique(y_train).shape[0]):
+                raise ValueError("The training data after the early stopping split is "
+                                 "missing some classes. Try using another random seed.")
+        else:
+            X_train, y_train, w_train = X, y, sample_weight
+            X_val = y_val = w_val = None
+
+        if not self._is_fitted():
+            self._init_state()
+            if not (isinstance(self.init_, str) and self.init_ == "zero"):
+                if weight_is_none:
+                    self.init_.fit(X_train, y_train)
+                else:
+                    try:
+                        self.init_.fit(X_train, y_train, sample_weight=w_train)
+                    except TypeError as error:
+                        if "unexpected keyword argument 'sample_weight'" in str(error):
+                            raise ValueError(
+                                f"The initial estimator {type(self.init_).__name__} does "
+                                "not support sample weights.") from error
+                        raise
+            raw = self._raw_predict_init(X_train)
+            self._base_score = (raw[0].copy() if self.init is None or
+                                (isinstance(self.init, str) and self.init == "zero")
+                                else None)
+            begin = 0
+            self._rng = check_random_state(self.random_state)
+        else:
+            if self.n_estimators < self.estimators_.shape[0]:
+                raise ValueError(
+                    f"n_estimators={self.n_estimators} must be larger or equal to "
+                    f"estimators_.shape[0]={self.estimators_.shape[0]} when "
+                    "warm_start==True")
+            begin = self.estimators_.shape[0]
+            raw = self._raw_predict_validated(X_train)
+            self._resize_state()
+
+        n_stages = self._fit_stages(X_train, y_train, raw, w_train, X_val, y_val, w_val,
+                                    begin, monitor)
+        if n_stages != self.estimators_.shape[0]:
+            self.estimators_ = self.estimators_[:n_stages]
+            self.train_score_ = self.train_score_[:n_stages]
+            if hasattr(self, "oob_improvement_"):
+                self.oob_improvement_ = self.oob_improvement_[:n_stages]
+                self.oob_scores_ = self.oob_scores_[:n_stages]
+                self.oob_score_ = self.oob_scores_[-1]
+        self.n_estimators_ = n_stages
         return self
 
-    def _newton_leaves(self, tree, leaves, target, residual, sample_weight):
-        """Squared error keeps the leaf means; other losses override this."""
+    def _fit_stages(self, X, y, raw, sample_weight, X_val, y_val, w_val, begin, monitor):
+        n_samples, n_features = X.shape
+        rng = self._rng
+        do_oob = self.subsample < 1.0
+        mask = np.ones(n_samples, dtype=bool)
+        n_in_bag = max(1, int(self.subsample * n_samples))
+        template = self._tree_template()
+        X_columns = np.asfortranarray(X)
+        has_missing, tie_free = column_facts(X)
+        factor = self._score_factor
+        if self.n_iter_no_change is not None:
+            history = np.full(self.n_iter_no_change, np.inf)
+            val_raw = self._staged_raw_lazy(X_val)
+        i = begin
+        for i in range(begin, self.n_estimators):
+            if do_oob:
+                mask = _in_bag_mask(n_samples, n_in_bag, rng)
+                if i == 0:
+                    initial_oob = factor * self._mean_loss(y[~mask], raw[~mask],
+                                                           sample_weight[~mask])
+            self._fit_stage(i, X_columns, y, raw, sample_weight, mask, rng, template,
+                            has_missing, tie_free)
+            if do_oob:
+                self.train_score_[i] = factor * self._mean_loss(y[mask], raw[mask],
+                                                                sample_weight[mask])
+                self.oob_scores_[i] = factor * self._mean_loss(y[~mask], raw[~mask],
+                                                               sample_weight[~mask])
+                previous = initial_oob if i == 0 else self.oob_scores_[i - 1]
+                self.oob_improvement_[i] = previous - self.oob_scores_[i]
+                self.oob_score_ = self.oob_scores_[-1]
+            else:
+                self.train_score_[i] = factor * self._mean_loss(y, raw, sample_weight)
+            if self.verbose:
+                line = f"stage {i + 1}: train loss {self.train_score_[i]:.6f}"
+                if do_oob:
+                    line += f", OOB improvement {self.oob_improvement_[i]:.6f}"
+                print(line)
+            if monitor is not None and monitor(i, self, locals()):
+                break
+            if self.n_iter_no_change is not None:
+                validation_loss = factor * self._mean_loss(y_val, next(val_raw), w_val)
+                if np.any(validation_loss + self.tol < history):
+                    history[i % len(history)] = validation_loss
+                else:
+                    break
+        return i + 1
+
+    def _fit_stage(self, i, X_columns, y, raw, sample_weight, mask, rng, template,
+                   has_missing, tie_free):
+        self._before_stage(y, raw, sample_weight)
+        residual = -self._gradient(y, raw)
+        tree_weight = sample_weight * mask if self.subsample < 1.0 else sample_weight
+        n_samples, n_features = X_columns.shape
+        options = template._settle_options(n_samples, n_features, float(np.sum(tree_weight)))
+        self.max_features_ = options["max_features"]
+        for k in range(self.n_trees_per_iteration_):
+            tree = grow_tree(
+                X_columns, residual[:, k : k + 1], tree_weight, criterion="squared_error",
+                n_classes=np.ones(1, dtype=np.intp), seed=rng.randint(0, RAND_R_MAX),
+                has_missing=has_missing, tie_free=tie_free, **options)
+            leaves = tree.apply(X_columns)
+            if self._updates_leaves:
+                in_bag = leaves if self.subsample >= 1.0 else np.where(mask, leaves, -1)
+                self._update_leaves(tree, in_bag, y, residual[:, k], raw, tree_weight, k)
+            raw[:, k] += self.learning_rate * tree.value[:, 0, 0].take(leaves)
+            self.estimators_[i, k] = self._fitted_tree(template, tree)
+
+    def _update_leaves(self, tree, in_bag_leaves, y, residual, raw, sample_weight, k):
+        order = np.argsort(in_bag_leaves, kind="stable")
+        sorted_leaves = in_bag_leaves[order]
+        for leaf in np.flatnonzero(tree.children_left == -1):
+            lo, hi = np.searchsorted(sorted_leaves, [leaf, leaf + 1])
+            rows = order[lo:hi]
+            tree.value[leaf, 0, 0] = self._leaf_value(
+                y[rows], residual[rows], raw[rows, k], sample_weight[rows], k)
+
+    def _before_stage(self, y, raw, sample_weight):
+        """Per-stage loss set-up (Huber's delta)."""
+
+    def _mean_loss(self, y, raw, sample_weight):
+        return float(np.average(self._per_row_loss(y, raw), weights=sample_weight))
 
     def _fitted_tree(self, template, tree_arrays):
         tree = DecisionTreeRegressor(**template.get_params())
@@ -141,23 +316,45 @@ class BaseGradientBoosting(BaseEstimator):
                              "dtype('float32').")
         return X
 
-    def _staged_raw(self, X):
-        X = self._validate_X_predict(X)
-        raw = np.tile(self._base_score, (X.shape[0], 1))
-        for stage in self.estimators_:
-            for k, tree in enumerate(stage):
-                raw[:, k] += self.learning_rate * tree.tree_.predict(X)[:, 0, 0]
+    def _raw_predict_init(self, X):
+        if isinstance(self.init_, str) and self.init_ == "zero":
+            return np.zeros((X.shape[0], self.n_trees_per_iteration_))
+        return self._init_link(X)
+
+    def _add_stage(self, raw, stage, X):
+        for k, tree in enumerate(self.estimators_[stage]):
+            raw[:, k] += self.learning_rate * tree.tree_.predict(X)[:, 0, 0]
+
+    def _staged_raw_lazy(self, X):
+        # Reads estimators_ when advanced, so early stopping can follow the fit.
+        raw = self._raw_predict_init(X)
+        for stage in range(self.estimators_.shape[0]):
+            self._add_stage(raw, stage, X)
             yield raw.copy()
 
-    def _raw_predict(self, X):
-        *_, raw = self._staged_raw(X)
+    def _staged_raw(self, X):
+        X = self._validate_X_predict(X)
+        yield from self._staged_raw_lazy(X)
+
+    def _raw_predict_validated(self, X):
+        raw = self._raw_predict_init(X)
+        for stage in range(self.estimators_.shape[0]):
+            self._add_stage(raw, stage, X)
         return raw
 
+    def _raw_predict(self, X):
+        return self._raw_predict_validated(self._validate_X_predict(X))
+
     def apply(self, X):
-        """Leaf index of every sample in every tree, shape (n_samples, n_stages, n_columns)."""
+        """Leaf index of every sample in every tree, as floats (as scikit-learn), shape
+        (n_samples, n_stages, n_columns); the regressor drops the last axis."""
         X = self._validate_X_predict(X)
-        return np.stack([[tree.tree_.apply(X) for tree in stage] for stage in self.estimators_],
-                        axis=-1).transpose(2, 0, 1)
+        n_stages, n_columns = self.estimators_.shape
+        leaves = np.zeros((X.shape[0], n_stages, n_columns))
+        for i in range(n_stages):
+            for k in range(n_columns):
+                leaves[:, i, k] = self.estimators_[i, k].tree_.apply(X)
+        return leaves
 
     @property
     def feature_importances_(self):
@@ -173,8 +370,13 @@ class BaseGradientBoosting(BaseEstimator):
         return mean / np.sum(mean)
 
     def to_ensemble(self) -> TreeEnsemble:
-        """The model in sapwood's format (``combine="sum"``, weights = learning rate)."""
+        """The model in sapwood's format (``combine="sum"``, weights = learning rate).
+
+        Needs a constant initial score (``init=None`` or ``"zero"``)."""
         check_is_fitted(self)
+        if getattr(self, "_base_score", None) is None:
+            raise ValueError("to_ensemble needs a constant initial prediction (init=None "
+                             f"or 'zero'); this model has init={self.init!r}.")
         n_stages, n_columns = self.estimators_.shape
         names = getattr(self, "feature_names_in_", None)
         return TreeEnsemble(
@@ -193,69 +395,164 @@ class BaseGradientBoosting(BaseEstimator):
         return tags
 
 
-class GradientBoostingRegressor(RegressorMixin, BaseGradientBoosting):
-    """Gradient boosting for regression with squared error (scikit-learn 1.9's numbers).
-
-    Parameters
-    ----------
-    loss : {"squared_error"}, default="squared_error"
-    learning_rate : float, default=0.1
+_TREE_DOC = """\
+learning_rate : float, default=0.1
     n_estimators : int, default=100
+        Number of stages.
+    subsample : float in (0, 1], default=1.0
+        Fraction of rows each stage's trees are grown on (drawn without replacement);
+        below 1 the ``oob_*`` attributes are set.
+    criterion : {"deprecated", "friedman_mse", "squared_error"}, default="deprecated"
+        No effect: trees always use squared error, as in scikit-learn 1.9.
     max_depth : int or None, default=3
     min_samples_split, min_samples_leaf, min_weight_fraction_leaf, min_impurity_decrease, \
 max_features, max_leaf_nodes, ccp_alpha
         Tree options, as :class:`sapwood.DecisionTreeRegressor`.
+    init : estimator, "zero" or None, default=None
+        Initial model; None uses the loss's constant (as scikit-learn's dummy models).
     random_state : int, RandomState instance or None, default=None
-        Every tree's splitter seed is drawn from it in order (ties between equally good
-        splits, and ``max_features`` draws, depend on it).
+        Draws the in-bag masks, every tree's splitter seed (in that order) and the
+        early-stopping split.
     verbose : int, default=0
+    warm_start : bool, default=False
+        Add stages to the fitted model instead of starting again.
+    validation_fraction : float, default=0.1
+    n_iter_no_change : int or None, default=None
+        Stop when the validation loss has not improved by ``tol`` for that many stages.
+    tol : float, default=1e-4"""
+
+
+class GradientBoostingRegressor(RegressorMixin, BaseGradientBoosting):
+    __doc__ = """Gradient boosting for regression, scikit-learn 1.9's algorithm and numbers.
+
+    Parameters
+    ----------
+    loss : {"squared_error", "absolute_error", "huber", "quantile"}, default="squared_error"
+    alpha : float in (0, 1), default=0.9
+        The quantile of ``loss="quantile"``; for ``"huber"`` the quantile of the
+        absolute residuals that sets the Huber threshold at every stage.
+    """ + _TREE_DOC + """
 
     Attributes
     ----------
-    estimators_ : ndarray of DecisionTreeRegressor, shape (n_estimators, 1)
-    train_score_ : ndarray of shape (n_estimators,)
-        Half squared error times 2 (the mean squared error) after each stage.
+    estimators_ : ndarray of DecisionTreeRegressor, shape (n_estimators_, 1)
+    n_estimators_ : int
+        Stages fitted (fewer than ``n_estimators`` after early stopping).
+    init_ : estimator or "zero"
+    train_score_ : ndarray of shape (n_estimators_,)
+        Loss on the (in-bag) training rows after each stage; squared error is reported
+        as the mean squared error.
+    oob_improvement_, oob_scores_ : ndarray of shape (n_estimators_,)
+        With ``subsample < 1``: out-of-bag loss decrease and out-of-bag loss per stage.
+    oob_score_ : float
+        The last out-of-bag loss.
     feature_importances_ : ndarray of shape (n_features,)
+    max_features_ : int
     """
 
     _parameter_constraints: dict = {
         **BaseGradientBoosting._parameter_constraints,
-        "loss": [StrOptions({"squared_error"})],
+        "loss": [StrOptions({"squared_error", "absolute_error", "huber", "quantile"})],
+        "init": [StrOptions({"zero"}), None, HasMethods(["fit", "predict"])],
+        "alpha": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
     }
     _link = "identity"
 
     def __init__(self, *, loss="squared_error", learning_rate=0.1, n_estimators=100,
-                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
-                 max_depth=3, min_impurity_decrease=0.0, random_state=None,
-                 max_features=None, verbose=0, max_leaf_nodes=None, ccp_alpha=0.0):
+                 subsample=1.0, criterion="deprecated", min_samples_split=2,
+                 min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_depth=3,
+                 min_impurity_decrease=0.0, init=None, random_state=None,
+                 max_features=None, alpha=0.9, verbose=0, max_leaf_nodes=None,
+                 warm_start=False, validation_fraction=0.1, n_iter_no_change=None,
+                 tol=1e-4, ccp_alpha=0.0):
         self.loss = loss
         self.learning_rate = learning_rate
         self.n_estimators = n_estimators
+        self.subsample = subsample
+        self.criterion = criterion
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
         self.min_weight_fraction_leaf = min_weight_fraction_leaf
         self.max_depth = max_depth
         self.min_impurity_decrease = min_impurity_decrease
+        self.init = init
         self.random_state = random_state
         self.max_features = max_features
+        self.alpha = alpha
         self.verbose = verbose
         self.max_leaf_nodes = max_leaf_nodes
+        self.warm_start = warm_start
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
         self.ccp_alpha = ccp_alpha
 
-    def _encode_targets(self, y, sample_weight):
-        return np.asarray(y, dtype=np.float64).reshape(-1, 1)
+    def _encode_y(self, y, sample_weight):
+        self.n_trees_per_iteration_ = 1
+        return np.asarray(y, dtype=np.float64)
 
-    def _initial_raw(self, targets, sample_weight):
-        return np.array([np.average(targets[:, 0], weights=sample_weight)])
+    def _check_loss(self):
+        self._huber_delta = 0.5  # replaced at every stage
 
-    def _negative_gradient(self, targets, raw):
-        return targets - raw
+    def _default_init(self):
+        if self.loss in ("absolute_error", "huber"):
+            return DummyRegressor(strategy="quantile", quantile=0.5)
+        if self.loss == "quantile":
+            return DummyRegressor(strategy="quantile", quantile=self.alpha)
+        return DummyRegressor(strategy="mean")
 
-    def _loss(self, targets, raw, sample_weight):
-        return float(np.average((targets[:, 0] - raw[:, 0]) ** 2, weights=sample_weight))
+    def _init_link(self, X):
+        return self.init_.predict(X).astype(np.float64).reshape(-1, 1)
+
+    @property
+    def _score_factor(self):
+        return 2.0 if self.loss == "squared_error" else 1.0
+
+    @property
+    def _updates_leaves(self):
+        return self.loss != "squared_error"
+
+    def _before_stage(self, y, raw, sample_weight):
+        if self.loss == "huber":
+            residual = np.abs(y - raw[:, 0])
+            self._huber_delta = float(
+                _weighted_percentile(residual, sample_weight, 100 * self.alpha))
+
+    def _gradient(self, y, raw):
+        r = np.ascontiguousarray(raw[:, 0])
+        if self.loss == "squared_error":
+            g = _losses.squared_gradient(y, r)
+        elif self.loss == "absolute_error":
+            g = _losses.absolute_gradient(y, r)
+        elif self.loss == "quantile":
+            g = _losses.pinball_gradient(y, r, float(self.alpha))
+        else:
+            g = _losses.huber_gradient(y, r, self._huber_delta)
+        return g.reshape(-1, 1)
+
+    def _per_row_loss(self, y, raw):
+        r = np.ascontiguousarray(raw[:, 0])
+        if self.loss == "squared_error":
+            return _losses.squared_loss(y, r)
+        if self.loss == "absolute_error":
+            return _losses.absolute_loss(y, r)
+        if self.loss == "quantile":
+            return _losses.pinball_loss(y, r, float(self.alpha))
+        return _losses.huber_loss(y, r, self._huber_delta)
+
+    def _leaf_value(self, y, residual, raw, sample_weight, k):
+        target = y - raw
+        if self.loss == "absolute_error":
+            return _weighted_percentile(target, sample_weight, 50)
+        if self.loss == "quantile":
+            return _weighted_percentile(target, sample_weight, 100 * self.alpha)
+        median = _weighted_percentile(target, sample_weight, 50)
+        diff = target - median
+        term = np.sign(diff) * np.minimum(self._huber_delta, np.abs(diff))
+        return median + np.average(term, weights=sample_weight)
 
     def predict(self, X):
-        """Initial mean plus the shrunken sum of the trees."""
+        """Initial prediction plus the shrunken sum of the trees."""
         return self._raw_predict(X)[:, 0]
 
     def staged_predict(self, X):
@@ -263,126 +560,204 @@ max_features, max_leaf_nodes, ccp_alpha
         for raw in self._staged_raw(X):
             yield raw[:, 0]
 
+    def apply(self, X):
+        """Leaf index of every sample in every tree, shape (n_samples, n_stages)."""
+        leaves = super().apply(X)
+        return leaves.reshape(leaves.shape[0], leaves.shape[1])
+
 
 class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
-    """Gradient boosting for classification with log loss (scikit-learn 1.9's numbers).
+    __doc__ = """Gradient boosting for classification, scikit-learn 1.9's algorithm and numbers.
 
     One tree per stage for two classes, one per class and stage for more (multinomial).
 
     Parameters
     ----------
-    loss : {"log_loss"}, default="log_loss"
-    learning_rate, n_estimators, max_depth, min_samples_split, min_samples_leaf, \
-min_weight_fraction_leaf, min_impurity_decrease, max_features, max_leaf_nodes, ccp_alpha, \
-random_state, verbose
-        As :class:`GradientBoostingRegressor`.
+    loss : {"log_loss", "exponential"}, default="log_loss"
+        ``"exponential"`` (AdaBoost's loss) needs two classes.
+    """ + _TREE_DOC + """
 
     Attributes
     ----------
-    estimators_ : ndarray of DecisionTreeRegressor, shape (n_estimators, n_columns)
+    estimators_ : ndarray of DecisionTreeRegressor, shape (n_estimators_, n_columns)
+    n_estimators_, init_, oob_improvement_, oob_scores_, oob_score_, max_features_
+        As :class:`GradientBoostingRegressor`.
     classes_, n_classes_ : class labels and their number
-    train_score_ : ndarray of shape (n_estimators,)
-        Log loss (binary: twice the half binomial loss) after each stage.
+    n_trees_per_iteration_ : int
+    train_score_ : ndarray of shape (n_estimators_,)
+        Loss after each stage (binary log loss as twice the half binomial deviance).
     feature_importances_ : ndarray of shape (n_features,)
     """
 
     _parameter_constraints: dict = {
         **BaseGradientBoosting._parameter_constraints,
-        "loss": [StrOptions({"log_loss"})],
+        "loss": [StrOptions({"log_loss", "exponential"})],
+        "init": [StrOptions({"zero"}), None, HasMethods(["fit", "predict_proba"])],
     }
 
     def __init__(self, *, loss="log_loss", learning_rate=0.1, n_estimators=100,
-                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
-                 max_depth=3, min_impurity_decrease=0.0, random_state=None,
-                 max_features=None, verbose=0, max_leaf_nodes=None, ccp_alpha=0.0):
+                 subsample=1.0, criterion="deprecated", min_samples_split=2,
+                 min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_depth=3,
+                 min_impurity_decrease=0.0, init=None, random_state=None,
+                 max_features=None, verbose=0, max_leaf_nodes=None, warm_start=False,
+                 validation_fraction=0.1, n_iter_no_change=None, tol=1e-4, ccp_alpha=0.0):
         self.loss = loss
         self.learning_rate = learning_rate
         self.n_estimators = n_estimators
+        self.subsample = subsample
+        self.criterion = criterion
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
         self.min_weight_fraction_leaf = min_weight_fraction_leaf
         self.max_depth = max_depth
         self.min_impurity_decrease = min_impurity_decrease
+        self.init = init
         self.random_state = random_state
         self.max_features = max_features
         self.verbose = verbose
         self.max_leaf_nodes = max_leaf_nodes
+        self.warm_start = warm_start
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
         self.ccp_alpha = ccp_alpha
 
     @property
-    def _link(self):
-        return "logistic" if self.n_classes_ == 2 else "softmax"
+    def _multiclass(self):
+        return self.n_classes_ > 2
 
-    def _encode_targets(self, y, sample_weight):
+    @property
+    def _link(self):
+        return "softmax" if self._multiclass else "logistic"
+
+    def _encode_y(self, y, sample_weight):
         check_classification_targets(y)
         self.classes_, encoded = np.unique(y, return_inverse=True)
         self.n_classes_ = self.classes_.shape[0]
-        if np.count_nonzero(np.bincount(encoded, weights=sample_weight)) < 2:
-            raise ValueError("y contains fewer than 2 classes with positive weight; "
-                             "classification needs at least 2.")
-        if self.n_classes_ == 2:
-            return encoded.astype(np.float64).reshape(-1, 1)
-        return (encoded[:, None] == np.arange(self.n_classes_)).astype(np.float64)
+        self.n_trees_per_iteration_ = 1 if self.n_classes_ <= 2 else self.n_classes_
+        n_kept = (self.n_classes_ if sample_weight is None
+                  else np.count_nonzero(np.bincount(encoded, sample_weight)))
+        if n_kept < 2:
+            raise ValueError(f"y contains {n_kept} class after sample_weight trimmed classes "
+                             "with zero weights, while a minimum of 2 classes are required.")
+        return encoded.astype(np.float64)
 
-    def _initial_raw(self, targets, sample_weight):
-        if self.n_classes_ == 2:
-            p = np.clip(np.average(targets[:, 0], weights=sample_weight), _EPS, 1 - _EPS)
-            return np.array([np.log(p / (1 - p))])
-        prior = np.clip(np.average(targets, axis=0, weights=sample_weight), _EPS, 1 - _EPS)
-        log_prior = np.log(prior)
-        return log_prior - log_prior.mean()
+    def _check_loss(self):
+        if self.loss == "exponential" and self.n_classes_ > 2:
+            raise ValueError(
+                f"loss='exponential' is only suitable for a binary classification "
+                f"problem, you have n_classes={self.n_classes_}. "
+                "Please use loss='log_loss' instead.")
 
-    def _negative_gradient(self, targets, raw):
-        if self.n_classes_ == 2:
-            return -_expit_gradient(raw, targets)
-        return targets - _softmax(raw)
+    def _default_init(self):
+        return DummyClassifier(strategy="prior")
 
-    def _newton_leaves(self, tree, leaves, target, residual, sample_weight):
-        factor = 1.0 if self.n_classes_ == 2 else (self.n_classes_ - 1) / self.n_classes_
-        for leaf in np.flatnonzero(tree.children_left == -1):
-            rows = np.flatnonzero(leaves == leaf)
-            g = residual[rows]
-            prob = target[rows] - g
-            w = sample_weight[rows]
-            numerator = np.average(g, weights=w) * factor
-            denominator = np.average(prob * (1 - prob), weights=w)
-            tree.value[leaf, 0, 0] = (0.0 if abs(denominator) < 1e-150
-                                      else float(numerator) / float(denominator))
+    def _init_link(self, X):
+        proba = self.init_.predict_proba(X)
+        if not self._multiclass:
+            proba = proba[:, 1]
+        proba = np.clip(proba, _EPS, 1 - _EPS, dtype=np.float64)
+        if self._multiclass:
+            return np.log(proba / gmean(proba, axis=1)[:, None])
+        raw = special.logit(proba)
+        if self.loss == "exponential":
+            raw = 0.5 * raw
+        return raw.reshape(-1, 1)
 
-    def _loss(self, targets, raw, sample_weight):
-        if self.n_classes_ == 2:
-            # log(1 + exp(raw)) - y raw, twice the half binomial loss
-            per_row = np.logaddexp(0.0, raw[:, 0]) - targets[:, 0] * raw[:, 0]
-            return 2.0 * float(np.average(per_row, weights=sample_weight))
-        log_proba = raw - np.logaddexp.reduce(raw, axis=1, keepdims=True)
-        return float(np.average(-(targets * log_proba).sum(axis=1), weights=sample_weight))
+    @property
+    def _score_factor(self):
+        return 2.0 if self.loss == "log_loss" and not self._multiclass else 1.0
+
+    _updates_leaves = True
+
+    def _gradient(self, y, raw):
+        if self._multiclass:
+            return _losses.multinomial_gradient(y, np.ascontiguousarray(raw))
+        r = np.ascontiguousarray(raw[:, 0])
+        if self.loss == "exponential":
+            return _losses.exponential_gradient(y, r).reshape(-1, 1)
+        return _losses.binomial_gradient(y, r).reshape(-1, 1)
+
+    def _per_row_loss(self, y, raw):
+        if self._multiclass:
+            return _losses.multinomial_loss(y, np.ascontiguousarray(raw))
+        r = np.ascontiguousarray(raw[:, 0])
+        if self.loss == "exponential":
+            return _losses.exponential_loss(y, r)
+        return _losses.binomial_loss(y, r)
+
+    def _leaf_value(self, y, residual, raw, sample_weight, k):
+        if self._multiclass:
+            y = (y == k).astype(np.float64)
+        numerator = np.average(residual, weights=sample_weight)
+        if self.loss == "exponential":
+            hessian = residual.copy()
+            hessian[y == 0] *= -1
+            return _safe_divide(numerator, np.average(hessian, weights=sample_weight))
+        if self._multiclass:
+            numerator *= (self.n_classes_ - 1) / self.n_classes_
+        prob = y - residual
+        return _safe_divide(numerator, np.average(prob * (1 - prob), weights=sample_weight))
+
+    def to_ensemble(self) -> TreeEnsemble:
+        """The model in sapwood's format (``combine="sum"``, weights = learning rate).
+
+        The exponential loss's probability is ``expit(2 raw)``; its ensemble carries
+        twice the raw scores (base score and tree weights) under the logistic link.
+        """
+        ensemble = super().to_ensemble()
+        if self.loss != "exponential":
+            return ensemble
+        from dataclasses import replace
+
+        return replace(ensemble, base_score=2.0 * np.asarray(ensemble.base_score),
+                       tree_weights=2.0 * ensemble.tree_weights)
 
     def decision_function(self, X):
-        """Raw scores: log-odds (n_samples,) for two classes, (n_samples, K) otherwise."""
+        """Raw scores: (n_samples,) for two classes, (n_samples, K) otherwise."""
         raw = self._raw_predict(X)
-        return raw[:, 0] if self.n_classes_ == 2 else raw
+        return raw[:, 0] if raw.shape[1] == 1 else raw
+
+    def staged_decision_function(self, X):
+        """Raw scores after each stage."""
+        for raw in self._staged_raw(X):
+            yield raw[:, 0] if raw.shape[1] == 1 else raw
 
     def _proba(self, raw):
-        if self.n_classes_ == 2:
-            p = 1.0 / (1.0 + np.exp(-raw[:, 0]))
-            return np.column_stack([1.0 - p, p])
-        return _softmax(raw)
+        if self._multiclass:
+            shifted = raw - raw.max(axis=1, keepdims=True)
+            np.exp(shifted, out=shifted)
+            shifted /= shifted.sum(axis=1, keepdims=True)
+            return shifted
+        scores = 2.0 * raw[:, 0] if self.loss == "exponential" else raw[:, 0]
+        proba = np.empty((raw.shape[0], 2))
+        proba[:, 1] = special.expit(scores)
+        proba[:, 0] = 1 - proba[:, 1]
+        return proba
+
+    def _labels(self, raw):
+        encoded = (np.argmax(raw, axis=1) if raw.shape[1] > 1
+                   else (raw[:, 0] >= 0).astype(int))
+        return self.classes_.take(encoded)
 
     def predict_proba(self, X):
         """Class probabilities (logistic / softmax of the raw scores)."""
         return self._proba(self._raw_predict(X))
 
     def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`."""
         return np.log(self.predict_proba(X))
 
     def predict(self, X):
-        """The most probable class."""
-        return self.classes_.take(np.argmax(self.predict_proba(X), axis=1))
+        """The class with the largest raw score."""
+        return self._labels(self._raw_predict(X))
 
     def staged_predict_proba(self, X):
+        """Class probabilities after each stage."""
         for raw in self._staged_raw(X):
             yield self._proba(raw)
 
     def staged_predict(self, X):
+        """Predicted classes after each stage."""
         for raw in self._staged_raw(X):
-            yield self.classes_.take(np.argmax(self._proba(raw), axis=1))
+            yield self._labels(raw)
