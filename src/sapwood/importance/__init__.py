@@ -5,17 +5,29 @@ DOI in the docstring, reads models only through :func:`sapwood.adapters.as_ensem
 (or the estimator API for model-agnostic measures), and is exported below.
 """
 
+from ._compare import compare, plot_compare
+from ._drop_column import drop_column_importance
+from ._friedman import friedman_importance
 from ._mdi import mdi
 from ._native import native_importance
 from ._oob import oob_permutation_importance
 from ._permutation import permutation_importance
+from ._pvalues import altmann_pvalues, janitza_pvalues
 from ._result import ImportanceResult, side_by_side
+from ._ufi import unbiased_mdi
 
 __all__ = [
     "ImportanceResult",
+    "altmann_pvalues",
+    "compare",
+    "drop_column_importance",
+    "friedman_importance",
+    "janitza_pvalues",
     "mdi",
     "native_importance",
     "oob_permutation_importance",
     "permutation_importance",
+    "plot_compare",
     "side_by_side",
+    "unbiased_mdi",
 ]

@@ -1,0 +1,235 @@
+"""p-values for importances: Janitza's fast test and Altmann's permutation test (PIMP).
+
+Janitza, Celik, Boulesteix (2018), doi:10.1007/s11634-016-0276-4: the importances of
+irrelevant features scatter symmetrically around zero, so the negative ones, their
+mirror images and the zeros form a null sample M::
+
+    p_j = #{m in M : m >= imp_j} / |M|
+
+Altmann, Tolosi, Sander, Lengauer (2010), doi:10.1093/bioinformatics/btq134: refit on
+S permutations of the response and recompute the importance each time::
+
+    p_j = (#{s : null_j(s) >= observed_j} + 1) / (S + 1)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.utils import _safe_indexing, check_random_state
+from sklearn.utils._param_validation import (
+    HasMethods,
+    Integral,
+    Interval,
+    StrOptions,
+    validate_params,
+)
+from sklearn.utils.parallel import Parallel, delayed
+
+from ..adapters import as_ensemble
+from ._mdi import mdi, tree_impurity_decrease
+from ._oob import oob_permutation_importance
+from ._permutation import permutation_importance
+from ._result import ImportanceResult
+
+__all__ = ["altmann_pvalues", "janitza_pvalues"]
+
+
+def _unnormalised_mdi(model, X, y, **kwargs):
+    """MDI before normalisation: (1/N) sum_t sum_{splits i on j} (w_i I_i - w_L I_L -
+    w_R I_R) / w_root (randomForest's ``MeanDecreaseGini`` per root weight)."""
+    result = mdi(model, **kwargs)
+    per_tree = np.column_stack([tree_impurity_decrease(tree) / tree.weighted_n_node_samples[0]
+                                for tree in as_ensemble(model).trees])
+    return dataclasses.replace(result, importances_mean=per_tree.mean(axis=1),
+                               importances_std=per_tree.std(axis=1), importances=per_tree,
+                               params={**result.params, "normalized": False})
+
+
+#: Measures ``altmann_pvalues`` accepts by name: ``(model, X, y, **kwargs) -> result``.
+MEASURES = {
+    "mdi": _unnormalised_mdi,
+    "permutation": permutation_importance,
+    "oob_permutation": oob_permutation_importance,
+}
+
+
+# Named measures that draw permutations and take the seed altmann_pvalues derives.
+_SHUFFLING_MEASURES = ("permutation", "oob_permutation")
+
+
+@validate_params({"result": [ImportanceResult]}, prefer_skip_nested_validation=True)
+def janitza_pvalues(result):
+    """Janitza's p-values from the non-positive importances of the same result.
+
+    For importances that scatter symmetrically around zero for irrelevant features
+    (held-out or out-of-bag permutation importance, AIR), the negative values, their
+    mirror images and the exact zeros make up a sample M from the null distribution
+    [1]_::
+
+        M   = {imp_j : imp_j < 0} + {-imp_j : imp_j < 0} + {imp_j : imp_j = 0}
+        p_j = #{m in M : m >= imp_j} / |M|
+
+    No refitting is needed, but the test is only as good as M is large: Janitza et
+    al. designed it for high-dimensional data with many irrelevant features (ranger
+    warns below 100 negative values). It is not meant for MDI, which is never
+    negative. ranger's ``importance_pvalues(method = "janitza")`` counts
+    ``m > imp_j`` (one minus the empirical CDF), so the two differ where an
+    importance equals a member of M; ranger also refuses results without a negative
+    importance, where this function accepts exact zeros alone (MEASURES.md).
+
+    Parameters
+    ----------
+    result : ImportanceResult
+
+    Returns
+    -------
+    ImportanceResult
+        A copy of ``result`` with ``pvalues`` set, ``params["pvalues"] = "janitza"``
+        and ``extra["null_importances"]`` = M (sorted).
+
+    Raises
+    ------
+    ValueError
+        If no importance is negative or zero: M is empty and there is no null sample.
+
+    References
+    ----------
+    .. [1] S. Janitza, E. Celik, A.-L. Boulesteix, "A computationally fast variable
+       importance test for random forests for high-dimensional data", Advances in
+       Data Analysis and Classification 12, 885-915, 2018.
+       doi:10.1007/s11634-016-0276-4
+    """
+    importances = result.importances_mean
+    negative = importances[importances < 0]
+    null = np.sort(np.concatenate([negative, -negative, importances[importances == 0]]))
+    if null.shape[0] == 0:
+        raise ValueError(
+            f"janitza_pvalues needs negative or zero importances to build its null "
+            f"distribution, and all {result.n_features} importances of this "
+            f"{result.method!r} result are positive (or NaN); use altmann_pvalues, which "
+            f"refits on permuted responses instead")
+    # Count of null values >= imp_j, by binary search in the sorted null sample.
+    counts = null.shape[0] - np.searchsorted(null, importances, side="left")
+    pvalues = counts / null.shape[0]
+    pvalues[np.isnan(importances)] = np.nan
+    return dataclasses.replace(result, pvalues=pvalues,
+                               params={**result.params, "pvalues": "janitza"},
+                               extra={**result.extra, "null_importances": null})
+
+
+@validate_params(
+    {
+        "estimator": [HasMethods(["fit"])],
+        "X": ["array-like"],
+        "y": ["array-like"],
+        "measure": [StrOptions(set(MEASURES)), callable],
+        "n_permutations": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+    },
+    prefer_skip_nested_validation=True,
+)
+def altmann_pvalues(estimator, X, y, *, measure, n_permutations=100, random_state=None,
+                    n_jobs=None, **measure_kwargs):
+    """Altmann's permutation p-values (PIMP) for any importance measure.
+
+    Fit a clone of ``estimator`` on (X, y) and compute the observed importances; then,
+    S times, permute y, refit a clone on the permuted response and recompute the
+    importances, giving a null distribution per feature [1]_::
+
+        p_j = (#{s : null_j(s) >= observed_j} + 1) / (S + 1)
+
+    This is the non-parametric variant of PIMP (Altmann et al. also fit normal,
+    log-normal or gamma distributions to the null values). It works for any measure
+    and removes the bias of MDI toward features with many split points from the
+    test, because the null importances carry the same bias; it costs S refits.
+
+    Parameters
+    ----------
+    estimator : unfitted estimator
+        Refit (``sklearn.base.clone``: same hyper-parameters and ``random_state``) on
+        the data and on every permutation of y.
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+    measure : {"mdi", "permutation", "oob_permutation"} or callable
+        ``measure(model, X, y, **measure_kwargs) -> ImportanceResult``, called with
+        the fitted model and the response it was fit on. By name:
+
+        - ``"mdi"``: :func:`mdi` *before* normalisation, the mean over trees of
+          ``sum (w_i I_i - w_L I_L - w_R I_R) / w_root`` (``importances`` per tree),
+          as Altmann et al. used randomForest's unnormalised Gini importance.
+          Normalised shares would not do: with y permuted the informative features'
+          share passes to the noise features, inflating their null;
+        - ``"permutation"``: :func:`permutation_importance` on (X, y) as given (the
+          training data);
+        - ``"oob_permutation"``: :func:`oob_permutation_importance` (bagged forests).
+    n_permutations : int, default=100
+        S, the number of permutations of y. The smallest attainable p-value is
+        1 / (S + 1).
+    random_state : int, RandomState instance or None, default=None
+        The one source of randomness: ``rng = check_random_state(random_state)``
+        draws the S row permutations up front, ``rng.permutation(n_samples)`` S times
+        in a row, then one seed ``rng.randint(2**31 - 1)`` that the named measures
+        which shuffle ("permutation", "oob_permutation") receive as their
+        ``random_state`` in every call (observed and null alike). A callable
+        measure handles its own randomness.
+    n_jobs : int or None, default=None
+        Refits run in parallel with joblib (threads preferred); the numbers do not
+        depend on it.
+    **measure_kwargs
+        Passed to ``measure`` (for instance ``n_repeats``).
+
+    Returns
+    -------
+    ImportanceResult
+        The observed result with ``pvalues`` set, ``params["pvalues"] = "altmann"``,
+        ``params["n_permutations"]`` and ``extra["null_importances"]`` of shape
+        (n_features, S).
+
+    References
+    ----------
+    .. [1] A. Altmann, L. Tolosi, O. Sander, T. Lengauer, "Permutation importance: a
+       corrected feature importance measure", Bioinformatics 26(10), 1340-1347, 2010.
+       doi:10.1093/bioinformatics/btq134
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sapwood import RandomForestClassifier
+    >>> X, y = make_classification(n_samples=100, n_features=4, random_state=0)
+    >>> forest = RandomForestClassifier(n_estimators=5, random_state=0)
+    >>> result = altmann_pvalues(forest, X, y, measure="mdi", n_permutations=9,
+    ...                          random_state=0)
+    >>> bool(result.pvalues.min() >= 0.1)
+    True
+    """
+    compute = MEASURES[measure] if isinstance(measure, str) else measure
+    rng = check_random_state(random_state)
+    n_samples = X.shape[0] if hasattr(X, "shape") else len(X)
+    permutations = [rng.permutation(n_samples) for _ in range(n_permutations)]
+    if measure in _SHUFFLING_MEASURES:
+        measure_kwargs = {**measure_kwargs,
+                          "random_state": int(rng.randint(np.iinfo(np.int32).max))}
+
+    def importances(y_fit):
+        model = clone(estimator).fit(X, y_fit)
+        result = compute(model, X, y_fit, **measure_kwargs)
+        if not isinstance(result, ImportanceResult):
+            raise TypeError(f"measure must return an ImportanceResult; got "
+                            f"{type(result).__name__}")
+        return result
+
+    observed = importances(y)
+    null = Parallel(n_jobs=n_jobs, prefer="threads")(
+        delayed(importances)(_safe_indexing(y, order)) for order in permutations)
+    null = np.column_stack([result.importances_mean for result in null])
+    exceed = np.sum(null >= observed.importances_mean[:, None], axis=1)
+    pvalues = (exceed + 1) / (n_permutations + 1)
+    params = {**observed.params, "pvalues": "altmann", "n_permutations": n_permutations,
+              "pvalues_random_state": random_state if isinstance(random_state, Integral)
+              else None}
+    return dataclasses.replace(observed, pvalues=pvalues, params=params,
+                               extra={**observed.extra, "null_importances": null})
