@@ -9,7 +9,7 @@ from sklearn.utils._random import _our_rand_r_py
 from sklearn.utils._sorting import _py_simultaneous_sort
 
 from sapwood._kernels._random import rand_int, rand_r, rand_uniform
-from sapwood._kernels._sort import radix_sort_segment, sort_segment, tie_free_features
+from sapwood._kernels._sort import radix_sort_segment, sort_segment, tied_pairs
 
 
 def _both_sorts(values):
@@ -90,7 +90,7 @@ def test_radix_sort_gives_introsort_order_on_tie_free_values(n):
     np.testing.assert_array_equal(radix_v, intro_v)
 
 
-def test_tie_free_features_flags_ties_and_signed_zeros():
-    X_columns = np.array([[1, 2, 3, np.nan], [1, 1, 2, 3], [0.0, -0.0, 1, 2],
+def test_tied_pairs_counts_ties_and_signed_zeros():
+    X_columns = np.array([[1, 2, 3, np.nan], [1, 1, 1, 3], [0.0, -0.0, 1, 2],
                           [np.nan] * 4], dtype=np.float32)
-    np.testing.assert_array_equal(tie_free_features(X_columns), [True, False, False, False])
+    np.testing.assert_array_equal(tied_pairs(X_columns), [0, 2, 1, 0])

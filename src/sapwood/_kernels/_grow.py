@@ -97,7 +97,7 @@ def _root_samples(sample_weight):
 
 
 @kernel
-def grow_depth_first(X_columns, y, sample_weight, has_missing, any_order, c, rng, max_features,
+def grow_depth_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng, max_features,
                      min_samples_split, min_samples_leaf, min_weight_leaf, max_depth,
                      min_impurity_decrease, random_splitter):
     """Grow a tree depth-first (left child before right); returns the node arrays.
@@ -159,7 +159,7 @@ def grow_depth_first(X_columns, y, sample_weight, has_missing, any_order, c, rng
         if not is_leaf:
             split, n_constant = node_split(
                 X_columns, y, sample_weight, samples, values, features, constant_features,
-                has_missing, any_order, sort_workspace, c, rng, start, end, impurity, n_constant,
+                has_missing, tie_rate, sort_workspace, c, rng, start, end, impurity, n_constant,
                 max_features, min_samples_leaf, min_weight_leaf, random_splitter)
             split_pos = int(split[0])
             split_feature = int(split[1])
@@ -237,7 +237,7 @@ def _heap_pop(heap, size, improvement):
 
 
 @kernel
-def grow_best_first(X_columns, y, sample_weight, has_missing, any_order, c, rng, max_features,
+def grow_best_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng, max_features,
                     min_samples_split, min_samples_leaf, min_weight_leaf, max_depth,
                     max_leaf_nodes, min_impurity_decrease, random_splitter):
     """Grow a tree by always splitting the leaf with the largest impurity improvement."""
@@ -299,7 +299,7 @@ def grow_best_first(X_columns, y, sample_weight, has_missing, any_order, c, rng,
             if not is_leaf:
                 split, _ = node_split(
                     X_columns, y, sample_weight, samples, values, features, constant_features,
-                    has_missing, any_order, sort_workspace, c, rng, start, end, impurity, 0,
+                    has_missing, tie_rate, sort_workspace, c, rng, start, end, impurity, 0,
                     max_features, min_samples_leaf, min_weight_leaf, random_splitter)
                 split_pos = int(split[0])
                 split_feature = int(split[1])
@@ -367,37 +367,37 @@ def grow_best_first(X_columns, y, sample_weight, has_missing, any_order, c, rng,
 # -- entry points with the splitter fixed at compile time ---------------------------------
 
 @kernel
-def _depth_first_best(X_columns, y, sample_weight, has_missing, any_order, c, rng,
+def _depth_first_best(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
                       max_features, min_samples_split, min_samples_leaf, min_weight_leaf,
                       max_depth, min_impurity_decrease):
-    return grow_depth_first(X_columns, y, sample_weight, has_missing, any_order, c, rng,
+    return grow_depth_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
                             max_features, min_samples_split, min_samples_leaf,
                             min_weight_leaf, max_depth, min_impurity_decrease, False)
 
 
 @kernel
-def _depth_first_random(X_columns, y, sample_weight, has_missing, any_order, c, rng,
+def _depth_first_random(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
                         max_features, min_samples_split, min_samples_leaf, min_weight_leaf,
                         max_depth, min_impurity_decrease):
-    return grow_depth_first(X_columns, y, sample_weight, has_missing, any_order, c, rng,
+    return grow_depth_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
                             max_features, min_samples_split, min_samples_leaf,
                             min_weight_leaf, max_depth, min_impurity_decrease, True)
 
 
 @kernel
-def _best_first_best(X_columns, y, sample_weight, has_missing, any_order, c, rng,
+def _best_first_best(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
                      max_features, min_samples_split, min_samples_leaf, min_weight_leaf,
                      max_depth, max_leaf_nodes, min_impurity_decrease):
-    return grow_best_first(X_columns, y, sample_weight, has_missing, any_order, c, rng,
+    return grow_best_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
                            max_features, min_samples_split, min_samples_leaf, min_weight_leaf,
                            max_depth, max_leaf_nodes, min_impurity_decrease, False)
 
 
 @kernel
-def _best_first_random(X_columns, y, sample_weight, has_missing, any_order, c, rng,
+def _best_first_random(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
                        max_features, min_samples_split, min_samples_leaf, min_weight_leaf,
                        max_depth, max_leaf_nodes, min_impurity_decrease):
-    return grow_best_first(X_columns, y, sample_weight, has_missing, any_order, c, rng,
+    return grow_best_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
                            max_features, min_samples_split, min_samples_leaf, min_weight_leaf,
                            max_depth, max_leaf_nodes, min_impurity_decrease, True)
 

@@ -136,7 +136,7 @@ def sort_segment(values, indices, lo, n):
             _insertion_sort(values, indices, seg_lo, seg_n)
 
 
-# -- features without ties: any correct sort gives scikit-learn's order ---------------------
+# -- segments without ties: any correct sort gives scikit-learn's order --------------------
 
 RADIX_MIN = 256  # below this, introsort is as fast
 _RADIX_BITS = 11
@@ -146,27 +146,21 @@ _ALL = 0xFFFFFFFF
 
 
 @kernel
-def tie_free_features(X_columns):
-    """True for each feature whose non-missing values are all distinct.
+def tied_pairs(X_columns):
+    """For each feature, how many adjacent pairs of its sorted non-missing values are equal.
 
-    The sorted order of distinct keys is unique, so for these features (and any subset
-    of their rows) a radix sort yields exactly the permutation introsort would.
-    -0.0 and 0.0 count as a tie, as they do for the comparison sort.
+    Zero means the feature has no ties: its sorted order is unique in any subset of rows,
+    so a radix sort yields exactly the permutation introsort would. -0.0 and 0.0 count
+    as a tie, as they do for the comparison sort.
     """
     n_features = X_columns.shape[0]
-    out = np.zeros(n_features, dtype=np.bool_)
+    out = np.zeros(n_features, dtype=np.intp)
     for f in range(n_features):
         column = X_columns[f]
-        present = column[~np.isnan(column)]
-        if present.shape[0] == 0:
-            continue
-        ordered = np.sort(present)
-        distinct = True
+        ordered = np.sort(column[~np.isnan(column)])
         for i in range(1, ordered.shape[0]):
             if ordered[i] == ordered[i - 1]:
-                distinct = False
-                break
-        out[f] = distinct
+                out[f] += 1
     return out
 
 

@@ -27,16 +27,18 @@ SPLIT_FIELDS = 7
 
 
 @kernel
-def _sort_feature(X_columns, feature, samples, values, start, end, has_missing, any_order,
+def _sort_feature(X_columns, feature, samples, values, start, end, has_missing, tie_rate,
                   workspace):
     """Copy the feature's values of ``samples[start:end]`` into ``values`` and sort both,
     missing values moved to the end unsorted; returns the number of missing values.
 
     The order of tied values must be introsort's (it fixes the order of sums and so the
-    last bits of impurities), unless ``any_order`` says it cannot matter (see
-    ``learners._grow``). Sorted orders of distinct values are unique, so large segments
-    are radix sorted first and fall back to introsort, from the original order, only
-    when the result shows a tie.
+    last bits of impurities). Sorted orders of distinct values are unique, so a radix
+    sort may be used where no ties can be: ``tie_rate`` is 0 when the feature has no ties
+    or the order cannot matter (see ``learners._grow``), else tied pairs / n_rows^2, so
+    that ``tie_rate * n^2`` estimates the ties in a segment of n rows. Segments likely
+    tie-free are radix sorted and checked, falling back to introsort from the original
+    order on a tie; the others go straight to introsort.
     """
     column = X_columns[feature]
     n_missing = 0
@@ -58,15 +60,16 @@ def _sort_feature(X_columns, feature, samples, values, start, end, has_missing, 
         for i in range(start, end):
             values[i] = column[samples[i]]
     n_present = end - start - n_missing
-    if n_present < RADIX_MIN:
+    if n_present < RADIX_MIN or tie_rate * n_present * n_present >= 0.5:
         sort_segment(values, samples, start, n_present)
         return n_missing
     keys, keys_spare, indices_spare, original_values, original_samples = workspace
-    if not any_order:
+    checked = tie_rate > 0.0
+    if checked:
         original_values[:n_present] = values[start:start + n_present]
         original_samples[:n_present] = samples[start:start + n_present]
     radix_sort_segment(values, samples, start, n_present, keys, keys_spare, indices_spare)
-    if not any_order:
+    if checked:
         for i in range(start + 1, start + n_present):
             if values[i] == values[i - 1]:
                 values[start:start + n_present] = original_values[:n_present]
@@ -246,7 +249,7 @@ def _scan_positions(code, n_classes, sum_total, sum_left, sum_right, stats, left
 
 @kernel
 def node_split(X_columns, y, sample_weight, samples, values, features, constant_features,
-               has_missing, any_order, sort_workspace, c, rng, start, end, impurity,
+               has_missing, tie_rate, sort_workspace, c, rng, start, end, impurity,
                n_known_constants, max_features, min_samples_leaf, min_weight_leaf,
                random_splitter):
     """Search the node's split; returns (split record, n_constant_features).
@@ -291,7 +294,7 @@ def node_split(X_columns, y, sample_weight, samples, values, features, constant_
 
         if not random_splitter:
             n_missing = _sort_feature(X_columns, feature, samples, values, start, end,
-                                      has_missing[feature], any_order[feature],
+                                      has_missing[feature], tie_rate[feature],
                                       sort_workspace)
             end_non_missing = end - n_missing
             if end_non_missing == start or (

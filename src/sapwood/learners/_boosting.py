@@ -224,7 +224,7 @@ class BaseGradientBoosting(BaseEstimator):
         n_in_bag = max(1, int(self.subsample * n_samples))
         template = self._tree_template()
         X_columns = np.asfortranarray(X)
-        has_missing, tie_free = column_facts(X)
+        has_missing, tied_pairs = column_facts(X)
         factor = self._score_factor
         if self.n_iter_no_change is not None:
             history = np.full(self.n_iter_no_change, np.inf)
@@ -237,7 +237,7 @@ class BaseGradientBoosting(BaseEstimator):
                     initial_oob = factor * self._mean_loss(y[~mask], raw[~mask],
                                                            sample_weight[~mask])
             self._fit_stage(i, X_columns, y, raw, sample_weight, mask, rng, template,
-                            has_missing, tie_free)
+                            has_missing, tied_pairs)
             if do_oob:
                 self.train_score_[i] = factor * self._mean_loss(y[mask], raw[mask],
                                                                 sample_weight[mask])
@@ -264,7 +264,7 @@ class BaseGradientBoosting(BaseEstimator):
         return i + 1
 
     def _fit_stage(self, i, X_columns, y, raw, sample_weight, mask, rng, template,
-                   has_missing, tie_free):
+                   has_missing, tied_pairs):
         self._before_stage(y, raw, sample_weight)
         residual = -self._gradient(y, raw)
         tree_weight = sample_weight * mask if self.subsample < 1.0 else sample_weight
@@ -275,7 +275,7 @@ class BaseGradientBoosting(BaseEstimator):
             tree = grow_tree(
                 X_columns, residual[:, k : k + 1], tree_weight, criterion="squared_error",
                 n_classes=np.ones(1, dtype=np.intp), seed=rng.randint(0, RAND_R_MAX),
-                has_missing=has_missing, tie_free=tie_free, **options)
+                has_missing=has_missing, tied_pairs=tied_pairs, **options)
             leaves = tree.apply(X_columns)
             if self._updates_leaves:
                 in_bag = leaves if self.subsample >= 1.0 else np.where(mask, leaves, -1)

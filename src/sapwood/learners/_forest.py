@@ -96,7 +96,7 @@ def _grow_one(index, n_trees, seed, tree_template, X, y, sample_weight, draws, n
     splitter_seed = np.random.RandomState(seed).randint(0, RAND_R_MAX)
     return grow_tree(X, y, weight, criterion=criterion, n_classes=n_classes,
                      seed=splitter_seed, has_missing=facts[0],
-                     tie_free=facts[1], **options)
+                     tied_pairs=facts[1], **options)
 
 
 class BaseForest(MultiOutputMixin, BaseEstimator):

@@ -8,7 +8,7 @@ from .._format import TreeArrays
 from .._kernels import _criteria
 from .._kernels._grow import BUILDERS
 from .._kernels._prune import prune_tree
-from .._kernels._sort import tie_free_features
+from .._kernels._sort import tied_pairs as count_tied_pairs
 
 INT32_MAX = np.iinfo(np.int32).max
 
@@ -16,26 +16,29 @@ INT32_MAX = np.iinfo(np.int32).max
 def grow_tree(X32, y, sample_weight, *, criterion, n_classes, splitter, max_features,
               min_samples_split, min_samples_leaf, min_weight_leaf, max_depth,
               max_leaf_nodes, min_impurity_decrease, ccp_alpha, seed, has_missing,
-              tie_free=None):
+              tied_pairs=None):
     """Grow one tree on prepared inputs and return it as :class:`TreeArrays`.
 
     ``X32`` is float32 (n_samples, n_features); ``y`` float64 (n_samples, n_outputs) with
     classes encoded 0..K-1; ``sample_weight`` float64 (never None); ``seed`` the tree's
     XorShift seed (``RandomState.randint(0, 2**31 - 1)`` as scikit-learn draws it).
-    ``has_missing`` and ``tie_free`` are per-feature facts about X (see
+    ``has_missing`` and ``tied_pairs`` are per-feature facts about X (see
     :func:`column_facts`); ensembles compute them once for all their trees.
     """
     X_columns = np.ascontiguousarray(X32.T)
-    if tie_free is None:
-        tie_free = tie_free_features(X_columns)
+    if tied_pairs is None:
+        tied_pairs = count_tied_pairs(X_columns)
     y = np.ascontiguousarray(y, dtype=np.float64)
     sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64)
     code = _criteria.CRITERIA[criterion]
-    any_order = tie_free | _counts_are_exact(code, sample_weight)
+    # ties per row pair: radix sorting is tried where a segment is unlikely to hold a tie
+    tie_rate = tied_pairs / float(max(X32.shape[0], 1)) ** 2
+    if _counts_are_exact(code, sample_weight):
+        tie_rate = np.zeros_like(tie_rate)
     criterion_state = _criteria.make_criterion(code, y.shape[1], n_classes, X32.shape[0],
                                                float(sample_weight.sum()))
     rng = np.array([seed], dtype=np.int64)
-    common = (X_columns, y, sample_weight, has_missing.astype(np.bool_), any_order,
+    common = (X_columns, y, sample_weight, has_missing.astype(np.bool_), tie_rate,
               criterion_state, rng,
               int(max_features), int(min_samples_split), int(min_samples_leaf),
               float(min_weight_leaf), int(max_depth))
@@ -70,7 +73,7 @@ def _counts_are_exact(code, sample_weight):
 
 
 def column_facts(X32):
-    """(has_missing, tie_free) per feature of float32 X: which columns hold NaN, and
-    which have no two equal non-missing values (those may be radix-sorted)."""
+    """(has_missing, tied_pairs) per feature of float32 X: which columns hold NaN, and
+    how many adjacent pairs of their sorted values are equal (0: radix sort is exact)."""
     X_columns = np.ascontiguousarray(X32.T)
-    return np.isnan(X_columns).any(axis=1), tie_free_features(X_columns)
+    return np.isnan(X_columns).any(axis=1), count_tied_pairs(X_columns)

@@ -147,11 +147,11 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
         self.max_features_ = options["max_features"]
         if sample_weight is None:
             sample_weight = np.ones(n_samples)
-        has_missing, tie_free = column_facts(X)
+        has_missing, tied_pairs = column_facts(X)
         self.tree_ = grow_tree(
             X, y_encoded, sample_weight, criterion=self._criterion_name(y), n_classes=n_classes,
             seed=random_state.randint(0, RAND_R_MAX), has_missing=has_missing,
-            tie_free=tie_free, **options)
+            tied_pairs=tied_pairs, **options)
         return self
 
     def _criterion_name(self, y):
