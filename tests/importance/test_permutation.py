@@ -45,6 +45,8 @@ MODELS = {
     "tree-clf": lambda: DecisionTreeClassifier(max_depth=5, random_state=0),
     "forest-clf": lambda: RandomForestClassifier(n_estimators=12, min_samples_leaf=3,
                                                  random_state=0),
+    # Pure leaves: probabilities 0 and 1, so the evaluator's exact-sum path.
+    "forest-clf-pure": lambda: RandomForestClassifier(n_estimators=12, random_state=0),
     "tree-reg": lambda: DecisionTreeRegressor(min_samples_leaf=2, random_state=0),
     "forest-reg": lambda: RandomForestRegressor(n_estimators=10, max_depth=6, random_state=0),
 }
@@ -311,3 +313,24 @@ def test_plots_bars_and_boxes():
         _, ax = plt.subplots()
         assert result.plot(ax=ax, max_features=None) is ax
         plt.close(ax.figure)
+
+
+@pytest.mark.parametrize("labels", ["int", "str"])
+@pytest.mark.parametrize("scoring", [None, "accuracy", "balanced_accuracy"])
+def test_default_score_shortcut_and_repeated_outputs_equal_sklearn(labels, scoring):
+    # scoring=None counts correct rows incrementally, the named scorers reuse the
+    # score of equal permuted predictions; both must give scikit-learn's numbers.
+    X_train, y_train, X_test, y_test = _classification(3)
+    if labels == "str":
+        names = np.array(["ant", "bee", "cat"])
+        y_train, y_test = names[y_train], names[y_test]
+    for model in (RandomForestClassifier(n_estimators=15, random_state=0),
+                  RandomForestClassifier(n_estimators=15, min_samples_leaf=4,
+                                         random_state=0)):
+        model.fit(X_train, y_train)
+        expected = sklearn_permutation_importance(model, X_test, y_test, scoring=scoring,
+                                                  n_repeats=6, random_state=3)
+        result = permutation_importance(as_format_model(model), X_test, y_test,
+                                        scoring=scoring, n_repeats=6, random_state=3)
+        assert result.params["evaluator"] == "tree"
+        np.testing.assert_array_equal(result.importances, expected.importances)

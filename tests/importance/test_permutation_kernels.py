@@ -111,3 +111,30 @@ def test_permuted_outputs_equal_predicting_the_permuted_data(task, n_jobs, opera
         assert np.array_equal(got, expected), (g, k)
         seen.add((g, k))
     assert seen == {(g, k) for g in np.flatnonzero(evaluator.group_used) for k in range(3)}
+
+
+@pytest.mark.parametrize("min_samples_leaf", [1, 3])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_exact_and_general_sums_equal_predicting_the_permuted_data(min_samples_leaf, n_jobs):
+    # Pure leaves (0/1 probabilities) take the exact-difference path, mixed leaves the
+    # in-order resum; both must reproduce the model's predictions bit for bit.
+    X, y = _data(n=300)
+    y = y + (np.nan_to_num(X[:, 3]) > 0.7)          # three classes
+    forest = RandomForestClassifier(9, min_samples_leaf=min_samples_leaf,
+                                    random_state=0).fit(X, y)
+    ensemble = as_format_model(forest).to_ensemble()
+    evaluator = TreeEvaluator(forest, ensemble, X, n_jobs)
+    assert evaluator.exact == (min_samples_leaf == 1)
+    groups = [np.array([j]) for j in range(5)] + [np.array([1, 2])]
+    evaluator.prepare(None, groups)
+    rng = np.random.RandomState(5)
+    sources = np.array([rng.permutation(300) for _ in range(4)])
+    n_seen = 0
+    for g, k, raw in evaluator.permuted_outputs(sources):
+        X_permuted = X.copy()
+        X_permuted[:, groups[g]] = X[sources[k]][:, groups[g]]
+        expected = forest.predict_proba(X_permuted)
+        got = evaluator.baseline_eval if raw is None else raw
+        assert np.array_equal(got, expected), (g, k)
+        n_seen += 1
+    assert n_seen == 4 * int(evaluator.group_used.sum())

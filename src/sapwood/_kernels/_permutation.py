@@ -12,9 +12,16 @@ For a one-column group each leaf below an entry node carries the open interval o
 values that take the same decisions at every split on that column along its path; a
 permuted value inside it lands in the same leaf without a traversal.
 
-Outputs are never re-predicted: the evaluator records only the (tree, sample) pairs
-whose leaf changed, and the sums are then redone in tree order for the changed samples
-only, so every prediction is bit-identical to summing the trees in order.
+Outputs are never re-predicted, and only changed samples are summed again. When every
+leaf value is a whole multiple of one power of two (pure-leaf forest probabilities)
+no sum rounds, so a changed leaf adds its difference to the baseline total
+(``collect_exact``); otherwise the evaluator records the (tree, sample) pairs whose
+leaf changed and redoes each changed sample's sum in tree order from the last stored
+running total before its first changed tree (``collect_changed``). Either way every
+prediction is bit-identical to summing the trees in order.
+
+Nodes are read from a packed layout (``pack_nodes``): one 16-byte record per node and
+the thresholds beside it.
 
 All kernels take arrays of the packed forest (global node ids, ``roots``) and are
 arrays-in / arrays-out with no validation; ``sapwood.importance._permutation_tree``
@@ -24,7 +31,7 @@ prepares their inputs.
 import numpy as np
 
 from ._numba import kernel
-from ._traverse import LEAF, OP_LE, goes_left
+from ._traverse import LEAF, OP_LE
 
 
 @kernel
@@ -198,29 +205,91 @@ def _leaf_intervals(top, column, root, children_left, children_right, feature, t
         size += 2
 
 
+# -- packed layout ---------------------------------------------------------------------
+# One int32 record per node: left child, right child, feature, flags (bit 0: the split
+# is ``<``, bit 1: missing values go left), global ids; thresholds in a parallel array.
+# A visit reads 16 contiguous bytes and one float64 instead of six arrays.
+_FLAG_LT = 1
+_FLAG_MISSING_LEFT = 2
+
+
 @kernel
-def reroute_permuted(X, source_rows, slot_repeat, batch_groups, batch_slot_ptr, group_ptr,
-                     group_columns, entry_ptr, entry_node, n_groups, children_left,
-                     children_right, feature, threshold, missing_go_to_left, operator, roots,
-                     rank, span_end, order, sorted_rank, leaves, tree_lo, tree_hi,
-                     max_tree_nodes, new_leaves, changed):
+def pack_nodes(children_left, children_right, feature, missing_go_to_left, operator):
+    """The (n_nodes, 4) int32 records of the packed layout."""
+    n_nodes = children_left.shape[0]
+    nodes = np.empty((n_nodes, 4), dtype=np.int32)
+    for k in range(n_nodes):
+        nodes[k, 0] = children_left[k]
+        nodes[k, 1] = children_right[k]
+        nodes[k, 2] = feature[k]
+        flags = 0
+        if operator[k] != OP_LE:
+            flags |= _FLAG_LT
+        if missing_go_to_left[k] != 0:
+            flags |= _FLAG_MISSING_LEFT
+        nodes[k, 3] = flags
+    return nodes
+
+
+@kernel(inline="always")
+def _next_node(nodes, thresholds, node, value):
+    """The child of split ``node`` that ``value`` goes to (``goes_left`` semantics)."""
+    flags = nodes[node, 3]
+    if flags & _FLAG_LT:
+        left = value < thresholds[node]
+    else:
+        left = value <= thresholds[node]
+    if not left and np.isnan(value):
+        left = (flags & _FLAG_MISSING_LEFT) != 0
+    return nodes[node, 0] if left else nodes[node, 1]
+
+
+@kernel(inline="always")
+def _record(s, i, t, node, old, exact, new_leaves, delta, node_values, tree_column,
+            changed):
+    if exact:
+        column = tree_column[t]
+        for w in range(node_values.shape[1]):
+            delta[s, i, column + w] += node_values[node, w] - node_values[old, w]
+    else:
+        new_leaves[s, i, t] = node
+    changed[s, i] = 1
+
+
+@kernel
+def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_slot_ptr,
+                   group_ptr, group_columns, entry_ptr, entry_node, n_groups, nodes,
+                   thresholds, operator, roots, rank, span_end, order, sorted_rank, leaves,
+                   tree_lo, tree_hi, max_tree_nodes, exact, node_values, tree_column,
+                   new_leaves, delta, changed):
     """Leaves reached with permuted group columns, for trees ``tree_lo .. tree_hi``.
 
     A slot is one (group, repeat). Group ``batch_groups[b]`` owns slots
     ``batch_slot_ptr[b] .. batch_slot_ptr[b + 1]``; in slot ``s`` sample ``i`` reads the
-    group's columns from row ``source_rows[slot_repeat[s], i]``. Where the leaf of tree
-    t changes, ``new_leaves[s, t, i]`` gets the new leaf and ``changed[s, i]`` is set;
-    other entries are left alone. Trees are independent, so disjoint tree ranges can run
-    on different threads.
+    group's columns from row ``source_rows[slot_repeat[s], i]``. Each sample is
+    re-routed from the entry node above its leaf; for a one-column group a value
+    inside the leaf's interval (``_leaf_intervals``) keeps the leaf without a traversal.
+    Trees are independent, so disjoint tree ranges can run on different threads.
+
+    For a one-column group, ``permuted[s, i]`` is the value sample ``i`` reads in slot
+    ``s`` (the column at row ``source_rows[slot_repeat[s], i]``); several-column groups
+    read the source rows of ``X``. Where the leaf of tree t changes, ``changed[s, i]``
+    is set and either (``exact`` false) ``new_leaves[s, i, t]`` gets the new leaf, or
+    (``exact``: node values whose sums never round, see ``collect_exact``) the
+    difference of the two leaves' values is added to ``delta[s, i]``; other entries are
+    left alone.
     """
     n_features = X.shape[1]
     in_group = np.zeros(n_features, dtype=np.uint8)
     lower = np.empty(max_tree_nodes)
     upper = np.empty(max_tree_nodes)
     stack = np.empty(max_tree_nodes + 1, dtype=np.intp)
+    children_left = nodes[:, 0]
+    children_right = nodes[:, 1]
+    feature = nodes[:, 2]
     for b in range(batch_groups.shape[0]):
         g = batch_groups[b]
-        first_column = group_columns[group_ptr[g]]
+        column = group_columns[group_ptr[g]]
         single = group_ptr[g + 1] - group_ptr[g] == 1
         for k in range(group_ptr[g], group_ptr[g + 1]):
             in_group[group_columns[k]] = 1
@@ -229,60 +298,170 @@ def reroute_permuted(X, source_rows, slot_repeat, batch_groups, batch_slot_ptr, 
         for t in range(tree_lo, tree_hi):
             key = t * n_groups + g
             root = roots[t]
+            tree_ranks = sorted_rank[t]
             for q in range(entry_ptr[key], entry_ptr[key + 1]):
                 top = entry_node[q]
                 if single:
-                    _leaf_intervals(top, first_column, root, children_left, children_right,
-                                    feature, threshold, operator, lower, upper, stack)
-                first = np.searchsorted(sorted_rank[t], rank[top])
-                last = np.searchsorted(sorted_rank[t], span_end[top])
+                    _leaf_intervals(top, column, root, children_left, children_right,
+                                    feature, thresholds, operator, lower, upper, stack)
+                first = np.searchsorted(tree_ranks, rank[top])
+                last = np.searchsorted(tree_ranks, span_end[top])
                 for position in range(first, last):
                     i = order[t, position]
                     old = leaves[t, i]
-                    for s in range(slot_lo, slot_hi):
-                        source = source_rows[slot_repeat[s], i]
-                        if single:
-                            value = X[source, first_column]
-                            if lower[old - root] < value < upper[old - root]:
+                    if single:
+                        low = lower[old - root]
+                        high = upper[old - root]
+                        for s in range(slot_lo, slot_hi):
+                            value = permuted[s, i]
+                            if low < value < high:
                                 continue
-                        node = top
-                        while children_left[node] != LEAF:
-                            f = feature[node]
-                            row = source if in_group[f] else i
-                            if goes_left(X[row, f], threshold[node], operator[node],
-                                         missing_go_to_left[node]):
-                                node = children_left[node]
-                            else:
-                                node = children_right[node]
-                        if node != old:
-                            new_leaves[s, t, i] = node
-                            changed[s, i] = 1
+                            node = top
+                            while nodes[node, 0] != LEAF:
+                                f = nodes[node, 2]
+                                node = _next_node(nodes, thresholds, node,
+                                                  value if f == column else X[i, f])
+                            if node != old:
+                                _record(s, i, t, node, old, exact, new_leaves, delta,
+                                        node_values, tree_column, changed)
+                    else:
+                        for s in range(slot_lo, slot_hi):
+                            source = source_rows[slot_repeat[s], i]
+                            node = top
+                            while nodes[node, 0] != LEAF:
+                                f = nodes[node, 2]
+                                row = source if in_group[f] else i
+                                node = _next_node(nodes, thresholds, node, X[row, f])
+                            if node != old:
+                                _record(s, i, t, node, old, exact, new_leaves, delta,
+                                        node_values, tree_column, changed)
         for k in range(group_ptr[g], group_ptr[g + 1]):
             in_group[group_columns[k]] = 0
 
 
 @kernel
-def resum_changed(leaves, new_leaves, changed, node_values, tree_column, sample_lo,
-                  sample_hi, out):
-    """Add ``node_values`` of every tree's (possibly new) leaf to ``out[s, i]`` in tree
-    order, for the changed samples ``i`` in ``sample_lo .. sample_hi`` of every slot.
-
-    ``out`` must hold the initial value; consumed ``new_leaves`` entries are reset to -1
-    so the buffer can be reused.
-    """
-    n_slots = new_leaves.shape[0]
-    n_trees = leaves.shape[0]
+def checkpoint_sums(leaves_by_sample, node_values, tree_column, init, stride):
+    """Per sample the running total of ``sum_leaf_values`` before trees 0, stride,
+    2 * stride, ...: shape (n_samples, ceil(n_trees / stride), len(init))."""
+    n_samples, n_trees = leaves_by_sample.shape
     width = node_values.shape[1]
-    for s in range(n_slots):
+    n_columns = init.shape[0]
+    n_checkpoints = (n_trees + stride - 1) // stride
+    out = np.empty((n_samples, n_checkpoints, n_columns))
+    total = np.empty(n_columns)
+    for i in range(n_samples):
+        for c in range(n_columns):
+            total[c] = init[c]
         for t in range(n_trees):
+            if t % stride == 0:
+                for c in range(n_columns):
+                    out[i, t // stride, c] = total[c]
+            leaf = leaves_by_sample[i, t]
             column = tree_column[t]
-            for i in range(sample_lo, sample_hi):
-                if changed[s, i] == 0:
-                    continue
-                leaf = new_leaves[s, t, i]
+            for w in range(width):
+                total[column + w] += node_values[leaf, w]
+    return out
+
+
+@kernel
+def collect_changed(leaf_values, new_leaves, changed, node_values, tree_column,
+                    checkpoints, stride, exact_node, exact_sample, base_totals, slot_lo,
+                    slot_hi, counts, rows, totals):
+    """Per slot ``s`` in ``slot_lo .. slot_hi``: the changed samples
+    (``rows[s, :counts[s]]``) and their raw totals ``init + sum_t node_values[leaf]``
+    added in tree order (``totals[s, :counts[s]]``), with each tree's new leaf where it
+    changed, else the baseline leaf's values ``leaf_values[i, t]`` (stored contiguously
+    per sample so the unchanged trees are read in sequence, not gathered).
+
+    The sum resumes from the last checkpoint (``checkpoint_sums``) at or before the
+    first changed tree: the same additions in the same order as summing from the start.
+    When every term of a sample's sum is exact (``exact_sample[i]`` for its baseline
+    leaves and ``exact_node`` for its new ones: multiples of one power of two, small
+    enough that no partial sum rounds), any order gives the same bits, and the total is
+    the baseline ``base_totals[i]`` plus the changed trees' differences.
+    Consumed ``new_leaves`` entries are reset to -1 so the buffer can be reused.
+    """
+    n_samples = changed.shape[1]
+    n_trees = leaf_values.shape[1]
+    width = node_values.shape[1]
+    n_columns = checkpoints.shape[2]
+    for s in range(slot_lo, slot_hi):
+        n = 0
+        for i in range(n_samples):
+            if changed[s, i] == 0:
+                continue
+            rows[s, n] = i
+            first = n_trees
+            exact = exact_sample[i] != 0
+            for t in range(n_trees):
+                leaf = new_leaves[s, i, t]
+                if leaf >= 0:
+                    if first == n_trees:
+                        first = t
+                    if exact_node[leaf] == 0:
+                        exact = False
+                        break
+            if exact:
+                for c in range(n_columns):
+                    totals[s, n, c] = base_totals[i, c]
+                for t in range(first, n_trees):
+                    leaf = new_leaves[s, i, t]
+                    if leaf >= 0:
+                        new_leaves[s, i, t] = -1
+                        column = tree_column[t]
+                        for w in range(width):
+                            totals[s, n, column + w] += (node_values[leaf, w]
+                                                         - leaf_values[i, t, w])
+                n += 1
+                continue
+            first = min(first, n_trees - 1)
+            start = (first // stride) * stride
+            for c in range(n_columns):
+                totals[s, n, c] = checkpoints[i, first // stride, c]
+            for t in range(start, n_trees):
+                leaf = new_leaves[s, i, t]
+                column = tree_column[t]
                 if leaf < 0:
-                    leaf = leaves[t, i]
+                    for w in range(width):
+                        totals[s, n, column + w] += leaf_values[i, t, w]
                 else:
-                    new_leaves[s, t, i] = -1
-                for w in range(width):
-                    out[s, i, column + w] += node_values[leaf, w]
+                    new_leaves[s, i, t] = -1
+                    for w in range(width):
+                        totals[s, n, column + w] += node_values[leaf, w]
+            n += 1
+        counts[s] = n
+
+
+@kernel
+def collect_exact(base_totals, deltas, changes, slot_lo, slot_hi, counts, rows, totals):
+    """``collect_changed`` when every sum is exact: per slot ``s`` in
+    ``slot_lo .. slot_hi`` the samples some tree range changed (``changes[k, s, i]``)
+    and their totals ``base_totals[i] + sum_k deltas[k, s, i]``.
+
+    With node values that are whole multiples of one power of two and sums far below
+    2**53 of them, no addition rounds, so this equals summing the new leaves in tree
+    order bit for bit. Consumed entries of ``deltas`` and ``changes`` are reset to 0.
+    """
+    n_parts = deltas.shape[0]
+    n_samples = changes.shape[2]
+    n_columns = base_totals.shape[1]
+    for s in range(slot_lo, slot_hi):
+        n = 0
+        for i in range(n_samples):
+            hit = False
+            for k in range(n_parts):
+                if changes[k, s, i] != 0:
+                    hit = True
+            if not hit:
+                continue
+            rows[s, n] = i
+            for c in range(n_columns):
+                total = base_totals[i, c]
+                for k in range(n_parts):
+                    total += deltas[k, s, i, c]
+                    deltas[k, s, i, c] = 0.0
+                totals[s, n, c] = total
+            for k in range(n_parts):
+                changes[k, s, i] = 0
+            n += 1
+        counts[s] = n

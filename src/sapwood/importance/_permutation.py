@@ -25,6 +25,7 @@ import numbers
 
 import numpy as np
 from joblib import effective_n_jobs
+from sklearn.base import ClassifierMixin
 from sklearn.metrics import check_scoring, get_scorer_names
 from sklearn.metrics._scorer import _MultimetricScorer, _PassthroughScorer
 from sklearn.utils import _safe_indexing, check_array, check_random_state
@@ -163,8 +164,11 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
 
     evaluator = tree_evaluator(model, X, n_jobs, _uses_score(scorer))
     if evaluator is not None:
-        baseline, scores = _tree_scores(evaluator, X, y, sample_weight, scorer, rows,
-                                        sources, columns)
+        try:
+            baseline, scores = _tree_scores(evaluator, X, y, sample_weight, scorer, rows,
+                                            sources, columns)
+        finally:
+            evaluator.close()
     else:
         baseline, scores = _generic_scores(model, X, y, sample_weight, scorer, rows,
                                            sources, columns, n_jobs)
@@ -293,17 +297,108 @@ def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns)
     unchanged = _score(scorer, reference, X_eval, y_eval, w_eval)
     read = sorted(reference.responses_used)
     scores = [[unchanged] * sources.shape[0] for _ in columns]
-    for g, k, raw in evaluator.permuted_outputs(sources):
-        if raw is None:
+    accuracy = _IncrementalAccuracy.make(scorer, evaluator, reference, y_eval, w_eval,
+                                         unchanged)
+    # A scorer sees only the outputs it reads, y and the weights: two permuted data sets
+    # whose read outputs are equal have equal scores.
+    known = {}
+    for g, k, changed_rows, changed_raw in evaluator.permuted_changes(sources):
+        if changed_rows.shape[0] == 0:
             continue
-        permuted = evaluator.responses(raw)
-        # A scorer sees only the outputs it reads, y and the weights: when those
-        # outputs did not change (a class vote that did not flip) neither did the score.
-        if read and all(np.array_equal(getattr(permuted, name)(None),
-                                       getattr(reference, name)(None)) for name in read):
+        if accuracy is not None:
+            value = accuracy.score(changed_rows, changed_raw)
+            if accuracy.checks_left > 0:
+                # The first few against the scorer itself; any difference ends the
+                # shortcut (none is expected: see _IncrementalAccuracy).
+                raw = evaluator.baseline_eval.copy()
+                raw[changed_rows] = changed_raw
+                real = _score(scorer, evaluator.responses(raw), X_eval, y_eval, w_eval)
+                accuracy.checks_left -= 1
+                if not (isinstance(real, float) and real == value):
+                    accuracy, value = None, real
+            scores[g][k] = value
             continue
-        scores[g][k] = _score(scorer, permuted, X_eval, y_eval, w_eval)
+        key = _outputs_key(evaluator, read, changed_rows, changed_raw) if read else None
+        if key == ():
+            continue  # no output the scorer reads changed (a class vote that did not flip)
+        if key is not None and key in known:
+            scores[g][k] = known[key]
+            continue
+        raw = evaluator.baseline_eval.copy()
+        raw[changed_rows] = changed_raw
+        scores[g][k] = _score(scorer, evaluator.responses(raw), X_eval, y_eval, w_eval)
+        if key is not None:
+            known[key] = scores[g][k]
     return baseline, scores
+
+
+class _IncrementalAccuracy:
+    """scikit-learn's default classifier score (``ClassifierMixin.score``, unweighted
+    accuracy) updated from the rows whose prediction changed.
+
+    ``accuracy_score`` returns ``float(np.average(y_true == y_pred))``: a mean of 0/1
+    values, whose float64 sum is the exact count of correct rows, divided by the row
+    count. So the score is ``correct / n`` with ``correct`` counted incrementally, the
+    same bits. It is used only when the scorer is that score, there are no weights, y
+    is one label per row, and it reproduces the unpermuted score; the first permuted
+    scores are still checked against the scorer.
+    """
+
+    def __init__(self, evaluator, correct, y):
+        self.evaluator = evaluator
+        self.correct = correct
+        self.n_correct = int(np.count_nonzero(correct))
+        self.y = y
+        self.checks_left = 2
+
+    @classmethod
+    def make(cls, scorer, evaluator, reference, y, sample_weight, unchanged):
+        if not (evaluator.is_classifier and sample_weight is None
+                and isinstance(scorer, _PassthroughScorer)
+                and getattr(type(evaluator.model), "score", None) is ClassifierMixin.score
+                and isinstance(unchanged, float)):
+            return None
+        try:
+            y = np.asarray(y)
+            predicted = np.asarray(reference.predict(None))
+            if y.ndim != 1 or y.shape != predicted.shape or y.dtype == object \
+                    or predicted.dtype == object:
+                return None
+            correct = np.asarray(y == predicted, dtype=bool)
+        except (TypeError, ValueError):
+            return None
+        if correct.shape != y.shape:
+            return None
+        accuracy = cls(evaluator, correct, y)
+        return accuracy if accuracy._value(accuracy.n_correct) == unchanged else None
+
+    def _value(self, n_correct):
+        return float(np.float64(n_correct) / self.y.shape[0])
+
+    def score(self, rows, raw_rows):
+        predicted = self.evaluator.responses(raw_rows).predict(None)
+        n_correct = (self.n_correct - int(np.count_nonzero(self.correct[rows]))
+                     + int(np.count_nonzero(self.y[rows] == predicted)))
+        return self._value(n_correct)
+
+
+def _outputs_key(evaluator, read, changed_rows, changed_raw):
+    """A tuple of bytes that identifies the permuted outputs in ``read`` (empty when they
+    equal the unpermuted ones; None when they cannot serve as a key), from the rows
+    whose raw output changed."""
+    permuted = evaluator.responses(changed_raw)
+    reference = evaluator.responses(evaluator.baseline_eval[changed_rows])
+    outputs = [(np.asarray(getattr(permuted, name)(None)),
+                np.asarray(getattr(reference, name)(None))) for name in read]
+    differs = np.zeros(changed_rows.shape[0], dtype=bool)
+    for new, old in outputs:
+        if new.dtype == object or new.shape != old.shape:
+            return None
+        differs |= (new != old).reshape(new.shape[0], -1).any(axis=1)
+    if not differs.any():
+        return ()
+    return (changed_rows[differs].tobytes(),
+            *(np.ascontiguousarray(new[differs]).tobytes() for new, _ in outputs))
 
 
 def _result(baseline, scores, names, params, labels):

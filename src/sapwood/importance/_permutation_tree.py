@@ -10,27 +10,37 @@ scikit-learn's: :class:`PermutedModel` stands in for the model, and its ``predic
 from __future__ import annotations
 
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import delayed
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils import get_tags
 
 from .._kernels._permutation import (
+    checkpoint_sums,
+    collect_changed,
+    collect_exact,
     entry_nodes,
+    pack_nodes,
     preorder_spans,
-    reroute_permuted,
-    resum_changed,
+    reroute_packed,
     sort_by_leaf,
     sum_leaf_values,
 )
-from .._kernels._traverse import apply_packed
+from .._kernels._traverse import LEAF, apply_packed
 from ..adapters import as_ensemble
 
 __all__ = ["PermutedModel", "TreeEvaluator", "tree_evaluator"]
 
 # Bytes of recorded leaf changes held at once; batches of (group, repeat) slots fit it.
 _CHANGE_BUDGET = 64 * 2**20
+# Bytes of running totals kept per (sample, tree) to resume sums at the first changed
+# tree; above it they are kept every few trees.
+_CHECKPOINT_BUDGET = 64 * 2**20
+# Placeholders for the buffer the current mode of ``reroute_packed`` does not use.
+_NO_LEAVES = np.full((1, 1, 1), -1, dtype=np.int32)
+_NO_DELTA = np.zeros((1, 1, 1))
 # Rows on which the converted model's predictions are checked against the model's own.
 _CHECK_ROWS = 512
 
@@ -105,6 +115,7 @@ def tree_evaluator(model, X, n_jobs, scorer_uses_score):
     evaluator = TreeEvaluator(model, ensemble, np.ascontiguousarray(values), n_jobs)
     mismatch = evaluator.check_against_model(X)
     if mismatch is not None:
+        evaluator.close()
         warnings.warn(f"permutation_importance: the model's tree-format conversion does not "
                       f"reproduce its predictions ({mismatch}); using the generic evaluator.",
                       stacklevel=3)
@@ -135,6 +146,7 @@ class TreeEvaluator:
         self.model = model
         self.ensemble = ensemble
         self.n_jobs = n_jobs
+        self._pool = None
         self.X = X
         self.is_classifier = ensemble.task == "classification"
         self.n_classes = len(model.classes_) if self.is_classifier else 0
@@ -144,18 +156,38 @@ class TreeEvaluator:
         sizes = np.array([tree.node_count for tree in ensemble.trees], dtype=np.intp)
         self.max_tree_nodes = int(sizes.max())
         self.node_values, self.tree_column, self.init = _node_values(ensemble)
+        self.exact_node = _exact_nodes(self.node_values, self.init, self.n_trees)
+        # Every leaf exact: sums are order-free and a changed leaf is a difference.
+        self.exact = bool(self.exact_node[self.children_left == LEAF].all())
+        self.nodes = None
         self.leaves = self._apply(X)
         self.baseline_raw = self._finalize(
             sum_leaf_values(self.leaves, self.node_values, self.tree_column, self.init))
 
     # -- set-up ----------------------------------------------------------------------
     def _parallel(self, tasks):
+        """Run ``delayed`` kernel calls on the evaluator's threads; results in order.
+
+        One pool for the evaluator's life: a new joblib pool per call costs a few ms
+        and joblib polls for results every 10 ms, both large next to a kernel call.
+        """
         tasks = list(tasks)
         if self.n_jobs == 1 or len(tasks) == 1:
-            return [function(*args) for function, args, _ in tasks]
-        return Parallel(n_jobs=self.n_jobs, backend="threading")(tasks)
+            return [function(*args, **kwargs) for function, args, kwargs in tasks]
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.n_jobs)
+        futures = [self._pool.submit(function, *args, **kwargs)
+                   for function, args, kwargs in tasks]
+        return [future.result() for future in futures]
+
+    def close(self):
+        """Stop the evaluator's threads (also done when it is garbage collected)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
 
     def _tree_chunks(self):
+        # Several chunks per thread: a thread slowed by other work gets fewer of them.
         n_chunks = 1 if self.n_jobs == 1 else min(self.n_trees, 4 * self.n_jobs)
         bounds = np.linspace(0, self.n_trees, n_chunks + 1).astype(np.intp)
         return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
@@ -206,6 +238,17 @@ class TreeEvaluator:
             self.leaves_eval = np.ascontiguousarray(self.leaves[:, rows])
             self.X_eval = np.ascontiguousarray(self.X[rows])
             self.baseline_eval = self.baseline_raw[rows]
+        if not self.exact:
+            # For resuming in-order sums (``collect_changed``); exact sums need none.
+            leaves_by_sample = np.ascontiguousarray(self.leaves_eval.T)
+            m, width = leaves_by_sample.shape[0], self.init.shape[0]
+            self.stride = max(1, -(-m * self.n_trees * width * 8 // _CHECKPOINT_BUDGET))
+            self.checkpoints = checkpoint_sums(leaves_by_sample, self.node_values,
+                                               self.tree_column, self.init, self.stride)
+            self.leaf_values = self.node_values[leaves_by_sample]
+            self.exact_sample = self.exact_node[leaves_by_sample].all(axis=1).astype(np.uint8)
+        self.base_totals = sum_leaf_values(self.leaves_eval, self.node_values,
+                                           self.tree_column, self.init)
         self.rank, self.span_end = preorder_spans(self.children_left, self.children_right,
                                                   self.roots)
         parts = self._parallel(delayed(sort_by_leaf)(self.leaves_eval[lo:hi], self.rank)
@@ -232,20 +275,46 @@ class TreeEvaluator:
         """Yield ``(group, repeat, raw)`` for every used group and every repeat, where row
         ``i`` reads the group's columns from row ``sources[repeat, i]``; ``raw`` is None
         when no prediction changed."""
+        for g, r, rows, changed in self.permuted_changes(sources):
+            if rows.shape[0] == 0:
+                yield g, r, None
+                continue
+            raw = self.baseline_eval.copy()
+            raw[rows] = changed
+            yield g, r, raw
+
+    def permuted_changes(self, sources):
+        """Yield ``(group, repeat, rows, raw_rows)`` for every used group and every
+        repeat: the evaluation rows whose raw output changed and their new raw outputs
+        (every other row keeps ``baseline_eval``)."""
         n_repeats, m = sources.shape
         slots = [(g, r) for g in np.flatnonzero(self.group_used) for r in range(n_repeats)]
-        per_slot = self.n_trees * m * np.dtype(np.int32).itemsize
-        batch_size = max(1, _CHANGE_BUDGET // per_slot)
-        new_leaves = np.full((min(batch_size, max(len(slots), 1)), self.n_trees, m), -1,
-                             dtype=np.int32)
+        if not slots:
+            return
+        if self.nodes is None:
+            self.nodes = pack_nodes(self.children_left, self.children_right, self.feature,
+                                    self.missing_go_to_left, self.operator)
+        n_columns = self.init.shape[0]
+        if self.exact:
+            n_parts = len(self._tree_chunks())
+            per_slot = n_parts * m * (8 * n_columns + 1)
+        else:
+            per_slot = self.n_trees * m * np.dtype(np.int32).itemsize
+        batch_size = max(1, min(len(slots), _CHANGE_BUDGET // per_slot))
+        if self.exact:
+            buffers = (np.zeros((n_parts, batch_size, m, n_columns)),
+                       np.zeros((n_parts, batch_size, m), dtype=np.uint8))
+        else:
+            buffers = (np.full((batch_size, m, self.n_trees), -1, dtype=np.int32),)
         sources = np.ascontiguousarray(sources, dtype=np.intp)
         for start in range(0, len(slots), batch_size):
             batch = slots[start:start + batch_size]
-            for (g, r), raw in zip(batch, self._evaluate(batch, sources, new_leaves),
-                                   strict=True):
-                yield g, r, raw
+            counts, rows, totals = self._evaluate(batch, sources, buffers)
+            for s, (g, r) in enumerate(batch):
+                n = counts[s]
+                yield g, r, rows[s, :n], self._finalize(totals[s, :n])
 
-    def _evaluate(self, batch, sources, new_leaves):
+    def _evaluate(self, batch, sources, buffers):
         n_slots = len(batch)
         m = sources.shape[1]
         slot_group = np.array([g for g, _ in batch], dtype=np.intp)
@@ -253,29 +322,48 @@ class TreeEvaluator:
         starts = np.flatnonzero(np.r_[True, slot_group[1:] != slot_group[:-1]])
         batch_groups = slot_group[starts]
         batch_slot_ptr = np.r_[starts, n_slots].astype(np.intp)
-        buffer = new_leaves[:n_slots]
+        # The value each sample reads in each slot of a one-column group.
+        single = np.diff(self.group_ptr)[slot_group] == 1
+        permuted = np.zeros((n_slots, m), dtype=self.X_eval.dtype)
+        if single.any():
+            picked = np.flatnonzero(single)
+            columns = self.group_columns[self.group_ptr[slot_group[picked]]]
+            permuted[picked] = self.X_eval[sources[slot_repeat[picked]], columns[:, None]]
+        common = (self.X_eval, permuted, sources, slot_repeat, batch_groups, batch_slot_ptr,
+                  self.group_ptr, self.group_columns, self.entry_ptr, self.entry_node,
+                  self.n_groups, self.nodes, self.threshold, self.operator, self.roots,
+                  self.rank, self.span_end, self.order, self.sorted_rank, self.leaves_eval)
+        tail = (self.max_tree_nodes, self.exact, self.node_values, self.tree_column)
+        counts = np.zeros(n_slots, dtype=np.intp)
+        rows = np.empty((n_slots, m), dtype=np.intp)
+        totals = np.empty((n_slots, m, self.init.shape[0]))
+        n_chunks = 1 if self.n_jobs == 1 else min(n_slots, 2 * self.n_jobs)
+        bounds = np.linspace(0, n_slots, n_chunks + 1).astype(np.intp)
+        slot_ranges = [(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:],
+                                                             strict=True) if hi > lo]
+        if self.exact:
+            deltas, changes = (b[:, :n_slots] for b in buffers)
+            self._parallel(
+                delayed(reroute_packed)(*common, lo, hi, *tail, _NO_LEAVES, deltas[k],
+                                        changes[k])
+                for k, (lo, hi) in enumerate(self._tree_chunks()))
+            self._parallel(
+                delayed(collect_exact)(self.base_totals, deltas, changes, lo, hi, counts,
+                                       rows, totals)
+                for lo, hi in slot_ranges)
+            return counts, rows, totals
+        buffer = buffers[0][:n_slots]
         changed = np.zeros((n_slots, m), dtype=np.uint8)
         self._parallel(
-            delayed(reroute_permuted)(
-                self.X_eval, sources, slot_repeat, batch_groups, batch_slot_ptr,
-                self.group_ptr, self.group_columns, self.entry_ptr, self.entry_node,
-                self.n_groups, self.children_left, self.children_right, self.feature,
-                self.threshold, self.missing_go_to_left, self.operator, self.roots,
-                self.rank, self.span_end, self.order, self.sorted_rank, self.leaves_eval,
-                lo, hi, self.max_tree_nodes, buffer, changed)
+            delayed(reroute_packed)(*common, lo, hi, *tail, buffer, _NO_DELTA, changed)
             for lo, hi in self._tree_chunks())
-        total = np.empty((n_slots, m, self.init.shape[0]))
-        total[...] = self.init
-        n_chunks = 1 if self.n_jobs == 1 else 2 * self.n_jobs
-        bounds = np.linspace(0, m, n_chunks + 1).astype(np.intp)
         self._parallel(
-            delayed(resum_changed)(self.leaves_eval, buffer, changed, self.node_values,
-                                   self.tree_column, int(lo), int(hi), total)
-            for lo, hi in zip(bounds[:-1], bounds[1:], strict=True) if hi > lo)
-        raw = self._finalize(total)
-        unchanged = changed == 0
-        raw[unchanged] = np.broadcast_to(self.baseline_eval, raw.shape)[unchanged]
-        return [None if same.all() else out for out, same in zip(raw, unchanged, strict=True)]
+            delayed(collect_changed)(self.leaf_values, buffer, changed,
+                                     self.node_values, self.tree_column, self.checkpoints,
+                                     self.stride, self.exact_node, self.exact_sample,
+                                     self.base_totals, lo, hi, counts, rows, totals)
+            for lo, hi in slot_ranges)
+        return counts, rows, totals
 
 
 def _node_values(ensemble):
@@ -294,3 +382,22 @@ def _node_values(ensemble):
         n_columns = max(int(tree_column.max()) + 1, ensemble.base_score.shape[0])
         init = np.zeros(n_columns) + ensemble.base_score
     return np.ascontiguousarray(np.concatenate(values)), tree_column, init
+
+
+# Exact sums: node values that are whole multiples of 2**-_EXACT_BITS.
+_EXACT_BITS = 24
+
+
+def _exact_nodes(node_values, init, n_trees):
+    """Per node 1 when its values are whole multiples of ``2**-_EXACT_BITS``, so that a
+    sum of ``init`` and one such node per tree never rounds (every partial sum is a
+    multiple too, below ``2**53`` of them) and its order does not matter; else 0. All 0
+    when ``init`` is not such a multiple or the sums could grow too large."""
+    scaled = np.ldexp(node_values, _EXACT_BITS)
+    whole = np.all(np.isfinite(scaled) & (scaled == np.floor(scaled)), axis=1)
+    init_scaled = np.ldexp(init, _EXACT_BITS)
+    bound = 4 * (n_trees + 2) * np.max(np.abs(scaled), initial=0.0, where=np.isfinite(scaled)) \
+        + np.max(np.abs(init_scaled), initial=0.0)
+    if not (np.all(init_scaled == np.floor(init_scaled)) and bound < 2.0**52):
+        whole[:] = False
+    return whole.astype(np.uint8)
