@@ -31,6 +31,7 @@ import pandas as pd
 
 from .._format import LEAF
 from ..adapters import as_ensemble
+from ._mdi import _feature_names
 from ._result import ImportanceResult
 
 __all__ = ["friedman_importance"]
@@ -77,7 +78,7 @@ def friedman_importance(model, *, scale="sqrt", feature_names=None) -> Importanc
         raise ValueError(f"{name or 'this model'} records no node impurities, which "
                          "Friedman's importance needs; use "
                          "sapwood.importance.native_importance(model, 'gain')")
-    names = _names(ensemble, feature_names)
+    names = _feature_names(ensemble, feature_names)
     n_features, n_trees = ensemble.n_features, ensemble.n_trees
     per_tree = np.zeros((n_features, n_trees))
     outputs = (np.zeros(n_trees, dtype=np.intp) if ensemble.tree_output is None
@@ -134,16 +135,3 @@ def _leaf_values_are_means(model, ensemble):
     """Whether the leaves still hold residual means: only known for a fitted boosting
     estimator with squared-error loss (other losses replace the leaf values)."""
     return getattr(model, "loss", None) == "squared_error"
-
-
-def _names(ensemble, feature_names):
-    if feature_names is not None:
-        names = list(feature_names)
-    elif ensemble.feature_names is not None:
-        names = list(ensemble.feature_names)
-    else:
-        names = [f"x{j}" for j in range(ensemble.n_features)]
-    if len(names) != ensemble.n_features:
-        raise ValueError(f"feature_names has {len(names)} entries; the model has "
-                         f"{ensemble.n_features} features")
-    return names
