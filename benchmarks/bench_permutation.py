@@ -1,7 +1,8 @@
 """B1-B4 (and B10's memory): held-out permutation importance, sapwood vs scikit-learn.
 
 For each data set of BENCHMARKS.md a 100-tree random forest is fit with scikit-learn
-(until sapwood's forests land) and wrapped so sapwood sees it in its tree format.
+and handed to sapwood as it is (sapwood's adapters read it into the tree format; its
+trees equal sapwood's own forest's).
 scikit-learn runs in its best configuration (``permutation_importance(n_jobs=1)`` with
 the forest's ``n_jobs=1``); sapwood uses both cores. Both get ``n_repeats=5``,
 ``random_state=0``, and the importances must be identical.
@@ -29,14 +30,12 @@ import time
 
 import numpy as np
 import sklearn
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_classifier
 from sklearn.datasets import make_classification, make_regression
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.inspection import permutation_importance as sklearn_permutation_importance
 from sklearn.model_selection import train_test_split
 
 import sapwood
-from sapwood import TreeArrays, TreeEnsemble
 from sapwood.importance import permutation_importance
 
 DATASETS = {
@@ -47,43 +46,6 @@ DATASETS = {
     "D4": (make_classification, dict(n_samples=20_000, n_features=200, n_informative=10)),
 }
 TARGETS = {"D1": ("B1", 0.10), "D2": ("B2", 0.10), "D3": ("B3", 0.02), "D4": ("B4", 0.03)}
-
-
-class _Wrapped(BaseEstimator):
-    """A fitted scikit-learn forest that also offers ``to_ensemble()``."""
-
-    def __init__(self, model):
-        self.model = model
-
-    def to_ensemble(self):
-        classifier = is_classifier(self.model)
-        trees = [TreeArrays(
-            children_left=t.children_left, children_right=t.children_right,
-            feature=t.feature, threshold=t.threshold, impurity=t.impurity,
-            n_node_samples=t.n_node_samples, weighted_n_node_samples=t.weighted_n_node_samples,
-            value=t.value, missing_go_to_left=t.missing_go_to_left,
-            operator=np.zeros(t.node_count, dtype=np.uint8), n_features=t.n_features)
-            for t in (e.tree_ for e in self.model.estimators_)]
-        return TreeEnsemble(trees=trees, task="classification" if classifier else "regression",
-                            n_features=self.model.n_features_in_, combine="mean",
-                            classes=tuple(self.model.classes_) if classifier else None)
-
-    def predict(self, X):
-        return self.model.predict(X)
-
-    def __getattr__(self, name):
-        if name.endswith("_") and not name.startswith("__") and "model" in self.__dict__:
-            return getattr(self.__dict__["model"], name)
-        raise AttributeError(name)
-
-
-class _WrappedClassifier(ClassifierMixin, _Wrapped):
-    def predict_proba(self, X):
-        return self.model.predict_proba(X)
-
-
-class _WrappedRegressor(RegressorMixin, _Wrapped):
-    pass
 
 
 def _rss():
@@ -130,13 +92,12 @@ def run_dataset(name, quick, runs):
     forest = forest_class(n_estimators=n_trees, n_jobs=2, random_state=0).fit(X_train, y_train)
     fit_seconds = time.perf_counter() - start
     forest.set_params(n_jobs=1)
-    wrapped = (_WrappedClassifier if is_classifier(forest) else _WrappedRegressor)(forest)
     n_nodes = sum(e.tree_.node_count for e in forest.estimators_)
     print(f"{name}: test {X_test.shape}, {n_trees} trees, {n_nodes:,} nodes "
           f"(fit {fit_seconds:.1f} s)", flush=True)
 
     def ours():
-        return permutation_importance(wrapped, X_test, y_test, n_repeats=5, random_state=0,
+        return permutation_importance(forest, X_test, y_test, n_repeats=5, random_state=0,
                                       n_jobs=2)
 
     def theirs():
