@@ -184,3 +184,21 @@ def test_subprocess_explain_json(mixed_csv):
                      "--methods", "mdi", "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["data"]["encoded"] == {"colour": ["blue", "green", "red"]}
+
+
+def test_explain_out_of_bag_measures_on_a_forest(capsys, tmp_path):
+    X, y, _ = make_ground_truth(300, random_state=2)
+    path = tmp_path / "gt.csv"
+    X.assign(target=y).to_csv(path, index=False)
+    assert main(["explain", str(path), "--target", "target", "--model", "rf", "--json",
+                 "--methods", "mdi,oob,ufi"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert list(document["measures"]) == ["mdi", "oob", "ufi"]
+
+
+def test_out_of_bag_measures_are_skipped_with_a_note_for_a_single_tree(capsys, mixed_csv):
+    code = main(["explain", str(mixed_csv), "--target", "label", "--model", "tree",
+                 "--methods", "mdi,oob"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "note: oob importance skipped: oob_permutation_importance needs a bagged forest" in err

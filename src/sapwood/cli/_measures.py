@@ -11,17 +11,21 @@ __all__ = ["MEASURES", "DEFAULT_METHODS", "compute", "disagreements", "is_availa
 N_REPEATS = 5
 
 
-def _mdi(model, X_test, y_test, random_state):
+# Every measure takes (model, split, random_state); split holds X_train, y_train, X_test,
+# y_test as pandas objects.
+
+def _mdi(model, split, random_state):
     from sapwood.importance import mdi
 
-    return mdi(model, feature_names=list(X_test.columns))
+    return mdi(model, feature_names=list(split.X_test.columns))
 
 
-def _permutation(model, X_test, y_test, random_state):
+def _permutation(model, split, random_state):
     from sapwood import importance
 
-    result = importance.permutation_importance(model, X_test, y_test, n_repeats=N_REPEATS,
-                                               random_state=random_state)
+    X_test = split.X_test
+    result = importance.permutation_importance(model, X_test, split.y_test,
+                                               n_repeats=N_REPEATS, random_state=random_state)
     if isinstance(result, importance.ImportanceResult):
         return result
     # A scikit-learn style Bunch: wrap it in the common result type.
@@ -32,10 +36,23 @@ def _permutation(model, X_test, y_test, random_state):
         importances=result.get("importances"))
 
 
-def _gain(model, X_test, y_test, random_state):
+def _gain(model, split, random_state):
     from sapwood.importance import native_importance
 
-    return native_importance(model, "gain", feature_names=list(X_test.columns))
+    return native_importance(model, "gain", feature_names=list(split.X_test.columns))
+
+
+def _oob(model, split, random_state):
+    from sapwood.importance import oob_permutation_importance
+
+    return oob_permutation_importance(model, split.X_train, split.y_train,
+                                      random_state=random_state)
+
+
+def _ufi(model, split, random_state):
+    from sapwood.importance import unbiased_mdi
+
+    return unbiased_mdi(model, split.X_train, split.y_train)
 
 
 # name -> (function, sapwood.importance attribute it needs, what it measures)
@@ -46,6 +63,11 @@ MEASURES = {
              "data"),
     "permutation": (_permutation, "permutation_importance",
                     "drop in held-out score when the feature is shuffled"),
+    "oob": (_oob, "oob_permutation_importance",
+            "drop in each tree's out-of-bag accuracy (or rise in error) when the feature is "
+            "shuffled (bagged forests: rf, et)"),
+    "ufi": (_ufi, "unbiased_mdi",
+            "impurity decrease re-measured on each tree's out-of-bag rows (bagged forests)"),
 }
 DEFAULT_METHODS = ("mdi", "permutation")
 # MDI and split gain are learnt on the training rows; the held-out measures on rows the
@@ -75,8 +97,9 @@ def parse_methods(text: str) -> list:
     return list(dict.fromkeys(names))
 
 
-def compute(name, model, X_test, y_test, random_state):
-    return MEASURES[name][0](model, X_test, y_test, random_state)
+def compute(name, model, split, random_state):
+    """Run measure ``name``; ``split`` has X_train, y_train, X_test, y_test."""
+    return MEASURES[name][0](model, split, random_state)
 
 
 def rank_table(results: dict, truth: dict | None = None) -> pd.DataFrame:

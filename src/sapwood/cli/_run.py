@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import pandas as pd
 
@@ -198,10 +199,13 @@ def run_pipeline(data: Prepared, model, methods, *, test_size, seed, ui: UI, sou
                          f"yet (sapwood.importance.{_measures.MEASURES[name][1]}); skipped")
             continue
         where = ("on the held-out rows" if name in _measures.HELD_OUT
+                 else "on the out-of-bag rows" if name in ("oob", "ufi")
                  else "from the fitted trees")
         with ui.step(f"Computing {name} importance {where}") as step:
             try:
-                results[name] = _measures.compute(name, model, X_test, y_test, seed)
+                split = SimpleNamespace(X_train=X_train, y_train=y_train, X_test=X_test,
+                                        y_test=y_test)
+                results[name] = _measures.compute(name, model, split, seed)
             except (ValueError, TypeError) as error:
                 problem = str(error).splitlines()[0] if str(error) else type(error).__name__
                 step.skipped()
@@ -213,7 +217,8 @@ def run_pipeline(data: Prepared, model, methods, *, test_size, seed, ui: UI, sou
                     if "gain" not in methods and "gain" not in results:
                         queue.insert(0, "gain")
                     continue
-                if not fitted and name != "gain":
+                # gain, oob and ufi apply to some kinds of model only: skipped with a note
+                if not fitted and name not in ("gain", "oob", "ufi"):
                     raise
                 notes.append(f"{name} importance skipped: {problem}")
     if not results:
