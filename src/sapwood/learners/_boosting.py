@@ -45,6 +45,7 @@ from .._format import TreeEnsemble
 from .._kernels import _losses
 from .._kernels._random import RAND_R_MAX
 from ._grow import column_facts, grow_tree
+from ._inputs import reject_infinity, validate_predict_input
 from ._tree import BaseDecisionTree, DecisionTreeRegressor
 
 __all__ = ["GradientBoostingClassifier", "GradientBoostingRegressor"]
@@ -153,9 +154,7 @@ class BaseGradientBoosting(BaseEstimator):
             self._clear_state()
         X, y = validate_data(self, X, y, dtype=np.float32, ensure_all_finite="allow-nan",
                              y_numeric=not isinstance(self, ClassifierMixin))
-        if np.isinf(X).any():
-            raise ValueError("Input X contains infinity or a value too large for "
-                             "dtype('float32').")
+        reject_infinity(X)
         weight_is_none = sample_weight is None
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
         y = self._encode_y(y, None if weight_is_none else sample_weight)
@@ -307,14 +306,7 @@ class BaseGradientBoosting(BaseEstimator):
         return tree
 
     # -- prediction ------------------------------------------------------------------
-    def _validate_X_predict(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float32, ensure_all_finite="allow-nan",
-                          reset=False)
-        if np.isinf(X).any():
-            raise ValueError("Input X contains infinity or a value too large for "
-                             "dtype('float32').")
-        return X
+    _validate_X_predict = validate_predict_input
 
     def _raw_predict_init(self, X):
         if isinstance(self.init_, str) and self.init_ == "zero":

@@ -43,6 +43,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from .._format import TreeEnsemble
 from .._kernels._random import RAND_R_MAX
 from ._grow import column_facts, grow_tree
+from ._inputs import reject_infinity, validate_predict_input
 from ._tree import BaseDecisionTree, DecisionTreeClassifier, DecisionTreeRegressor
 
 __all__ = ["RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier",
@@ -127,9 +128,7 @@ class BaseForest(MultiOutputMixin, BaseEstimator):
             raise ValueError("sparse multilabel-indicator for y is not supported.")
         X, y = validate_data(self, X, y, multi_output=True, dtype=np.float32,
                              ensure_all_finite="allow-nan")
-        if np.isinf(X).any():
-            raise ValueError("Input X contains infinity or a value too large for "
-                             "dtype('float32').")
+        reject_infinity(X)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
         y = np.atleast_1d(y)
@@ -288,14 +287,7 @@ class BaseForest(MultiOutputMixin, BaseEstimator):
         return total / n_trees[:, None, :]
 
     # -- traversal -------------------------------------------------------------------
-    def _validate_X_predict(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float32, ensure_all_finite="allow-nan",
-                          reset=False)
-        if np.isinf(X).any():
-            raise ValueError("Input X contains infinity or a value too large for "
-                             "dtype('float32').")
-        return X
+    _validate_X_predict = validate_predict_input
 
     def _tree_values(self, X):
         """Each tree's leaf values for X, in tree order, computed ``n_jobs`` at a time."""

@@ -33,6 +33,7 @@ from .._format import TreeEnsemble
 from .._kernels._prune import pruning_path
 from .._kernels._random import RAND_R_MAX
 from ._grow import INT32_MAX, column_facts, grow_tree
+from ._inputs import reject_infinity, validate_predict_input
 
 __all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor"]
 
@@ -78,9 +79,7 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
         X, y = validate_data(self, X, y, validate_separately=(
             {"dtype": np.float32, "ensure_all_finite": "allow-nan"},
             {"ensure_2d": False, "dtype": None}))
-        if np.isinf(X).any():
-            raise ValueError("Input X contains infinity or a value too large for "
-                             "dtype('float32').")
+        reject_infinity(X)
         y = np.atleast_1d(y)
         check_consistent_length(X, y)
         if y.ndim == 1:
@@ -158,14 +157,7 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
         return self.criterion
 
     # -- traversal -------------------------------------------------------------------
-    def _validate_X_predict(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float32, ensure_all_finite="allow-nan",
-                          reset=False)
-        if np.isinf(X).any():
-            raise ValueError("Input X contains infinity or a value too large for "
-                             "dtype('float32').")
-        return X
+    _validate_X_predict = validate_predict_input
 
     def apply(self, X):
         """Index of the leaf each sample ends up in."""
