@@ -154,6 +154,18 @@ class LabelOptions:
     precision: int = 3
     show_missing: bool = False
 
+    @classmethod
+    def checked(cls, view: TreeView, feature_names, class_names, **options):
+        """Options with the names checked against the tree (defaults from the model)."""
+        tree = view.tree
+        return cls(
+            feature_names=check_names(
+                view.feature_names if feature_names is None else feature_names,
+                tree.n_features, "feature_names", "feature"),
+            class_names=class_names if class_names is None or class_names is True
+            else check_names(class_names, tree.max_n_classes, "class_names", "class"),
+            **options)
+
 
 def split_condition(view: TreeView, node: int, name: str, precision: int,
                     marks: Marks, show_missing: bool) -> str:

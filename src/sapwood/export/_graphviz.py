@@ -11,7 +11,6 @@ from ._common import (
     FillColors,
     LabelOptions,
     check_display_options,
-    check_names,
     node_label,
     resolve_tree,
 )
@@ -92,14 +91,9 @@ def export_graphviz(model, out_file=None, *, max_depth=None, feature_names=None,
     view = resolve_tree(model, tree_index, criterion)
     tree = view.tree
     check_display_options(max_depth, label, precision)
-    options = LabelOptions(
-        feature_names=check_names(
-            view.feature_names if feature_names is None else feature_names,
-            tree.n_features, "feature_names", "feature"),
-        class_names=class_names if class_names is None or class_names is True
-        else check_names(class_names, tree.max_n_classes, "class_names", "class"),
-        label=label, impurity=impurity, node_ids=node_ids, proportion=proportion,
-        precision=precision, show_missing=show_missing)
+    options = LabelOptions.checked(
+        view, feature_names, class_names, label=label, impurity=impurity, node_ids=node_ids,
+        proportion=proportion, precision=precision, show_missing=show_missing)
     marks = DOT_HTML_MARKS if special_characters else DOT_MARKS
     colors = FillColors(view) if filled else None
 

@@ -10,7 +10,6 @@ from ._common import (
     FillColors,
     LabelOptions,
     check_display_options,
-    check_names,
     node_label,
     resolve_tree,
 )
@@ -95,14 +94,9 @@ proportion, precision, tree_index, criterion, show_missing
     view = resolve_tree(model, tree_index, criterion)
     tree = view.tree
     check_display_options(max_depth, label, precision)
-    options = LabelOptions(
-        feature_names=check_names(
-            view.feature_names if feature_names is None else feature_names,
-            tree.n_features, "feature_names", "feature"),
-        class_names=class_names if class_names is None or class_names is True
-        else check_names(class_names, tree.max_n_classes, "class_names", "class"),
-        label=label, impurity=impurity, node_ids=node_ids, proportion=proportion,
-        precision=precision, show_missing=show_missing)
+    options = LabelOptions.checked(
+        view, feature_names, class_names, label=label, impurity=impurity, node_ids=node_ids,
+        proportion=proportion, precision=precision, show_missing=show_missing)
     colors = FillColors(view) if filled else None
 
     if ax is None:
