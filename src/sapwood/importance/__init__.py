@@ -5,6 +5,7 @@ DOI in the docstring, reads models only through :func:`sapwood.adapters.as_ensem
 (or the estimator API for model-agnostic measures), and is exported below.
 """
 
+from ._air import impurity_corrected
 from ._compare import compare, plot_compare
 from ._drop_column import drop_column_importance
 from ._friedman import friedman_importance
@@ -22,6 +23,7 @@ __all__ = [
     "compare",
     "drop_column_importance",
     "friedman_importance",
+    "impurity_corrected",
     "janitza_pvalues",
     "mdi",
     "native_importance",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sklearn.base import clone
 
 from ..plotting._compare import plot_compare
+from ._air import impurity_corrected
 from ._drop_column import drop_column_importance
 from ._mdi import mdi
 from ._native import native_importance
@@ -47,6 +48,10 @@ def _unbiased_mdi(model, X, y, X_test, y_test, random_state):
     return unbiased_mdi(model, X_test, y_test, held_out=True)
 
 
+def _impurity_corrected(model, X, y, X_test, y_test, random_state):
+    return impurity_corrected(clone(model), X, y, random_state=random_state)
+
+
 #: Measures ``compare`` knows by name.
 METHODS = {
     "mdi": _mdi,
@@ -55,6 +60,7 @@ METHODS = {
     "oob_permutation": _oob_permutation,
     "drop_column": _drop_column,
     "unbiased_mdi": _unbiased_mdi,
+    "impurity_corrected": _impurity_corrected,
 }
 
 
@@ -89,14 +95,17 @@ def compare(model, X, y, methods=("mdi", "permutation"), *, X_test=None, y_test=
         - ``"drop_column"``: :func:`drop_column_importance` of ``clone(model)``, on
           the held-out data when given, else by 5-fold cross-validation;
         - ``"unbiased_mdi"``: :func:`unbiased_mdi` (UFI) on the out-of-bag rows of a
-          bagged forest, else on ``X_test`` / ``y_test``.
+          bagged forest, else on ``X_test`` / ``y_test``;
+        - ``"impurity_corrected"``: :func:`impurity_corrected` (AIR) of a forest grown
+          afresh from ``clone(model)`` on (X, y) plus shadow columns; the fitted model
+          itself is not used.
 
         or callables ``measure(model, X, y) -> ImportanceResult`` (named by the
         result's ``method``).
     X_test, y_test : array-like, default=None
         Held-out data (both or neither).
     random_state : int, RandomState instance or None, default=None
-        Passed to the measures that draw permutations.
+        Passed to the measures that draw permutations (AIR's shadow columns too).
 
     Returns
     -------
