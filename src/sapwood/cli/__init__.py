@@ -21,6 +21,7 @@ from ._data import InputError
 
 __all__ = ["main"]
 
+DEMO_DATA = ("ground-truth", "iris", "loan")
 ENCODING_HELP = ("Text and categorical feature columns are encoded as ordinal codes "
                  "(0, 1, 2, ... for the categories in sorted order; a pandas categorical "
                  "keeps its own order); missing values are kept as missing, not dropped.")
@@ -53,6 +54,17 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _at_least_two(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer of at least 2; got {text!r}"
+                                         ) from None
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"must be an integer of at least 2; got {text!r}")
+    return value
+
+
 def _output_options(parser):
     parser.add_argument("--report", metavar="OUT.html",
                         help="also write a self-contained HTML report (no network needed)")
@@ -65,9 +77,29 @@ def _output_options(parser):
                         help="print one JSON document on stdout instead of tables")
 
 
+def _measure_options(parser, default_methods):
+    from ._measures import DEFAULT_N_PERMUTATIONS, MEASURES, PVALUE_METHODS
+
+    parser.add_argument("--methods", default=",".join(default_methods), metavar="M1,M2,...",
+                        help=f"comma-separated measures from: {', '.join(MEASURES)} "
+                             f"(default: {','.join(default_methods)}; see 'measures' below)")
+    parser.add_argument("--pvalues", choices=PVALUE_METHODS, default=None,
+                        help="add a p-value column to each measure it applies to (see "
+                             "'p-values' below; default: none)")
+    parser.add_argument("--n-permutations", type=_positive_int, default=None, metavar="S",
+                        help="permutations of the target for --pvalues altmann (default: "
+                             f"{DEFAULT_N_PERMUTATIONS}); each one refits the model")
+    parser.add_argument("--cv", type=_at_least_two, default=None, metavar="K",
+                        help="score drop by K-fold cross-validation on the training rows "
+                             "instead of on the held-out rows")
+    parser.add_argument("--top-k", type=_positive_int, default=None, metavar="K",
+                        help="how many top features the rank-agreement table compares "
+                             "(default: 5, or one less than the number of features)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import _commands
-    from ._measures import DEFAULT_METHODS, MEASURES
+    from ._measures import DEFAULT_METHODS, methods_help
 
     parser = _Parser(prog="sapwood", description=__doc__.splitlines()[0],
                      epilog="Exit codes: 0 on success, 2 on bad input.")
@@ -76,32 +108,41 @@ def build_parser() -> argparse.ArgumentParser:
     commands.required = True
 
     demo = commands.add_parser(
-        "demo", help="importance on the bundled ground-truth data set",
-        description="Generate the ground-truth data set (Friedman #1 signal, a noisy copy, "
-                    "binary, low-cardinality and ID-like noise), fit a model on 75%% of "
-                    "it and compare MDI with held-out permutation importance.")
-    demo.add_argument("--n-samples", type=_positive_int, default=2000,
-                      help="rows to generate (default: 2000)")
+        "demo", help="importance on a bundled data set (ground truth, iris, loan)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=_wrap(
+            "Fit a model on a bundled data set and compare its importance measures. "
+            "ground-truth (default): generated data whose informative columns are known "
+            "(Friedman #1 signal, a noisy copy, binary, low-cardinality and ID-like noise); "
+            "a random forest on 75% of it. iris: Fisher's iris (seed 002), a random forest "
+            "on 75% of it. loan: seed 003's 7-row loan table, too small to hold rows out: "
+            "seed 003's tree (entropy, depth 3) on all rows, as the seed computes it."),
+        epilog=methods_help())
+    demo.add_argument("--data", choices=DEMO_DATA, default="ground-truth",
+                      help="which data set (default: ground-truth)")
+    demo.add_argument("--n-samples", type=_positive_int, default=None,
+                      help="rows to generate for --data ground-truth (default: 2000)")
+    _measure_options(demo, DEFAULT_METHODS)
     _output_options(demo)
     demo.set_defaults(handler=_commands.demo)
 
     explain = commands.add_parser(
         "explain", help="rank the features of a CSV or Parquet table",
-        description="Fit a model on a training split of DATA, score it on the held-out "
-                    "rows and rank its features by each importance measure (MDI from the "
-                    "fitted trees; permutation on the held-out rows). A loaded model "
-                    "(--model FILE) is scored and permuted on the same held-out rows; "
-                    "XGBoost and LightGBM trees record no impurities, so for them MDI is "
-                    "replaced by the library's split gain (gain). " + ENCODING_HELP)
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=_wrap(
+            "Fit a model on a training split of DATA, score it on the held-out rows and "
+            "rank its features by each importance measure, then compare the rankings "
+            "(Spearman, Kendall, top-k overlap). A loaded model (--model FILE) is scored and "
+            "permuted on the same held-out rows; XGBoost and LightGBM trees record no "
+            "impurities, so for them MDI is replaced by the library's split gain (gain).")
+        + "\n\n" + _wrap(ENCODING_HELP),
+        epilog=methods_help())
     explain.add_argument("data", metavar="DATA", help="CSV file, or Parquet (.parquet, .pq)")
     explain.add_argument("--target", required=True, metavar="COL", help="column to explain")
     explain.add_argument("--model", default="auto", metavar="tree|rf|et|gb|MODEL_FILE",
                          help="model to train, or a saved sapwood, XGBoost or LightGBM model "
                               "file to load (default: rf when available, else tree)")
-    explain.add_argument("--methods", default=",".join(DEFAULT_METHODS),
-                         help=f"comma-separated measures from: {', '.join(MEASURES)} "
-                              f"(default: {','.join(DEFAULT_METHODS)}; gain needs an "
-                              "XGBoost or LightGBM model)")
+    _measure_options(explain, DEFAULT_METHODS)
     explain.add_argument("--test-size", type=_fraction, default=0.25,
                          help="share of rows held out for scoring and permutation "
                               "(default: 0.25)")
@@ -145,6 +186,12 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("--quiet", action="store_true", help="print nothing on success")
     convert.set_defaults(handler=_commands.convert)
     return parser
+
+
+def _wrap(text: str) -> str:
+    import textwrap
+
+    return textwrap.fill(text, width=88)
 
 
 def _version() -> str:

@@ -16,7 +16,7 @@ from ._models import (
     model_class,
     read_model_file,
 )
-from ._run import UI, Run, align_to_model, run_pipeline
+from ._run import UI, Options, Run, align_to_model, run_pipeline
 
 __all__ = ["convert", "demo", "explain", "tree"]
 
@@ -43,38 +43,87 @@ def _finish(run: Run, args, ui: UI, title: str, epilogue=()) -> int:
     return 0
 
 
+def _options(args) -> Options:
+    """The measure options of ``args``, checked against each other."""
+    methods = tuple(_measures.parse_methods(args.methods))
+    if args.n_permutations is not None and args.pvalues != "altmann":
+        raise InputError(f"--n-permutations {args.n_permutations}: only --pvalues altmann "
+                         f"permutes the target; got --pvalues {args.pvalues or '(none)'}")
+    if args.cv is not None and "drop" not in methods:
+        raise InputError(f"--cv {args.cv}: only the drop measure uses cross-validation; "
+                         f"got --methods {','.join(methods)}")
+    return Options(methods=methods, test_size=getattr(args, "test_size", 0.25),
+                   seed=args.seed, pvalues=args.pvalues,
+                   n_permutations=args.n_permutations or _measures.DEFAULT_N_PERMUTATIONS,
+                   cv=args.cv, top_k=args.top_k)
+
+
 def demo(args) -> int:
-    from sapwood.datasets._ground_truth import make_ground_truth
-
-    from ._data import Prepared
-
     if args.report:
         from ._report import check_report_path
 
         check_report_path(args.report)
+    if args.n_samples is not None and args.data != "ground-truth":
+        raise InputError(f"--n-samples {args.n_samples}: only --data ground-truth is "
+                         f"generated; got --data {args.data}")
+    data, truth, source = _demo_data(args)
+    options = _options(args)
     ui = UI(quiet=args.quiet, json=args.json)
-    X, y, truth = make_ground_truth(args.n_samples, task="classification",
-                                    random_state=args.seed)
-    data = Prepared(X=X.astype("float64"), y=y, task="classification", target="y")
-    name = default_model("classification")
-    if name != "rf":
-        ui.note("sapwood.learners has no RandomForestClassifier yet: the demo uses a single "
-                "decision tree")
-    model = build_model(name, "classification", random_state=args.seed)
-    run = run_pipeline(data, model, list(_measures.DEFAULT_METHODS), test_size=0.25,
-                       seed=args.seed, ui=ui, truth=truth,
-                       source=f"ground truth (make_ground_truth, seed {args.seed})")
-    return _finish(run, args, ui, "sapwood demo: importance on data with known answers",
-                   epilogue=[_demo_verdict(run)])
+    held_out = True
+    if args.data == "loan":
+        # Seed 003's tree, on all 7 rows as the seed grows it: 7 rows leave none to hold out.
+        model = model_class("tree", "classification")(criterion="entropy", max_depth=3,
+                                                      random_state=args.seed)
+        held_out = False
+        ui.note("the loan table has 7 rows, too few to hold any out: seed 003's tree "
+                "(entropy, depth 3) is fit, scored and permuted on all of them, as in the "
+                "seed; the numbers describe the fit, not new rows")
+    else:
+        name = default_model("classification")
+        if name != "rf":
+            ui.note("sapwood.learners has no RandomForestClassifier yet: the demo uses a "
+                    "single decision tree")
+        model = build_model(name, "classification", random_state=args.seed)
+    run = run_pipeline(data, model, options, ui=ui, truth=truth, source=source,
+                       held_out=held_out)
+    title = {"ground-truth": "sapwood demo: importance on data with known answers",
+             "iris": "sapwood demo: what tells iris species apart",
+             "loan": "sapwood demo: seed 003's loan table"}[args.data]
+    epilogue = [_demo_verdict(run)] if args.data == "ground-truth" else []
+    return _finish(run, args, ui, title, epilogue=epilogue)
+
+
+def _demo_data(args):
+    """(Prepared, truth or None, source line) for ``demo --data``."""
+    from ._data import Prepared
+
+    if args.data == "ground-truth":
+        from sapwood.datasets import make_ground_truth
+
+        n_samples = args.n_samples or 2000
+        X, y, truth = make_ground_truth(n_samples, task="classification",
+                                        random_state=args.seed)
+        source = f"ground truth (make_ground_truth, seed {args.seed})"
+    else:
+        from sapwood import datasets
+
+        loader = {"iris": datasets.load_iris, "loan": datasets.load_loan}[args.data]
+        X, y = loader(return_X_y=True)
+        truth = None
+        source = {"iris": "iris (seed 002; sapwood.datasets.load_iris)",
+                  "loan": "loan (seed 003; sapwood.datasets.load_loan)"}[args.data]
+    X.columns = [str(column) for column in X.columns]
+    target = str(y.name or "y")
+    return (Prepared(X=X.astype("float64"), y=y.rename(target), task="classification",
+                     target=target), truth, source)
 
 
 def _demo_verdict(run: Run) -> str:
     ranks = run.ranks.set_index("feature")
     n = len(ranks)
-    line = f"The ID column noise_id (pure noise): MDI rank {ranks.loc['noise_id', 'mdi']}/{n}"
-    if "permutation" in ranks:
-        line += f", held-out permutation rank {ranks.loc['noise_id', 'permutation']}/{n}"
-    return line
+    shown = [f"{_measures.MEASURES[name].title} rank {ranks.loc['noise_id', name]}/{n}"
+             for name in run.results]
+    return "The ID column noise_id (pure noise): " + ", ".join(shown)
 
 
 def explain(args) -> int:
@@ -82,7 +131,7 @@ def explain(args) -> int:
         from ._report import check_report_path
 
         check_report_path(args.report)
-    methods = _measures.parse_methods(args.methods)
+    options = _options(args)
     ui = UI(quiet=args.quiet, json=args.json)
     fitted = args.model not in ("auto", "tree", "rf", "et", "gb")
     if fitted:
@@ -102,8 +151,7 @@ def explain(args) -> int:
         name = default_model(data.task) if args.model == "auto" else args.model
         model = build_model(name, data.task, max_depth=args.max_depth,
                             random_state=args.seed)
-    run = run_pipeline(data, model, methods, test_size=args.test_size, seed=args.seed,
-                       ui=ui, source=str(args.data), fitted=fitted)
+    run = run_pipeline(data, model, options, ui=ui, source=str(args.data), fitted=fitted)
     return _finish(run, args, ui, f"sapwood: what drives {data.target!r} in {args.data}")
 
 

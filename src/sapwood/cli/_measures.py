@@ -1,86 +1,181 @@
-"""The importance measures the CLI can run, picked by name, and how it compares them."""
+"""The importance measures the CLI can run: one registry entry each.
+
+Adding a measure to the command line is one :func:`_register` call below: its name, the
+``sapwood.importance`` function it needs, one line saying what it measures, which rows
+it reads and a ``run(model, inputs)`` that returns an ``ImportanceResult``. Everything
+else (``--methods``, ``--help``, the tables, ``--json``, the report, p-values, rank
+agreement) reads the registry.
+"""
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
 
-__all__ = ["MEASURES", "DEFAULT_METHODS", "compute", "disagreements", "is_available",
-           "parse_methods", "rank_table"]
+__all__ = ["DEFAULT_METHODS", "MEASURES", "Inputs", "Measure", "PVALUE_METHODS", "compute",
+           "is_available", "methods_help", "parse_methods"]
 
 N_REPEATS = 5
+DEFAULT_METHODS = ("mdi", "permutation")
+PVALUE_METHODS = ("janitza", "altmann")
+DEFAULT_N_PERMUTATIONS = 99
 
 
-# Every measure takes (model, split, random_state); split holds X_train, y_train, X_test,
-# y_test as pandas objects.
+@dataclass(frozen=True)
+class Inputs:
+    """What a measure may read besides the fitted model.
 
-def _mdi(model, split, random_state):
+    ``estimator`` is an unfitted copy of the model (None for a loaded model file), for
+    measures that refit. ``X_test``/``y_test`` are the held-out rows, unless
+    ``held_out`` is False (a table too small to split: then they are the training
+    rows). ``cv``: folds for refitting measures instead of the held-out rows.
+    """
+
+    X_train: object
+    y_train: object
+    X_test: object
+    y_test: object
+    random_state: int
+    estimator: object = None
+    cv: int | None = None
+    held_out: bool = True
+
+    def with_training(self, X, y) -> Inputs:
+        return dataclasses.replace(self, X_train=X, y_train=y)
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One importance measure as the CLI runs it.
+
+    rows : "train" (computed from the fit on the training rows: impurity, gain),
+        "held-out" (scores the model on rows it has not seen), "oob" (each tree's
+        out-of-bag rows) or "refit" (refits the model without each feature).
+    optional : applies to some models only; where it raises ValueError it is skipped
+        with a note instead of failing the run.
+    janitza : importances of irrelevant features scatter symmetrically around zero, so
+        Janitza's p-values apply.
+    altmann : how ``altmann_pvalues`` recomputes the measure on each refit: True for
+        ``run`` itself, a name of altmann_pvalues' own measures, or False (not offered).
+    effect : for held-out measures, what the measure does to a feature, as in
+        "shuffling 'x' on the held-out rows" (used in the plain-language warning).
+    """
+
+    name: str
+    function: str
+    description: str
+    run: Callable
+    rows: str
+    optional: bool = False
+    janitza: bool = False
+    altmann: bool | str = True
+    label: str = ""
+    effect: str = ""
+
+    @property
+    def title(self) -> str:
+        return self.label or self.name
+
+
+MEASURES: dict = {}
+
+
+def _register(measure: Measure):
+    MEASURES[measure.name] = measure
+
+
+def _mdi(model, inputs):
     from sapwood.importance import mdi
 
-    return mdi(model, feature_names=list(split.X_test.columns))
+    return mdi(model, feature_names=list(inputs.X_test.columns))
 
 
-def _permutation(model, split, random_state):
-    from sapwood import importance
-
-    X_test = split.X_test
-    result = importance.permutation_importance(model, X_test, split.y_test,
-                                               n_repeats=N_REPEATS, random_state=random_state)
-    if isinstance(result, importance.ImportanceResult):
-        return result
-    # A scikit-learn style Bunch: wrap it in the common result type.
-    return importance.ImportanceResult(
-        importances_mean=result["importances_mean"], importances_std=result["importances_std"],
-        feature_names=list(X_test.columns), method="permutation",
-        params={"n_repeats": N_REPEATS, "random_state": random_state},
-        importances=result.get("importances"))
-
-
-def _gain(model, split, random_state):
+def _gain(model, inputs):
     from sapwood.importance import native_importance
 
-    return native_importance(model, "gain", feature_names=list(split.X_test.columns))
+    return native_importance(model, "gain", feature_names=list(inputs.X_test.columns))
 
 
-def _oob(model, split, random_state):
+def _friedman(model, inputs):
+    from sapwood.importance import friedman_importance
+
+    return friedman_importance(model, feature_names=list(inputs.X_test.columns))
+
+
+def _permutation(model, inputs):
+    from sapwood.importance import permutation_importance
+
+    return permutation_importance(model, inputs.X_test, inputs.y_test, n_repeats=N_REPEATS,
+                                  random_state=inputs.random_state)
+
+
+def _oob(model, inputs):
     from sapwood.importance import oob_permutation_importance
 
-    return oob_permutation_importance(model, split.X_train, split.y_train,
-                                      random_state=random_state)
+    return oob_permutation_importance(model, inputs.X_train, inputs.y_train,
+                                      random_state=inputs.random_state)
 
 
-def _ufi(model, split, random_state):
+def _ufi(model, inputs):
     from sapwood.importance import unbiased_mdi
 
-    return unbiased_mdi(model, split.X_train, split.y_train)
+    return unbiased_mdi(model, inputs.X_train, inputs.y_train)
 
 
-# name -> (function, sapwood.importance attribute it needs, what it measures)
-MEASURES = {
-    "mdi": (_mdi, "mdi", "mean decrease in impurity, on the training data"),
-    "gain": (_gain, "native_importance",
-             "the library's own split-gain importance (XGBoost, LightGBM), on the training "
-             "data"),
-    "permutation": (_permutation, "permutation_importance",
-                    "drop in held-out score when the feature is shuffled"),
-    "oob": (_oob, "oob_permutation_importance",
-            "drop in each tree's out-of-bag accuracy (or rise in error) when the feature is "
-            "shuffled (bagged forests: rf, et)"),
-    "ufi": (_ufi, "unbiased_mdi",
-            "impurity decrease re-measured on each tree's out-of-bag rows (bagged forests)"),
-}
-DEFAULT_METHODS = ("mdi", "permutation")
-# MDI and split gain are learnt on the training rows; the held-out measures on rows the
-# model has not seen.
-IN_SAMPLE = ("mdi", "gain")
-HELD_OUT = ("permutation",)
-LABELS = {"mdi": "MDI", "gain": "split gain"}
+def _drop(model, inputs):
+    from sapwood.importance import drop_column_importance
+
+    if inputs.estimator is None:
+        raise ValueError("drop refits the model without each column, so it needs a model "
+                         "sapwood trains (--model tree|rf|et|gb), not a loaded model file")
+    if inputs.cv is not None:
+        return drop_column_importance(inputs.estimator, inputs.X_train, inputs.y_train,
+                                      cv=inputs.cv)
+    return drop_column_importance(inputs.estimator, inputs.X_train, inputs.y_train,
+                                  inputs.X_test, inputs.y_test)
+
+
+_register(Measure(
+    "mdi", "mdi", "mean decrease in impurity, on the training data", _mdi, rows="train",
+    label="MDI",
+    # Altmann et al. test the unnormalised impurity decrease; normalised shares would
+    # pass the informative features' share to the noise features under the null.
+    altmann="mdi"))
+_register(Measure(
+    "gain", "native_importance",
+    "the library's own split-gain importance (XGBoost, LightGBM), on the training data",
+    # Only a loaded XGBoost or LightGBM model has it, and a loaded model cannot be refit.
+    _gain, rows="train", optional=True, label="split gain", altmann=False))
+_register(Measure(
+    "friedman", "friedman_importance",
+    "Friedman's relative influence sqrt(mean over trees of the squared-error "
+    "improvement), on the training data (gradient boosting: gb)",
+    _friedman, rows="train", optional=True, label="Friedman's importance"))
+_register(Measure(
+    "permutation", "permutation_importance",
+    "drop in held-out score when the feature is shuffled", _permutation, rows="held-out",
+    janitza=True, effect="shuffling {} on the held-out rows"))
+_register(Measure(
+    "drop", "drop_column_importance",
+    "drop in held-out score (or cross-validated score with --cv) when the model is refit "
+    "without the feature", _drop, rows="refit", optional=True,
+    # S refits of p + 1 refits each: not offered.
+    altmann=False))
+_register(Measure(
+    "oob", "oob_permutation_importance",
+    "drop in each tree's out-of-bag accuracy (or rise in error) when the feature is "
+    "shuffled (bagged forests: rf, et)", _oob, rows="oob", optional=True, janitza=True))
+_register(Measure(
+    "ufi", "unbiased_mdi",
+    "impurity decrease re-measured on each tree's out-of-bag rows (bagged forests)",
+    _ufi, rows="oob", optional=True, label="UFI"))
 
 
 def is_available(name: str) -> bool:
     from sapwood import importance
 
-    return hasattr(importance, MEASURES[name][1])
+    return hasattr(importance, MEASURES[name].function)
 
 
 def parse_methods(text: str) -> list:
@@ -89,7 +184,8 @@ def parse_methods(text: str) -> list:
 
     names = [part.strip().lower() for part in text.split(",") if part.strip()]
     if not names:
-        raise InputError("--methods is empty; choose from: " + ", ".join(MEASURES))
+        raise InputError(f"--methods {text!r}: no measure given; choose from: "
+                         + ", ".join(MEASURES))
     unknown = [name for name in names if name not in MEASURES]
     if unknown:
         raise InputError(f"--methods: unknown measure {unknown[0]!r}; choose from: "
@@ -97,75 +193,41 @@ def parse_methods(text: str) -> list:
     return list(dict.fromkeys(names))
 
 
-def compute(name, model, split, random_state):
-    """Run measure ``name``; ``split`` has X_train, y_train, X_test, y_test."""
-    return MEASURES[name][0](model, split, random_state)
+def compute(name, model, inputs: Inputs):
+    """Run measure ``name`` on a fitted ``model``."""
+    return MEASURES[name].run(model, inputs)
 
 
-def rank_table(results: dict, truth: dict | None = None) -> pd.DataFrame:
-    """One row per feature: its rank under each measure (1 = most important), ordered
-    by the first measure's rank."""
-    first = next(iter(results.values()))
-    table = pd.DataFrame({"feature": first.feature_names})
-    if truth is not None:
-        table["truth"] = [truth.get(name, "") for name in first.feature_names]
-    for name, result in results.items():
-        table[name] = result.ranks()
-    return table.sort_values([next(iter(results)), "feature"], kind="stable"
-                             ).reset_index(drop=True)
+def where(name: str) -> str:
+    """Where measure ``name`` looks, for progress lines: "on the held-out rows"."""
+    return {"train": "from the fitted trees", "held-out": "on the held-out rows",
+            "oob": "on the out-of-bag rows", "refit": "by refitting without each feature"
+            }[MEASURES[name].rows]
 
 
-def disagreements(results: dict) -> list:
-    """Features MDI (or split gain, when there is no MDI) ranks above a feature that a
-    held-out measure finds useful, although the held-out measure finds them useless: the
-    seeds' warning, one dict each.
+def methods_help() -> str:
+    """The measures, one paragraph each, for ``explain --help``."""
+    import textwrap
 
-    Held-out importance counts as *useless* when its mean is at most
-    max(2 std, 2% of the largest mean) and as *useful* when it is above
-    max(2 std, 5% of the largest mean).
-    """
-    present = [name for name in IN_SAMPLE if name in results]
-    if not present:
-        return []
-    in_sample = present[0]
-    mdi_result = results[in_sample]
-    mdi_ranks = mdi_result.ranks()
-    found = []
-    for name in HELD_OUT:
-        if name not in results:
-            continue
-        other = results[name]
-        mean, std = other.importances_mean, other.importances_std
-        top = max(float(mean.max()), 0.0)
-        useless = mean <= np.maximum(2 * std, 0.02 * top)
-        useful = mean > np.maximum(2 * std, 0.05 * top)
-        other_ranks = other.ranks()
-        for j in np.flatnonzero(useless):
-            outranked = [k for k in np.flatnonzero(useful) if mdi_ranks[k] > mdi_ranks[j]]
-            if not outranked:
-                continue
-            k = max(outranked, key=lambda k: mean[k])
-            found.append({
-                "feature": mdi_result.feature_names[j], "measure": name,
-                "in_sample": LABELS[in_sample],
-                "n_features": mdi_result.n_features,
-                "mdi_rank": int(mdi_ranks[j]), "other_rank": int(other_ranks[j]),
-                "mdi": float(mdi_result.importances_mean[j]),
-                "other": float(mean[j]), "other_std": float(std[j]),
-                "above": mdi_result.feature_names[k], "above_other": float(mean[k]),
-                "above_other_std": float(std[k]), "n_above": len(outranked),
-            })
-    return found
-
-
-def warning_text(item: dict) -> str:
-    """The plain-language warning for one disagreement."""
-    others = f" and {item['n_above'] - 1} more" if item["n_above"] > 1 else ""
-    label = item.get("in_sample", "MDI")
-    return (f"{label} ranks {item['feature']!r} #{item['mdi_rank']} of {item['n_features']}, "
-            f"above {item['above']!r}{others}; but on held-out data shuffling "
-            f"{item['feature']!r} barely changes the score ({item['measure']} "
-            f"{item['other']:.4f} ± {item['other_std']:.4f}, rank #{item['other_rank']}) while "
-            f"shuffling {item['above']!r} costs {item['above_other']:.4f} "
-            f"± {item['above_other_std']:.4f}. {label} is computed on the training data and "
-            "favours features with many distinct values; trust the held-out measure here.")
+    lines = ["measures (--methods):"]
+    for measure in MEASURES.values():
+        lines += textwrap.wrap(f"{measure.name}: {measure.description}", width=86,
+                               initial_indent="  ", subsequent_indent="      ")
+    janitza = ", ".join(m.name for m in MEASURES.values() if m.janitza)
+    altmann = ", ".join(m.name for m in MEASURES.values() if m.altmann)
+    lines += ["", "p-values (--pvalues):"]
+    lines += textwrap.wrap(
+        f"janitza: Janitza et al. (2018), from the negative and zero importances of the "
+        f"same result; no refits; for measures whose importances of irrelevant features "
+        f"scatter around zero ({janitza})", width=86, initial_indent="  ",
+        subsequent_indent="      ")
+    lines += textwrap.wrap(
+        f"altmann: Altmann et al. (2010), refits the model on S permutations of the "
+        f"target (--n-permutations, default {DEFAULT_N_PERMUTATIONS}) and recomputes the "
+        f"measure each time; slow; for a model trained here ({altmann}; mdi is tested "
+        "before normalisation)", width=86, initial_indent="  ", subsequent_indent="      ")
+    optional = ", ".join(m.name for m in MEASURES.values() if m.optional)
+    lines += [""] + textwrap.wrap(
+        f"Default measures: {','.join(DEFAULT_METHODS)}. Measures that apply to some models "
+        f"only ({optional}) are skipped with a note where they do not.", width=88)
+    return "\n".join(lines)

@@ -13,9 +13,9 @@ import os
 import tempfile
 from pathlib import Path
 
+from ._agreement import KENDALL_AGREE
 from ._data import InputError
-from ._measures import MEASURES
-from ._render import summary_lines
+from ._render import agreement_frame, measure_frame, measure_title, summary_lines
 from ._run import Run, top_nodes
 
 __all__ = ["check_report_path", "write_report"]
@@ -96,16 +96,22 @@ def _document(run: Run, title: str) -> str:
     for text in run.notes:
         parts.append(f"<p class='note'>Note: {_e(text)}</p>")
     for name, result in run.results.items():
-        parts.append(f"<h2>{_e(name)}: {_e(MEASURES[name][2])}</h2>")
-        frame = result.to_frame()[["rank", "feature", "importance", "std"]]
-        if run.truth is not None:
-            frame.insert(2, "truth", frame["feature"].map(run.truth))
+        parts.append(f"<h2>{_e(measure_title(run, name))}</h2>")
         # The chart and its table side by side when the page is wide enough.
         parts.append(f"<div class='measure'>{_img(_bar_chart(result), f'{name} importance')}"
-                     f"{_table(frame)}</div>")
+                     f"{_table(measure_frame(run, name))}</div>")
     if len(run.results) > 1:
         parts.append("<h2>Ranks side by side</h2><p>1 = most important.</p>")
         parts.append(_table(run.ranks))
+    if run.agreement:
+        parts.append(f"<h2>Rank agreement</h2><p>Spearman's rho and Kendall's tau-b between "
+                     f"each pair of measures' importances (1 = the same order, 0 = unrelated, "
+                     f"−1 = reversed), and how many of their top {run.top_k} features they "
+                     f"share. A pair agrees when its top {run.top_k} are the same features "
+                     f"and Kendall's tau is at least {KENDALL_AGREE:g}; the warning above "
+                     "appears only for a training-data measure and a held-out one that do "
+                     "not.</p>")
+        parts.append(_table(agreement_frame(run)))
     tree = _tree_section(run)
     if tree:
         parts.append(tree)
@@ -139,6 +145,8 @@ def _kind(column) -> str:
 
 
 def _fmt(value) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
     if isinstance(value, float):
         return f"{value:.4g}"
     return str(value)

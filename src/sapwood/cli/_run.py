@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 
 import pandas as pd
 
-from . import _measures
+from . import _agreement, _measures
 from ._data import InputError, Prepared
 from ._models import describe_model, score_model
 
-__all__ = ["Run", "UI", "align_to_model", "run_pipeline", "top_nodes"]
+__all__ = ["Options", "Run", "UI", "align_to_model", "run_pipeline", "top_nodes"]
 
 N_TRACE_NODES = 10
+# ranger's importance_pvalues(method = "janitza") warns below this many negative values.
+JANITZA_MIN_NEGATIVE = 100
 
 
 class UI:
@@ -140,10 +141,28 @@ class Run:
     notes: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
     fitted_here: bool = True
+    agreement: list = field(default_factory=list)
+    top_k: int | None = None
+    pvalues: str | None = None
+    n_permutations: int | None = None
+    held_out: bool = True
 
     @property
     def ranks(self) -> pd.DataFrame:
-        return _measures.rank_table(self.results, self.truth)
+        return _agreement.rank_table(self.results, self.truth)
+
+
+@dataclass(frozen=True)
+class Options:
+    """How ``run_pipeline`` runs the measures (``explain`` and ``demo`` options)."""
+
+    methods: tuple = _measures.DEFAULT_METHODS
+    test_size: float = 0.25
+    seed: int = 0
+    pvalues: str | None = None
+    n_permutations: int = _measures.DEFAULT_N_PERMUTATIONS
+    cv: int | None = None
+    top_k: int | None = None
 
 
 def _split(data: Prepared, test_size: float, seed: int):
@@ -163,18 +182,29 @@ def _split(data: Prepared, test_size: float, seed: int):
                          f"{str(error).splitlines()[0]}") from None
 
 
-def run_pipeline(data: Prepared, model, methods, *, test_size, seed, ui: UI, source: str,
-                 truth=None, fitted=False) -> Run:
+def run_pipeline(data: Prepared, model, options: Options, *, ui: UI, source: str,
+                 truth=None, fitted=False, held_out=True) -> Run:
     """Split ``data``, fit ``model`` on the training rows (unless it was loaded,
-    ``fitted``), score it on the held-out rows and run each available measure there."""
+    ``fitted``), score it on the held-out rows and run each available measure there.
+
+    ``held_out=False``: a table too small to split; the model is fit, scored and
+    permuted on all rows (the caller says so in a note)."""
+    from sklearn.base import clone
+
     notes = []
-    X_train, X_test, y_train, y_test = _split(data, test_size, seed)
+    n_features = data.X.shape[1]
+    top_k = _settle_top_k(options.top_k, n_features)
+    if held_out:
+        X_train, X_test, y_train, y_test = _split(data, options.test_size, options.seed)
+    else:
+        X_train = X_test = data.X
+        y_train = y_test = data.y
     if fitted:
         _check_loaded(model, data)
         notes.append(f"the model was loaded, not trained here: it is scored and permuted "
                      f"on the held-out {len(X_test)} of {len(data.y)} rows (--test-size "
-                     f"{test_size:g}, --seed {seed}), which is only honest if it was not "
-                     "trained on them")
+                     f"{options.test_size:g}, --seed {options.seed}), which is only honest "
+                     "if it was not trained on them")
     else:
         with ui.step(f"Fitting {describe_model(model)} on {len(X_train)} rows"):
             try:
@@ -182,32 +212,65 @@ def run_pipeline(data: Prepared, model, methods, *, test_size, seed, ui: UI, sou
             except ValueError as error:
                 raise InputError(f"cannot fit the model: {str(error).splitlines()[0]}"
                                  ) from None
-    with ui.step(f"Scoring on {len(X_test)} held-out rows"):
+    rows = "held-out" if held_out else "training"
+    with ui.step(f"Scoring on {len(X_test)} {rows} rows"):
         try:
             score = score_model(model, X_test, y_test, data.task)
         except (ValueError, TypeError) as error:
             raise InputError(f"cannot score the model on this data: "
                              f"{str(error).splitlines()[0]}") from None
+    inputs = _measures.Inputs(X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test,
+                              random_state=options.seed, cv=options.cv, held_out=held_out,
+                              estimator=None if fitted else clone(model))
+    results = _compute_all(model, options.methods, inputs, ui, notes, fitted)
+    if options.pvalues:
+        results = {name: _with_pvalues(name, result, options, inputs, ui, notes)
+                   for name, result in results.items()}
+    for text in notes:
+        ui.note(text)
+    pairs = _agreement.agreement(results, top_k) if n_features > 1 else []
+    found = _agreement.disagreements(results, pairs, held_out=held_out)
+    return Run(source=source, data=data, model=model, model_text=describe_model(model),
+               n_train=0 if fitted else len(X_train), n_test=len(X_test),
+               score_name="accuracy" if data.task == "classification" else "R²",
+               score=score, results=results, truth=truth, notes=notes,
+               warnings=_agreement.warning_texts(found),
+               fitted_here=not fitted, agreement=pairs, top_k=top_k,
+               pvalues=options.pvalues, held_out=held_out,
+               n_permutations=options.n_permutations if options.pvalues == "altmann"
+               else None)
+
+
+def _settle_top_k(top_k, n_features: int) -> int:
+    if top_k is None:
+        return _agreement.default_top_k(n_features)
+    if top_k >= n_features:
+        raise InputError(f"--top-k {top_k}: must be less than the number of features "
+                         f"({n_features}; the top {n_features} of {n_features} always "
+                         "overlap)")
+    return top_k
+
+
+def _compute_all(model, methods, inputs, ui, notes, fitted) -> dict:
     results = {}
     queue = list(methods)
     while queue:
         name = queue.pop(0)
         if name in results:
             continue
+        measure = _measures.MEASURES[name]
         if not _measures.is_available(name):
             notes.append(f"{name} importance is not available in this version of sapwood "
-                         f"yet (sapwood.importance.{_measures.MEASURES[name][1]}); skipped")
+                         f"yet (sapwood.importance.{measure.function}); skipped")
             continue
-        where = ("on the held-out rows" if name in _measures.HELD_OUT
-                 else "on the out-of-bag rows" if name in ("oob", "ufi")
-                 else "from the fitted trees")
+        where = _measures.where(name)
+        if measure.rows == "held-out" and not inputs.held_out:
+            where = "on the training rows"
         with ui.step(f"Computing {name} importance {where}") as step:
             try:
-                split = SimpleNamespace(X_train=X_train, y_train=y_train, X_test=X_test,
-                                        y_test=y_test)
-                results[name] = _measures.compute(name, model, split, seed)
+                results[name] = _measures.compute(name, model, inputs)
             except (ValueError, TypeError) as error:
-                problem = str(error).splitlines()[0] if str(error) else type(error).__name__
+                problem = _first_line(error)
                 step.skipped()
                 if name == "mdi" and "native_importance" in problem:
                     # XGBoost, LightGBM: no node impurities; their split gain instead.
@@ -217,22 +280,69 @@ def run_pipeline(data: Prepared, model, methods, *, test_size, seed, ui: UI, sou
                     if "gain" not in methods and "gain" not in results:
                         queue.insert(0, "gain")
                     continue
-                # gain, oob and ufi apply to some kinds of model only: skipped with a note
-                if not fitted and name not in ("gain", "oob", "ufi"):
+                # Optional measures apply to some kinds of model only.
+                if not fitted and not measure.optional:
                     raise
                 notes.append(f"{name} importance skipped: {problem}")
     if not results:
         raise InputError("none of the requested importance measures could be computed: "
                          + ", ".join(methods) + (f" ({notes[-1]})" if notes else ""))
-    for text in notes:
-        ui.note(text)
-    found = sorted(_measures.disagreements(results), key=lambda item: item["mdi_rank"])
-    warnings = [_measures.warning_text(item) for item in found]
-    return Run(source=source, data=data, model=model, model_text=describe_model(model),
-               n_train=0 if fitted else len(X_train), n_test=len(X_test),
-               score_name="accuracy" if data.task == "classification" else "R²",
-               score=score, results=results, truth=truth, notes=notes, warnings=warnings,
-               fitted_here=not fitted)
+    return results
+
+
+def _first_line(error) -> str:
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
+
+
+def _with_pvalues(name, result, options: Options, inputs, ui, notes):
+    """``result`` with the p-values ``options.pvalues`` asks for, or unchanged with a
+    note saying why they do not apply."""
+    import dataclasses
+
+    from sapwood import importance
+
+    measure = _measures.MEASURES[name]
+    if options.pvalues == "janitza":
+        if not measure.janitza:
+            applies = ", ".join(m.name for m in _measures.MEASURES.values() if m.janitza)
+            notes.append(f"janitza p-values not computed for {name}: they need importances "
+                         "that scatter around zero for irrelevant features "
+                         f"({applies})")
+            return result
+        try:
+            tested = importance.janitza_pvalues(result)
+        except ValueError as error:
+            notes.append(f"janitza p-values not computed for {name}: {_first_line(error)}")
+            return result
+        n_negative = int((result.importances_mean < 0).sum())
+        if n_negative < JANITZA_MIN_NEGATIVE:
+            notes.append(f"janitza p-values for {name} rest on {n_negative} negative "
+                         "importance(s) and their mirror images; the test is meant for "
+                         "data with many irrelevant features (ranger warns below "
+                         f"{JANITZA_MIN_NEGATIVE} negative values): read them as rough")
+        return tested
+    if inputs.estimator is None:
+        notes.append(f"altmann p-values not computed for {name}: they refit the model, and "
+                     "a loaded model file cannot be refit")
+        return result
+    if not measure.altmann:
+        why = (f": each of the {options.n_permutations} permutations would refit the model "
+               "once per feature" if measure.rows == "refit" else "")
+        notes.append(f"altmann p-values not offered for {name}{why}")
+        return result
+    how = measure.altmann
+    if how is True:
+        def how(fitted, X, y):
+            return measure.run(fitted, inputs.with_training(X, y))
+    with ui.step(f"Altmann p-values for {name}: {options.n_permutations} refits on a "
+                 "permuted target"):
+        tested = importance.altmann_pvalues(inputs.estimator, inputs.X_train, inputs.y_train,
+                                            measure=how,
+                                            n_permutations=options.n_permutations,
+                                            random_state=options.seed)
+    params = {**result.params, "pvalues": "altmann",
+              "n_permutations": options.n_permutations}
+    return dataclasses.replace(result, pvalues=tested.pvalues, params=params)
 
 
 def _check_loaded(model, data: Prepared):
