@@ -119,6 +119,33 @@ def test_friedman_is_skipped_with_a_note_for_other_models(csv, capsys):
     assert "friedman:" not in out
 
 
+# -- air -----------------------------------------------------------------------------
+
+def test_air_equals_impurity_corrected_with_janitza_pvalues(csv):
+    document, _ = run_json(["explain", str(csv), "--target", "y", "--model", "tree",
+                            "--max-depth", "3", "--methods", "mdi,air", "--pvalues",
+                            "janitza", "--json"])
+    X_train, _, y_train, _ = split_of(csv)
+    expected = importance.janitza_pvalues(
+        importance.impurity_corrected(tree(), X_train, y_train, random_state=0))
+    rows = document["measures"]["air"]
+    assert by_feature(rows) == pytest.approx(
+        dict(zip(expected.feature_names, expected.importances_mean, strict=True)), abs=1e-12)
+    assert by_feature(rows, "pvalue") == pytest.approx(
+        dict(zip(expected.feature_names, expected.pvalues, strict=True)))
+    assert document["pvalues"]["measures"] == ["air"]
+
+
+def test_air_is_skipped_with_a_note_for_a_loaded_model(csv, tmp_path):
+    X_train, _, y_train, _ = split_of(csv)
+    path = tmp_path / "tree.sapwood"
+    sapwood.save(tree().fit(X_train, y_train), path)
+    document, err = run_json(["explain", str(csv), "--target", "y", "--model", str(path),
+                              "--methods", "mdi,air", "--json"])
+    assert list(document["measures"]) == ["mdi"]
+    assert "note: air importance skipped: air grows a new forest with a shadow copy" in err
+
+
 # -- p-values ------------------------------------------------------------------------
 
 def test_janitza_pvalues_in_json_and_table(csv, capsys):

@@ -60,6 +60,8 @@ class Measure:
         ``run`` itself, a name of altmann_pvalues' own measures, or False (not offered).
     effect : for held-out measures, what the measure does to a feature, as in
         "shuffling 'x' on the held-out rows" (used in the plain-language warning).
+    where : how the progress line says where the measure looks, when ``rows`` does
+        not say it well.
     """
 
     name: str
@@ -72,6 +74,7 @@ class Measure:
     altmann: bool | str = True
     label: str = ""
     effect: str = ""
+    where: str = ""
 
     @property
     def title(self) -> str:
@@ -162,6 +165,23 @@ _register(Measure(
     "without the feature", _drop, rows="refit", optional=True,
     # S refits of p + 1 refits each: not offered.
     altmann=False))
+def _air(model, inputs):
+    from sapwood.importance import impurity_corrected
+
+    if inputs.estimator is None:
+        raise ValueError("air grows a new forest with a shadow copy of each column, so it "
+                         "needs a model sapwood trains (--model tree|rf|et|gb), not a loaded "
+                         "model file")
+    return impurity_corrected(inputs.estimator, inputs.X_train, inputs.y_train,
+                              random_state=inputs.random_state)
+
+
+_register(Measure(
+    "air", "impurity_corrected",
+    "actual impurity reduction: impurity decrease minus that of a shuffled shadow copy "
+    "of the feature, from a model refit with the shadows on the training data (AIR)",
+    _air, rows="refit", optional=True, janitza=True, label="AIR",
+    where="by refitting with a shadow copy of each feature"))
 _register(Measure(
     "oob", "oob_permutation_importance",
     "drop in each tree's out-of-bag accuracy (or rise in error) when the feature is "
@@ -200,6 +220,8 @@ def compute(name, model, inputs: Inputs):
 
 def where(name: str) -> str:
     """Where measure ``name`` looks, for progress lines: "on the held-out rows"."""
+    if MEASURES[name].where:
+        return MEASURES[name].where
     return {"train": "from the fitted trees", "held-out": "on the held-out rows",
             "oob": "on the out-of-bag rows", "refit": "by refitting without each feature"
             }[MEASURES[name].rows]
