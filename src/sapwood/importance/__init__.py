@@ -7,6 +7,7 @@ DOI in the docstring, reads models only through :func:`sapwood.adapters.as_ensem
 
 from ._air import impurity_corrected
 from ._compare import compare, plot_compare
+from ._conditional import conditional_permutation_importance
 from ._drop_column import drop_column_importance
 from ._friedman import friedman_importance
 from ._mdi import mdi
@@ -21,6 +22,7 @@ __all__ = [
     "ImportanceResult",
     "altmann_pvalues",
     "compare",
+    "conditional_permutation_importance",
     "drop_column_importance",
     "friedman_importance",
     "impurity_corrected",

@@ -1,0 +1,279 @@
+"""Conditional permutation of one tree (Strobl et al. 2008) and the association test
+that picks the conditioning sets.
+
+For feature j and tree t, the evaluation rows are grouped into cells: every feature z
+of j's conditioning set that tree t splits on is cut at all of the tree's split points
+on z, and the cell is the combination of the bins a row falls into. Column j is then
+permuted within cells only. A value's bin on z is the number of the tree's splits on z
+that send it right (monotone in the value, so equal counts are exactly the intervals
+between consecutive distinct cuts); a missing value gets a bin of its own. Only the
+partition matters, so cuts need neither sorting nor de-duplication.
+
+The permutation within cells is derived from one permutation pi of all rows: in every
+cell, the cell's rows, in row order, read column j from the cell's rows in the order
+pi lists them. With a single cell this is pi itself, so a tree that uses no
+conditioning feature permutes exactly as the unconditional out-of-bag importance does.
+
+As in :mod:`sapwood._kernels._oob`, only rows whose path meets a split on j are
+re-routed, from the first such split, reading the permuted value only at splits on j.
+"""
+
+import numpy as np
+
+from ._numba import kernel
+from ._traverse import LEAF, goes_left
+
+# Keys of combined bins stay below this; beyond it they are renumbered densely first.
+_KEY_LIMIT = 2**62
+
+
+@kernel
+def pairwise_correlation(X):
+    """Pearson correlation of every pair of columns on the rows where both are present.
+
+    Returns
+    -------
+    correlation : float64 array (n_features, n_features)
+        0 where either column is constant on the pair's complete rows or fewer than two
+        rows are complete (no evidence of association); 1 on the diagonal.
+    n_complete : int64 array (n_features, n_features)
+        Number of rows where both columns are present.
+    """
+    n_samples, n_features = X.shape
+    correlation = np.eye(n_features)
+    n_complete = np.zeros((n_features, n_features), dtype=np.int64)
+    for a in range(n_features):
+        for b in range(a, n_features):
+            count = 0
+            sum_a = 0.0
+            sum_b = 0.0
+            low_a = np.inf
+            high_a = -np.inf
+            low_b = np.inf
+            high_b = -np.inf
+            for i in range(n_samples):
+                u = np.float64(X[i, a])
+                v = np.float64(X[i, b])
+                if np.isnan(u) or np.isnan(v):
+                    continue
+                count += 1
+                sum_a += u
+                sum_b += v
+                low_a = min(low_a, u)
+                high_a = max(high_a, u)
+                low_b = min(low_b, v)
+                high_b = max(high_b, v)
+            n_complete[a, b] = count
+            n_complete[b, a] = count
+            if a == b or count < 2 or low_a == high_a or low_b == high_b:
+                continue
+            mean_a = sum_a / count
+            mean_b = sum_b / count
+            cross = 0.0
+            square_a = 0.0
+            square_b = 0.0
+            for i in range(n_samples):
+                u = np.float64(X[i, a])
+                v = np.float64(X[i, b])
+                if np.isnan(u) or np.isnan(v):
+                    continue
+                cross += (u - mean_a) * (v - mean_b)
+                square_a += (u - mean_a) * (u - mean_a)
+                square_b += (v - mean_b) * (v - mean_b)
+            r = cross / np.sqrt(square_a * square_b)
+            r = min(1.0, max(-1.0, r))
+            correlation[a, b] = r
+            correlation[b, a] = r
+    return correlation, n_complete
+
+
+@kernel
+def _bins(X, rows, z, children_left, feature, threshold, operator, missing_go_to_left):
+    """Bin of every row on feature z: how many of the tree's splits on z send it right,
+    or (number of splits on z) + 1 when missing. Also returns the number of bins."""
+    m = rows.shape[0]
+    splits = np.empty(children_left.shape[0], dtype=np.intp)
+    n_splits = 0
+    for node in range(children_left.shape[0]):
+        if children_left[node] != LEAF and feature[node] == z:
+            splits[n_splits] = node
+            n_splits += 1
+    bins = np.zeros(m, dtype=np.int64)
+    for k in range(m):
+        value = X[rows[k], z]
+        if np.isnan(value):
+            bins[k] = n_splits + 1
+            continue
+        count = 0
+        for s in range(n_splits):
+            node = splits[s]
+            if not goes_left(value, threshold[node], operator[node], missing_go_to_left[node]):
+                count += 1
+        bins[k] = count
+    return bins, n_splits + 2
+
+
+@kernel
+def _renumber(key):
+    """The same partition of rows with keys 0 .. (number of distinct keys - 1)."""
+    order = np.argsort(key, kind="mergesort")
+    dense = np.empty_like(key)
+    label = -1
+    previous = 0
+    for position in range(order.shape[0]):
+        k = order[position]
+        if position == 0 or key[k] != previous:
+            label += 1
+            previous = key[k]
+        dense[k] = label
+    return dense, label + 1
+
+
+@kernel
+def conditional_tree_permutation(X, rows, conditioning, permutations, children_left,
+                                 children_right, feature, threshold, missing_go_to_left,
+                                 operator):
+    """Leaves of one tree's evaluation rows and the leaves that change when each column
+    is permuted within the tree's cells of its conditioning set.
+
+    Parameters
+    ----------
+    X : float32 or float64 array (n_samples, n_features)
+    rows : intp array (m,)
+        The evaluation rows (the tree's out-of-bag rows, or every held-out row).
+    conditioning : uint8 array (n_features, n_features)
+        ``conditioning[j, z]`` is 1 when z is in feature j's conditioning set.
+    permutations : intp array (n_repeats, n_features, m)
+        pi for repeat r and feature j (see the module docstring).
+
+    Returns
+    -------
+    leaf : intp array (m,)
+        The leaf every evaluation row reaches.
+    slot : intp array (n_changes,)
+        ``r * n_features + j`` of every change (grouped by feature, then repeat; rows in
+        increasing order within a slot).
+    position : intp array (n_changes,)
+        Index into ``rows`` of the row whose leaf changes.
+    new_leaf : intp array (n_changes,)
+        The leaf it reaches with column j permuted.
+    n_cells : intp array (n_features,)
+        Number of non-empty cells column j was permuted within (0 if the tree does not
+        split on j).
+    """
+    m = rows.shape[0]
+    n_features = X.shape[1]
+    n_repeats = permutations.shape[0]
+    n_nodes = children_left.shape[0]
+    used = np.zeros(n_features, dtype=np.uint8)
+    for node in range(n_nodes):
+        if children_left[node] != LEAF:
+            used[feature[node]] = 1
+    first = np.full((n_features, m), -1, dtype=np.int32)
+    leaf = np.empty(m, dtype=np.intp)
+    for k in range(m):
+        i = rows[k]
+        node = 0
+        while children_left[node] != LEAF:
+            f = feature[node]
+            if first[f, k] < 0:
+                first[f, k] = node
+            if goes_left(X[i, f], threshold[node], operator[node], missing_go_to_left[node]):
+                node = children_left[node]
+            else:
+                node = children_right[node]
+        leaf[k] = node
+    # Bins of every feature the tree uses; each is needed by the features conditioned on it.
+    bins = np.zeros((n_features, m), dtype=np.int64)
+    n_bins = np.ones(n_features, dtype=np.int64)
+    for z in range(n_features):
+        if used[z] != 0:
+            bins[z], n_bins[z] = _bins(X, rows, z, children_left, feature, threshold,
+                                       operator, missing_go_to_left)
+    capacity = max(16, m)
+    slot = np.empty(capacity, dtype=np.intp)
+    position = np.empty(capacity, dtype=np.intp)
+    new_leaf = np.empty(capacity, dtype=np.intp)
+    n_changes = 0
+    n_cells = np.zeros(n_features, dtype=np.intp)
+    source_of = np.empty(m, dtype=np.intp)
+    for j in range(n_features):
+        if used[j] == 0 or m == 0:
+            continue
+        key = np.zeros(m, dtype=np.int64)
+        size = 1
+        for z in range(n_features):
+            if z == j or used[z] == 0 or conditioning[j, z] == 0:
+                continue
+            if size > _KEY_LIMIT // n_bins[z]:
+                key, size = _renumber(key)
+            for k in range(m):
+                key[k] = key[k] * n_bins[z] + bins[z, k]
+            size *= n_bins[z]
+        cell = key
+        cells = 1
+        if size > 1:
+            cell, cells = _renumber(key)
+        n_cells[j] = cells
+        if cells == m:
+            continue  # every row alone in its cell: nothing moves
+        # Counting sort by cell: targets lists every cell's rows in row order.
+        start = np.zeros(cells + 1, dtype=np.intp)
+        for k in range(m):
+            start[cell[k] + 1] += 1
+        for c in range(cells):
+            start[c + 1] += start[c]
+        fill = start[:cells].copy()
+        targets = np.empty(m, dtype=np.intp)
+        for k in range(m):
+            targets[fill[cell[k]]] = k
+            fill[cell[k]] += 1
+        sources = np.empty(m, dtype=np.intp)
+        for r in range(n_repeats):
+            pi = permutations[r, j]
+            # sources lists every cell's rows in the order pi lists them.
+            fill[:] = start[:cells]
+            for index in range(m):
+                k = pi[index]
+                sources[fill[cell[k]]] = k
+                fill[cell[k]] += 1
+            for index in range(m):
+                source_of[targets[index]] = sources[index]
+            for k in range(m):
+                node = first[j, k]
+                if node < 0 or source_of[k] == k:
+                    continue
+                i = rows[k]
+                source = rows[source_of[k]]
+                value = X[source, j]
+                own = X[i, j]
+                if value == own or (np.isnan(value) and np.isnan(own)):
+                    continue
+                while children_left[node] != LEAF:
+                    f = feature[node]
+                    row = source if f == j else i
+                    if goes_left(X[row, f], threshold[node], operator[node],
+                                 missing_go_to_left[node]):
+                        node = children_left[node]
+                    else:
+                        node = children_right[node]
+                if node == leaf[k]:
+                    continue
+                if n_changes == capacity:
+                    capacity *= 2
+                    slot = _grow(slot, capacity)
+                    position = _grow(position, capacity)
+                    new_leaf = _grow(new_leaf, capacity)
+                slot[n_changes] = r * n_features + j
+                position[n_changes] = k
+                new_leaf[n_changes] = node
+                n_changes += 1
+    return leaf, slot[:n_changes].copy(), position[:n_changes].copy(), \
+        new_leaf[:n_changes].copy(), n_cells
+
+
+@kernel
+def _grow(array, capacity):
+    grown = np.empty(capacity, dtype=array.dtype)
+    grown[:array.shape[0]] = array
+    return grown
