@@ -119,7 +119,13 @@ def conditional_permutation_importance(model, X, y, *, threshold=0.2, n_repeats=
         Its targets.
     threshold : float in [0, 1], default=0.2
         Z_j = features with 1 - p > threshold (party's default 0.2; 1 conditions on
-        nothing, 0 on every feature with a non-zero correlation).
+        nothing, 0 on every feature with a non-zero correlation). With party's default
+        on large data nearly every feature passes the test, and in fully grown trees
+        the grid then cuts the rows into cells of one or two rows, where permuting
+        changes (almost) nothing: every importance comes out near zero. Use shallower
+        trees (e.g. ``min_samples_leaf=20``) or a stricter test, e.g.
+        ``threshold=0.95`` (the default of Debeer & Strobl's permimp, 2020,
+        doi:10.1186/s12859-020-03622-2).
     n_repeats : int, default=1
         Permutations per tree and feature; CPI_t(j) is averaged over them (forests and
         single trees) or each is one column of ``importances`` (boosting).
