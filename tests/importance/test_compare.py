@@ -13,6 +13,7 @@ from sklearn.tree import DecisionTreeClassifier as SkDecisionTreeClassifier  # n
 from sapwood.datasets import make_ground_truth  # noqa: E402
 from sapwood.importance import (  # noqa: E402
     compare,
+    conditional_permutation_importance,
     drop_column_importance,
     mdi,
     oob_permutation_importance,
@@ -59,6 +60,21 @@ def test_permutation_falls_back_to_training_data(fitted):
     table = compare(model, X, y, methods=["permutation"], random_state=1)
     expected = permutation_importance(model, X, y, random_state=1)
     np.testing.assert_array_equal(table["importance"], expected.importances_mean)
+
+
+def test_conditional_uses_oob_rows_of_a_forest_and_held_out_rows_otherwise(fitted):
+    model, X, y, X_test, y_test = fitted
+    table = compare(model, X, y, methods=["conditional_permutation"], random_state=0)
+    expected = conditional_permutation_importance(model, X, y, random_state=0)
+    np.testing.assert_array_equal(table["importance"], expected.importances_mean)
+    single_tree = SkDecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y)
+    table = compare(single_tree, X, y, methods=["conditional_permutation"],
+                    X_test=X_test, y_test=y_test, random_state=0)
+    expected = conditional_permutation_importance(single_tree, X_test, y_test,
+                                                  random_state=0)
+    np.testing.assert_array_equal(table["importance"], expected.importances_mean)
+    with pytest.raises(ValueError, match="needs out-of-sample rows"):
+        compare(single_tree, X, y, methods=["conditional_permutation"])
 
 
 def test_callable_method_named_by_its_result(fitted):

@@ -6,6 +6,7 @@ from sklearn.base import clone
 
 from ..plotting._compare import plot_compare
 from ._air import impurity_corrected
+from ._conditional import conditional_permutation_importance
 from ._drop_column import drop_column_importance
 from ._mdi import mdi
 from ._native import native_importance
@@ -48,6 +49,16 @@ def _unbiased_mdi(model, X, y, X_test, y_test, random_state):
     return unbiased_mdi(model, X_test, y_test, held_out=True)
 
 
+def _conditional_permutation(model, X, y, X_test, y_test, random_state):
+    if getattr(model, "bootstrap", False):
+        return conditional_permutation_importance(model, X, y, random_state=random_state)
+    if X_test is None:
+        raise ValueError("method 'conditional_permutation' needs out-of-sample rows: a "
+                         "bagged forest (bootstrap=True) or X_test / y_test")
+    return conditional_permutation_importance(model, X_test, y_test,
+                                              random_state=random_state)
+
+
 def _impurity_corrected(model, X, y, X_test, y_test, random_state):
     return impurity_corrected(clone(model), X, y, random_state=random_state)
 
@@ -60,6 +71,7 @@ METHODS = {
     "oob_permutation": _oob_permutation,
     "drop_column": _drop_column,
     "unbiased_mdi": _unbiased_mdi,
+    "conditional_permutation": _conditional_permutation,
     "impurity_corrected": _impurity_corrected,
 }
 
@@ -95,6 +107,9 @@ def compare(model, X, y, methods=("mdi", "permutation"), *, X_test=None, y_test=
         - ``"drop_column"``: :func:`drop_column_importance` of ``clone(model)``, on
           the held-out data when given, else by 5-fold cross-validation;
         - ``"unbiased_mdi"``: :func:`unbiased_mdi` (UFI) on the out-of-bag rows of a
+          bagged forest, else on ``X_test`` / ``y_test``;
+        - ``"conditional_permutation"``: :func:`conditional_permutation_importance`
+          (Strobl et al., party's default threshold 0.2) on the out-of-bag rows of a
           bagged forest, else on ``X_test`` / ``y_test``;
         - ``"impurity_corrected"``: :func:`impurity_corrected` (AIR) of a forest grown
           afresh from ``clone(model)`` on (X, y) plus shadow columns; the fitted model
