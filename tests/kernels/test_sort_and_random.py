@@ -9,7 +9,8 @@ from sklearn.utils._random import _our_rand_r_py
 from sklearn.utils._sorting import _py_simultaneous_sort
 
 from sapwood._kernels._random import rand_int, rand_r, rand_uniform
-from sapwood._kernels._sort import radix_sort_segment, sort_segment, tied_pairs
+from sapwood._kernels._sort import (radix_sort_segment, sort_segment, sort_segment_packed,
+                                    tied_pairs)
 
 
 def _both_sorts(values):
@@ -45,6 +46,45 @@ def test_sort_matches_scikit_learn_on_random_ties(items):
     values = np.array(items, dtype=np.float32)
     ours_v, ours_i, ref_v, ref_i = _both_sorts(values)
     np.testing.assert_array_equal(ours_i, ref_i)
+
+
+def _packed_matches_scikit_learn(values, lo, n):
+    column = values.copy()
+    ids = np.random.RandomState(n).permutation(column.shape[0])
+    ours_v, ours_i = column[ids], ids.copy()
+    sort_segment_packed(column, ours_v, ours_i, lo, n, np.empty(max(n, 1), np.uint64))
+    ref_v, ref_i = column[ids], ids.copy()
+    _py_simultaneous_sort(ref_v[lo:lo + n], ref_i[lo:lo + n], n, use_three_way_partition=True)
+    np.testing.assert_array_equal(ours_i, ref_i)
+    np.testing.assert_array_equal(ours_v.view(np.uint32), ref_v.view(np.uint32))
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 15, 16, 17, 100, 5000, 70000])
+@pytest.mark.parametrize("kind", ["continuous", "ties", "few", "constant", "sorted", "reversed",
+                                  "zeros", "organ"])
+def test_packed_sort_matches_scikit_learn_order(n, kind):
+    rng = np.random.RandomState(n + 1)
+    values = {
+        "continuous": rng.randn(n),
+        "ties": np.round(rng.randn(n), 2),
+        "few": rng.randint(0, 3, n).astype(float),
+        "constant": np.ones(n),
+        "sorted": np.arange(n, dtype=float),
+        "reversed": np.arange(n, dtype=float)[::-1].copy(),
+        "zeros": rng.choice([-0.0, 0.0, 1.0, -1.0, np.inf, -np.inf], n),
+        # median-of-three killer: drives introsort into its heapsort fallback
+        "organ": np.concatenate((np.arange(n // 2), np.arange(n - n // 2)[::-1])).astype(float),
+    }[kind].astype(np.float32)
+    extra = 3
+    padded = np.concatenate((rng.randn(extra), values, rng.randn(extra))).astype(np.float32)
+    _packed_matches_scikit_learn(padded, extra, n)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-4, 4), min_size=0, max_size=300))
+def test_packed_sort_matches_scikit_learn_on_random_ties(items):
+    values = np.array(items, dtype=np.float32)
+    _packed_matches_scikit_learn(values, 0, values.shape[0])
 
 
 def test_sort_segment_leaves_the_rest_alone():

@@ -74,10 +74,11 @@ def _set_node(nodes, node_id, parent, is_left, is_leaf, feature, threshold, impu
 
 @kernel
 def _sort_workspace(n_samples):
-    # radix keys, their spare, spare ids; original values and ids for the tie fallback
+    # radix keys, their spare, spare ids; original values and ids for the tie fallback;
+    # packed (key, id) records for introsort
     return (np.empty(n_samples, dtype=np.uint32), np.empty(n_samples, dtype=np.uint32),
             np.empty(n_samples, dtype=np.intp), np.empty(n_samples, dtype=np.float32),
-            np.empty(n_samples, dtype=np.intp))
+            np.empty(n_samples, dtype=np.intp), np.empty(n_samples, dtype=np.uint64))
 
 
 @kernel

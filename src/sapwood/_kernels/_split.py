@@ -16,7 +16,7 @@ import numpy as np
 from . import _criteria as crit
 from ._numba import kernel
 from ._random import rand_int, rand_uniform
-from ._sort import RADIX_MIN, radix_sort_segment, sort_segment
+from ._sort import PACKED_MAX_ROWS, RADIX_MIN, radix_sort_segment, sort_segment, sort_segment_packed
 
 # Values closer than this are treated as equal (scikit-learn's FEATURE_THRESHOLD, float32).
 FEATURE_THRESHOLD = np.float32(1e-7)
@@ -24,6 +24,15 @@ FEATURE_THRESHOLD = np.float32(1e-7)
 # A split found by the search: pos (first right sample), feature, threshold,
 # impurity_left, impurity_right, improvement, missing_go_to_left.
 SPLIT_FIELDS = 7
+
+
+@kernel
+def _introsort(column, values, samples, start, n, records):
+    # scikit-learn's introsort; on packed (key, id) records when the ids fit 32 bits
+    if n > 15 and column.shape[0] <= PACKED_MAX_ROWS:
+        sort_segment_packed(column, values, samples, start, n, records)
+    else:
+        sort_segment(values, samples, start, n)
 
 
 @kernel
@@ -60,10 +69,10 @@ def _sort_feature(X_columns, feature, samples, values, start, end, has_missing, 
         for i in range(start, end):
             values[i] = column[samples[i]]
     n_present = end - start - n_missing
+    keys, keys_spare, indices_spare, original_values, original_samples, records = workspace
     if n_present < RADIX_MIN or tie_rate * n_present * n_present >= 0.5:
-        sort_segment(values, samples, start, n_present)
+        _introsort(column, values, samples, start, n_present, records)
         return n_missing
-    keys, keys_spare, indices_spare, original_values, original_samples = workspace
     checked = tie_rate > 0.0
     if checked:
         original_values[:n_present] = values[start:start + n_present]
@@ -74,7 +83,7 @@ def _sort_feature(X_columns, feature, samples, values, start, end, has_missing, 
             if values[i] == values[i - 1]:
                 values[start:start + n_present] = original_values[:n_present]
                 samples[start:start + n_present] = original_samples[:n_present]
-                sort_segment(values, samples, start, n_present)
+                _introsort(column, values, samples, start, n_present, records)
                 break
     return n_missing
 
