@@ -119,6 +119,29 @@ def test_friedman_is_skipped_with_a_note_for_other_models(csv, capsys):
     assert "friedman:" not in out
 
 
+# -- conditional ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("model", ["tree", "rf"])
+def test_conditional_equals_conditional_permutation_importance(csv, model):
+    document, _ = run_json(["explain", str(csv), "--target", "y", "--model", model,
+                            "--max-depth", "3", "--methods", "conditional", "--json"])
+    X_train, X_test, y_train, y_test = split_of(csv)
+    if model == "tree":
+        fitted, X, y = tree().fit(X_train, y_train), X_test, y_test
+    else:
+        # A bootstrapped forest: each tree's out-of-bag rows of the training data.
+        fitted = sapwood.RandomForestClassifier(n_estimators=100, max_depth=3,
+                                                random_state=0).fit(X_train, y_train)
+        X, y = X_train, y_train
+    expected = importance.conditional_permutation_importance(
+        fitted, X, y, threshold=0.95, n_repeats=5, random_state=0)
+    rows = document["measures"]["conditional"]
+    assert by_feature(rows) == pytest.approx(
+        dict(zip(expected.feature_names, expected.importances_mean, strict=True)), abs=1e-12)
+    assert by_feature(rows, "std") == pytest.approx(
+        dict(zip(expected.feature_names, expected.importances_std, strict=True)), abs=1e-12)
+
+
 # -- air -----------------------------------------------------------------------------
 
 def test_air_equals_impurity_corrected_with_janitza_pvalues(csv):

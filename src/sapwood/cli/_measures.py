@@ -20,6 +20,11 @@ N_REPEATS = 5
 DEFAULT_METHODS = ("mdi", "permutation")
 PVALUE_METHODS = ("janitza", "altmann")
 DEFAULT_N_PERMUTATIONS = 99
+# Condition on a feature only when associated at the 5% level (1 - p > 0.95), as
+# permimp does (Debeer & Strobl 2020, doi:10.1186/s12859-020-03622-2). party's 0.2
+# conditions on most independent features too, and on the fully grown trees the CLI
+# fits their cuts leave cells of one row: every importance collapses to about zero.
+CONDITIONAL_THRESHOLD = 0.95
 
 
 @dataclass(frozen=True)
@@ -165,6 +170,20 @@ _register(Measure(
     "without the feature", _drop, rows="refit", optional=True,
     # S refits of p + 1 refits each: not offered.
     altmann=False))
+def _conditional(model, inputs):
+    from sapwood.importance import conditional_permutation_importance
+
+    # A bootstrapped forest is evaluated on each tree's out-of-bag rows of its training
+    # data; any other model on the held-out rows.
+    if getattr(model, "bootstrap", False):
+        X, y = inputs.X_train, inputs.y_train
+    else:
+        X, y = inputs.X_test, inputs.y_test
+    return conditional_permutation_importance(model, X, y, threshold=CONDITIONAL_THRESHOLD,
+                                              n_repeats=N_REPEATS,
+                                              random_state=inputs.random_state)
+
+
 def _air(model, inputs):
     from sapwood.importance import impurity_corrected
 
@@ -176,6 +195,12 @@ def _air(model, inputs):
                               random_state=inputs.random_state)
 
 
+_register(Measure(
+    "conditional", "conditional_permutation_importance",
+    "drop in score when the feature is shuffled only among rows alike in the features "
+    "associated with it at the 5% level (Strobl et al. 2008); each tree's out-of-bag rows "
+    "for a bootstrapped forest, else the held-out rows", _conditional, rows="held-out",
+    optional=True, janitza=True, where="on the held-out or out-of-bag rows"))
 _register(Measure(
     "air", "impurity_corrected",
     "actual impurity reduction: impurity decrease minus that of a shuffled shadow copy "

@@ -86,8 +86,8 @@ def agreement_frame(run: Run):
         "Spearman": [row["spearman"] for row in run.agreement],
         "Kendall": [row["kendall"] for row in run.agreement],
         f"top-{k} overlap": [f"{row['top_k_overlap']}/{k}" for row in run.agreement],
-        f"only in the first's top {k}": [", ".join(row["only_a"]) for row in run.agreement],
-        f"only in the second's top {k}": [", ".join(row["only_b"]) for row in run.agreement],
+        "only first": [", ".join(row["only_a"]) for row in run.agreement],
+        "only second": [", ".join(row["only_b"]) for row in run.agreement],
     })
 
 
@@ -120,7 +120,8 @@ def print_run(run: Run, console):
         console.print(table)
     if run.agreement:
         _title(console, "Rank agreement between the measures (1 = same order; top-"
-               f"{run.top_k} overlap = features both put in their top {run.top_k})")
+               f"{run.top_k} overlap = features both put in their top {run.top_k}; only "
+               "first / second = in one measure's top but not the other's)")
         frame = agreement_frame(run)
         table = Table()
         for column in frame.columns:

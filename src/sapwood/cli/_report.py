@@ -107,7 +107,8 @@ def _document(run: Run, title: str) -> str:
         parts.append(f"<h2>Rank agreement</h2><p>Spearman's rho and Kendall's tau-b between "
                      f"each pair of measures' importances (1 = the same order, 0 = unrelated, "
                      f"−1 = reversed), and how many of their top {run.top_k} features they "
-                     f"share. A pair agrees when its top {run.top_k} are the same features "
+                     f"share (only first / second: in one measure's top {run.top_k} but not the "
+                     f"other's). A pair agrees when its top {run.top_k} are the same features "
                      f"and Kendall's tau is at least {KENDALL_AGREE:g}; the warning above "
                      "appears only for a training-data measure and a held-out one that do "
                      "not.</p>")

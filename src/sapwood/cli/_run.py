@@ -312,7 +312,8 @@ def _with_pvalues(name, result, options: Options, inputs, ui, notes):
         try:
             tested = importance.janitza_pvalues(result)
         except ValueError as error:
-            notes.append(f"janitza p-values not computed for {name}: {_first_line(error)}")
+            notes.append(f"janitza p-values not computed for {name}: {_first_line(error)} "
+                         "(on the command line: --pvalues altmann)")
             return result
         n_negative = int((result.importances_mean < 0).sum())
         if n_negative < JANITZA_MIN_NEGATIVE:
