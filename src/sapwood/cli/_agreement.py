@@ -85,7 +85,9 @@ def agrees(row: dict) -> bool:
 
 def disagreements(results: dict, pairs: list, held_out: bool = True) -> list:
     """For every pair of a training-data measure (MDI, split gain, Friedman) and a
-    held-out one whose rank agreement is poor (:func:`agrees` is False): the features
+    held-out measure with an ``effect`` (permutation: not drop or conditional, which
+    also give a feature duplicated by another little importance) whose rank agreement
+    is poor (:func:`agrees` is False): the features
     the training-data measure ranks above a feature the held-out measure finds useful,
     although the held-out measure finds them useless (the seeds' warning), one dict
     each, with the pair's agreement numbers.
