@@ -3,22 +3,8 @@
 import pandas as pd
 import pytest
 
-from sapwood.cli import main
 from sapwood.cli._data import InputError, detect_task, encode_features, load_table, prepare
-
-
-def run_bad(capsys, argv, *phrases):
-    code = main(argv)
-    out, err = capsys.readouterr()
-    assert code == 2, err
-    assert out == ""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("sapwood: error: ")
-    assert "Traceback" not in err
-    for phrase in phrases:
-        assert phrase in lines[0]
-    return lines[0]
+from tests.cli._helpers import run_bad
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import pytest
 
 import sapwood
 from sapwood.cli import main
+from tests.cli._helpers import run_bad
 
 
 @pytest.fixture(scope="module")
@@ -78,19 +79,6 @@ def test_lightgbm_file_and_sapwood_round_trip(capsys, data, lightgbm_file, tmp_p
     assert second.read_bytes() == first.read_bytes()
     X, _ = data
     np.testing.assert_allclose(sapwood.load(second).predict(X), model.predict(X), rtol=1e-6)
-
-
-def run_bad(capsys, argv, *phrases):
-    code = main(argv)
-    out, err = capsys.readouterr()
-    assert code == 2, err
-    assert out == ""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("sapwood: error: ")
-    for phrase in phrases:
-        assert phrase in lines[0]
-    return lines[0]
 
 
 @pytest.mark.parametrize("damage", ["truncated", "bit flips", "garbage", "empty"])

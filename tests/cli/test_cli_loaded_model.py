@@ -15,6 +15,7 @@ from sklearn.model_selection import train_test_split
 import sapwood
 from sapwood.cli import main
 from sapwood.importance import native_importance
+from tests.cli._helpers import run_bad
 
 N_ROWS = 240
 TEST_SIZE = 0.25
@@ -139,17 +140,6 @@ def test_sapwood_forest_file_keeps_mdi(table, tmp_path):
                                 "--json"])
     assert list(document["measures"]) == ["mdi", "permutation"]
     assert document["model"]["name"] == f"sapwood model (1 trees) from {path}"
-
-
-def run_bad(capsys, argv, *phrases):
-    code = main(argv)
-    out, err = capsys.readouterr()
-    assert code == 2, err
-    assert out == ""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    for phrase in phrases:
-        assert phrase in lines[0]
 
 
 def test_data_without_the_model_features(files, table, capsys, tmp_path):

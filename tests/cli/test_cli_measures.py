@@ -19,6 +19,7 @@ from sapwood.cli import _measures, main
 from sapwood.cli._agreement import agreement, disagreements, warning_texts
 from sapwood.cli._data import prepare
 from sapwood.cli._run import _split
+from tests.cli._helpers import run_bad
 
 N_ROWS = 160
 
@@ -366,17 +367,6 @@ def test_one_registry_entry_adds_a_measure(csv, monkeypatch):
 
 # -- bad values ------------------------------------------------------------------------
 
-def bad(capsys, argv, *phrases):
-    code = main(argv)
-    out, err = capsys.readouterr()
-    assert code == 2, err
-    assert out == ""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("sapwood: error: ")
-    for phrase in phrases:
-        assert phrase in lines[0], lines[0]
-
 
 @pytest.mark.parametrize("options, phrases", [
     (["--pvalues", "exact"], ["--pvalues", "invalid choice: 'exact'", "'janitza'",
@@ -393,7 +383,7 @@ def bad(capsys, argv, *phrases):
     (["--methods", ","], ["--methods ','", "choose from: mdi"]),
 ])
 def test_bad_measure_options(capsys, csv, options, phrases):
-    bad(capsys, ["explain", str(csv), "--target", "y", "--model", "tree", *options],
+    run_bad(capsys, ["explain", str(csv), "--target", "y", "--model", "tree", *options],
         *phrases)
 
 
@@ -404,7 +394,7 @@ def test_bad_measure_options(capsys, csv, options, phrases):
                                                "got --data iris"]),
 ])
 def test_bad_demo_options(capsys, options, phrases):
-    bad(capsys, ["demo", *options], *phrases)
+    run_bad(capsys, ["demo", *options], *phrases)
 
 
 def test_subprocess_new_options(csv):
