@@ -213,6 +213,71 @@ def test_errors_name_the_parameter():
         impurity_corrected(sapwood.RandomForestClassifier(max_features=1.5), X, y)
 
 
+# --- XGBoost and LightGBM: split gain in place of the impurity decrease --------------
+
+def _gain_table(model, library):
+    """(tree, column index, gain, root cover) of every split, from the library's own
+    ``trees_to_dataframe``."""
+    if library == "xgboost":
+        frame = model.get_booster().trees_to_dataframe()
+        roots = frame[frame["Node"] == 0].set_index("Tree")["Cover"]
+        splits = frame[frame["Feature"] != "Leaf"]
+        columns = splits["Feature"].str[1:].astype(int)
+        return splits["Tree"].to_numpy(), columns.to_numpy(), splits["Gain"].to_numpy(), roots
+    frame = model.booster_.trees_to_dataframe()
+    roots = frame[frame["node_depth"] == 1].set_index("tree_index")["weight"]
+    splits = frame[frame["split_feature"].notna()]
+    columns = splits["split_feature"].str.split("_").str[1].astype(int)
+    return (splits["tree_index"].to_numpy(), columns.to_numpy(),
+            splits["split_gain"].to_numpy(), roots)
+
+
+@pytest.mark.parametrize("library, task", [("xgboost", "classification"),
+                                           ("xgboost", "regression"),
+                                           ("lightgbm", "classification"),
+                                           ("lightgbm", "regression")])
+def test_boosting_libraries_use_their_split_gain_per_root_cover(library, task):
+    module = pytest.importorskip(library)
+    kind = {"classification": "Classifier", "regression": "Regressor"}[task]
+    if library == "xgboost":
+        estimator = getattr(module, f"XGB{kind}")(n_estimators=8, max_depth=3, n_jobs=1,
+                                                  random_state=0)
+    else:
+        estimator = getattr(module, f"LGBM{kind}")(n_estimators=8, num_leaves=7,
+                                                   min_child_samples=5, verbose=-1,
+                                                   n_jobs=1, random_state=0)
+    X, y, _ = make_ground_truth(300, task, random_state=1)
+    result = impurity_corrected(estimator, X, y, random_state=3)
+    permutation = np.random.RandomState(3).permutation(len(X))
+    np.testing.assert_array_equal(result.extra["row_permutation"], permutation)
+    values = X.to_numpy(dtype=np.float32)
+    reference_model = clone(estimator).fit(np.hstack([values, values[permutation]]), y)
+    trees, columns, gains, roots = _gain_table(reference_model, library)
+    p = X.shape[1]
+    expected = np.zeros((p, len(roots)))
+    for tree, column, gain in zip(trees, columns, gains, strict=True):
+        sign = 1.0 if column < p else -1.0
+        expected[column % p, tree] += sign * gain / roots[tree]
+    assert result.params["decrease"] == "split gain / root cover"
+    np.testing.assert_allclose(result.importances, expected, rtol=1e-5, atol=1e-9)
+
+
+@pytest.mark.parametrize("library", ["xgboost", "lightgbm"])
+def test_boosting_libraries_air_ranks_the_id_column_below_every_informative_one(library):
+    module = pytest.importorskip(library)
+    for seed in SEEDS:
+        X, y, truth = make_ground_truth(1000, "classification", random_state=seed)
+        if library == "xgboost":
+            estimator = module.XGBClassifier(n_estimators=100, max_depth=4, n_jobs=1,
+                                             random_state=0)
+        else:
+            estimator = module.LGBMClassifier(n_estimators=100, verbose=-1, n_jobs=1,
+                                              random_state=0)
+        result = impurity_corrected(estimator, X, y, random_state=seed)
+        air = _by_feature(result.importances_mean, result)
+        assert air["noise_id"] < air[_informative(truth)].min()
+
+
 # --- the literature's claims on make_ground_truth data ----------------------------
 
 SEEDS = [0, 1, 2]

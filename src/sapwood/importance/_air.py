@@ -11,7 +11,8 @@ estimates the decrease its original collects by chance alone::
     d_i   = (w_i I_i - w_L I_L - w_R I_R) / w_root
 
 Irrelevant features get values scattered around zero, negative ones included, which
-is what Janitza's p-values need.
+is what Janitza's p-values need. XGBoost and LightGBM trees record no impurities; their
+split gain (the reduction in the boosting objective) takes the place of the decrease.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ from sklearn.utils import check_array, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .. import learners
+from .._format import LEAF
 from ..adapters import as_ensemble
-from ._mdi import _node_decrease, tree_impurity_decrease
+from ._mdi import _node_decrease
 from ._result import ImportanceResult
 
 __all__ = ["impurity_corrected"]
@@ -48,6 +50,22 @@ _ESTIMATORS = (
 )
 
 
+def _boosting_libraries():
+    """The scikit-learn-API base classes of XGBoost and LightGBM that are installed."""
+    classes = []
+    try:
+        from xgboost import XGBModel
+        classes.append(XGBModel)
+    except ImportError:
+        pass
+    try:
+        from lightgbm import LGBMModel
+        classes.append(LGBMModel)
+    except ImportError:
+        pass
+    return tuple(classes)
+
+
 def impurity_corrected(estimator, X, y, *, random_state=None) -> ImportanceResult:
     """Actual impurity reduction (AIR, Nembrini et al. 2018): impurity importance minus
     that of a permuted shadow copy of each feature.
@@ -62,7 +80,12 @@ def impurity_corrected(estimator, X, y, *, random_state=None) -> ImportanceResul
 
     with w the weighted in-bag sample counts, I the node impurity (gini, entropy,
     variance, ...) the trees record and N the number of trees, single-node trees
-    included. The shadow of j has j's values and split points but no relation to y
+    included. For XGBoost and LightGBM models, whose trees record no impurities, d_i
+    is the split's gain (the reduction of the boosting objective the library reports:
+    XGBoost's ``loss_change``, LightGBM's ``split_gain``) divided by the root's cover
+    (hessian sum): for squared error that is the decrease in the sum of squares per
+    row, the same quantity as above.
+    The shadow of j has j's values and split points but no relation to y
     (or to the other columns), so its decrease estimates what j collects by chance;
     unlike :func:`mdi` the result is not biased toward features with many split points,
     and irrelevant features scatter around zero, negative values included, so that
@@ -86,14 +109,18 @@ def impurity_corrected(estimator, X, y, *, random_state=None) -> ImportanceResul
     many candidate columns are drawn at each split from all 2p columns, shadows
     included. So a split considers as many candidates as the estimator would without
     shadows, about half of them shadows; with ``max_features=None`` a tree is no
-    longer deterministic.
+    longer deterministic. XGBoost and LightGBM estimators keep their own column
+    sampling (``colsample_bynode`` / ``feature_fraction_bynode``, by default every
+    column, shadows included, at every split).
 
     Parameters
     ----------
     estimator : unfitted estimator
         A sapwood or scikit-learn ``DecisionTree*``, ``RandomForest*``,
-        ``ExtraTrees*`` or ``GradientBoosting*`` estimator. A clone is fitted (its
-        other hyper-parameters unchanged), never ``estimator`` itself.
+        ``ExtraTrees*`` or ``GradientBoosting*`` estimator, or an XGBoost
+        (``XGBClassifier`` / ``XGBRegressor``, ...) or LightGBM (``LGBMClassifier`` /
+        ``LGBMRegressor``, ...) estimator. A clone is fitted (its other
+        hyper-parameters unchanged), never ``estimator`` itself.
     X : array-like of shape (n_samples, n_features)
         Numeric training data (NaN allowed where the estimator allows it).
     y : array-like of shape (n_samples,) or (n_samples, n_outputs)
@@ -141,11 +168,13 @@ def impurity_corrected(estimator, X, y, *, random_state=None) -> ImportanceResul
     >>> result.params["max_features"]
     3
     """
-    if not isinstance(estimator, _ESTIMATORS):
+    boosting_library = isinstance(estimator, _boosting_libraries())
+    if not (boosting_library or isinstance(estimator, _ESTIMATORS)):
         raise TypeError(
             "The 'estimator' parameter of impurity_corrected must be an unfitted sapwood "
             "or scikit-learn DecisionTree*, RandomForest*, ExtraTrees* or "
-            f"GradientBoosting* estimator. Got {type(estimator).__name__} instead.")
+            "GradientBoosting* estimator, or an XGBoost or LightGBM estimator. Got "
+            f"{type(estimator).__name__} instead.")
     if _is_fitted(estimator):
         raise ValueError(
             "The 'estimator' parameter of impurity_corrected must be unfitted: AIR grows "
@@ -161,14 +190,17 @@ def impurity_corrected(estimator, X, y, *, random_state=None) -> ImportanceResul
         raise ValueError(f"The 'y' parameter of impurity_corrected must have one entry per "
                          f"row of X ({n_samples}). Got {n_targets} instead.")
     names = names or [f"x{j}" for j in range(n_features)]
-    max_features = _settle_max_features(estimator.get_params()["max_features"], n_features)
+    settings = {}
+    if not boosting_library:
+        settings["max_features"] = _settle_max_features(
+            estimator.get_params()["max_features"], n_features)
 
     rng = check_random_state(random_state)
     permutation = rng.permutation(n_samples)
     seed = estimator.get_params()["random_state"]
     if seed is None:
         seed = int(rng.randint(np.iinfo(np.int32).max))
-    model = clone(estimator).set_params(max_features=max_features, random_state=seed)
+    model = clone(estimator).set_params(random_state=seed, **settings)
     model.fit(shadow_matrix(X, permutation), y)
 
     ensemble = as_ensemble(model)
@@ -176,12 +208,14 @@ def impurity_corrected(estimator, X, y, *, random_state=None) -> ImportanceResul
     shadow = np.zeros((n_features, ensemble.n_trees))
     traces = []
     for t, tree in enumerate(ensemble.trees):
-        root = tree.weighted_n_node_samples[0]
-        totals = tree_impurity_decrease(tree) / root
+        split, feature, decrease, root = _tree_decreases(tree, boosting_library)
+        totals = np.zeros(2 * n_features)
+        for f, value in zip(feature, decrease, strict=True):
+            totals[f] += value  # in node order, as scikit-learn sums its importances
+        if root > 0:  # a tree that saw no weight (possible in LightGBM) adds nothing
+            totals /= root
         importances[:, t] = totals[:n_features] - totals[n_features:]
         shadow[:, t] = totals[n_features:]
-        split, _, _, decrease = _node_decrease(tree)
-        feature = tree.feature[split]
         traces.append(pd.DataFrame({
             "tree": t, "node": split,
             "feature": np.asarray(names, dtype=object)[feature % n_features],
@@ -190,13 +224,26 @@ def impurity_corrected(estimator, X, y, *, random_state=None) -> ImportanceResul
     params = {
         "random_state": random_state if isinstance(random_state, numbers.Integral) else None,
         "forest_random_state": seed if isinstance(seed, numbers.Integral) else None,
-        "max_features": max_features, "n_trees": ensemble.n_trees, "task": ensemble.task,
+        "max_features": settings.get("max_features"), "n_trees": ensemble.n_trees,
+        "task": ensemble.task,
+        "decrease": "split gain / root cover" if boosting_library else "impurity decrease",
     }
     return ImportanceResult(
         importances_mean=importances.mean(axis=1), importances_std=importances.std(axis=1),
         feature_names=names, method="impurity_corrected", params=params,
         importances=importances, trace=pd.concat(traces, ignore_index=True),
         extra={"shadow": shadow.mean(axis=1), "row_permutation": permutation})
+
+
+def _tree_decreases(tree, use_gain):
+    """(split nodes, their features, their decreases d_i times the root weight, root
+    weight) of one tree: impurity decreases, or split gains for the boosting
+    libraries."""
+    if use_gain:
+        split = np.flatnonzero(tree.children_left != LEAF)
+        return split, tree.feature[split], tree.gain[split], tree.cover[0]
+    split, _, _, decrease = _node_decrease(tree)
+    return split, tree.feature[split], decrease, tree.weighted_n_node_samples[0]
 
 
 def shadow_matrix(X, permutation):
