@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 
+import joblib
 import numpy as np
 import pandas as pd
 import pytest
@@ -365,6 +366,27 @@ def test_one_registry_entry_adds_a_measure(csv, monkeypatch):
     assert document["pvalues"]["measures"] == ["reversed"]
 
 
+def test_n_jobs_reaches_the_fits_and_measures_and_leaves_the_numbers_alone(csv,
+                                                                           monkeypatch):
+    seen = []
+
+    def threads_seen(model, inputs):
+        seen.append(joblib.effective_n_jobs(None))  # None: what the fits and measures get
+        return importance.mdi(model)
+
+    entry = _measures.Measure("threads", "mdi", "MDI, noting joblib's n_jobs", threads_seen,
+                              rows="train")
+    monkeypatch.setitem(_measures.MEASURES, "threads", entry)
+    documents = {}
+    for n_jobs in ("1", "2", "-1"):
+        documents[n_jobs], _ = run_json([
+            "explain", str(csv), "--target", "y", "--model", "rf",
+            "--methods", "threads,permutation,oob", "--n-jobs", n_jobs, "--json"])
+    assert seen == [1, 2, joblib.cpu_count()]
+    for n_jobs in ("2", "-1"):
+        assert documents[n_jobs]["measures"] == documents["1"]["measures"]
+
+
 # -- bad values ------------------------------------------------------------------------
 
 
@@ -381,6 +403,8 @@ def test_one_registry_entry_adds_a_measure(csv, monkeypatch):
     (["--methods", "mdi,conditional2"], ["--methods", "'conditional2'", "choose from: mdi, "
                                          "gain, friedman, permutation, drop"]),
     (["--methods", ","], ["--methods ','", "choose from: mdi"]),
+    (["--n-jobs", "0"], ["--n-jobs", "-1 for every core", "'0'"]),
+    (["--n-jobs", "two"], ["--n-jobs", "-1 for every core", "'two'"]),
 ])
 def test_bad_measure_options(capsys, csv, options, phrases):
     run_bad(capsys, ["explain", str(csv), "--target", "y", "--model", "tree", *options],

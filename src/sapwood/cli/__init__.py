@@ -17,6 +17,8 @@ import argparse
 import os
 import sys
 
+from joblib import parallel_config
+
 from ._data import InputError
 
 __all__ = ["main"]
@@ -65,6 +67,17 @@ def _at_least_two(text: str) -> int:
     return value
 
 
+def _n_jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value == 0:
+        raise argparse.ArgumentTypeError(
+            f"must be a positive number of threads, or -1 for every core; got {text!r}")
+    return value
+
+
 def _output_options(parser):
     parser.add_argument("--report", metavar="OUT.html",
                         help="also write a self-contained HTML report (no network needed)")
@@ -95,6 +108,9 @@ def _measure_options(parser, default_methods):
     parser.add_argument("--top-k", type=_positive_int, default=None, metavar="K",
                         help="how many top features the rank-agreement table compares "
                              "(default: 5, or one less than the number of features)")
+    parser.add_argument("--n-jobs", type=_n_jobs, default=-1, metavar="N",
+                        help="threads for fitting the model and computing the measures "
+                             "(default: -1, every core); the numbers do not depend on it")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -205,7 +221,9 @@ def main(argv=None) -> int:
     exit code."""
     try:
         args = build_parser().parse_args(argv)
-        return args.handler(args)
+        # Every fit and measure leaves n_jobs unset, so joblib takes it from here.
+        with parallel_config(n_jobs=getattr(args, "n_jobs", None)):
+            return args.handler(args)
     except InputError as error:
         print(f"sapwood: error: {error}", file=sys.stderr)
         return 2
