@@ -100,8 +100,12 @@ def _root_samples(sample_weight):
 @kernel
 def grow_depth_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng, max_features,
                      min_samples_split, min_samples_leaf, min_weight_leaf, max_depth,
-                     min_impurity_decrease, random_splitter):
+                     min_impurity_decrease, leaf_of, random_splitter):
     """Grow a tree depth-first (left child before right); returns the node arrays.
+
+    ``leaf_of``: empty, or one entry per row, set to the leaf of every row in the tree
+    (rows with zero weight are left alone); gradient boosting updates its raw scores
+    from it instead of routing X through the tree again.
 
     Called through :data:`BUILDERS`, whose entry points fix ``random_splitter`` at
     compile time: with the choice left to run time, LLVM's optimiser turns the split
@@ -176,6 +180,9 @@ def grow_depth_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
                   impurity, n_node_samples, weighted_n_node_samples, missing_left)
         count += 1
         crit.node_value(c, nodes[8][node_id])
+        if is_leaf and leaf_of.shape[0] > 0:
+            for p in range(start, end):
+                leaf_of[samples[p]] = node_id
         if not is_leaf:
             if top + 2 > stack_i.shape[0]:
                 stack_i = np.concatenate((stack_i, np.empty_like(stack_i)))
@@ -240,8 +247,9 @@ def _heap_pop(heap, size, improvement):
 @kernel
 def grow_best_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng, max_features,
                     min_samples_split, min_samples_leaf, min_weight_leaf, max_depth,
-                    max_leaf_nodes, min_impurity_decrease, random_splitter):
-    """Grow a tree by always splitting the leaf with the largest impurity improvement."""
+                    max_leaf_nodes, min_impurity_decrease, leaf_of, random_splitter):
+    """Grow a tree by always splitting the leaf with the largest impurity improvement
+    (``leaf_of`` as for :func:`grow_depth_first`)."""
     n_features = X_columns.shape[0]
     samples = _root_samples(sample_weight)
     values = np.empty(sample_weight.shape[0], dtype=np.float32)
@@ -345,6 +353,9 @@ def grow_best_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng, 
                 right[record] = LEAF
                 feat[record] = UNDEFINED
                 thr[record] = UNDEFINED
+                if leaf_of.shape[0] > 0:
+                    for p in range(start, end):
+                        leaf_of[samples[p]] = record
                 continue
             max_split_nodes -= 1
             pending_i[0, 0] = start
@@ -370,37 +381,37 @@ def grow_best_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng, 
 @kernel
 def _depth_first_best(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
                       max_features, min_samples_split, min_samples_leaf, min_weight_leaf,
-                      max_depth, min_impurity_decrease):
+                      max_depth, min_impurity_decrease, leaf_of):
     return grow_depth_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
                             max_features, min_samples_split, min_samples_leaf,
-                            min_weight_leaf, max_depth, min_impurity_decrease, False)
+                            min_weight_leaf, max_depth, min_impurity_decrease, leaf_of, False)
 
 
 @kernel
 def _depth_first_random(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
                         max_features, min_samples_split, min_samples_leaf, min_weight_leaf,
-                        max_depth, min_impurity_decrease):
+                        max_depth, min_impurity_decrease, leaf_of):
     return grow_depth_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
                             max_features, min_samples_split, min_samples_leaf,
-                            min_weight_leaf, max_depth, min_impurity_decrease, True)
+                            min_weight_leaf, max_depth, min_impurity_decrease, leaf_of, True)
 
 
 @kernel
 def _best_first_best(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
                      max_features, min_samples_split, min_samples_leaf, min_weight_leaf,
-                     max_depth, max_leaf_nodes, min_impurity_decrease):
+                     max_depth, max_leaf_nodes, min_impurity_decrease, leaf_of):
     return grow_best_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
                            max_features, min_samples_split, min_samples_leaf, min_weight_leaf,
-                           max_depth, max_leaf_nodes, min_impurity_decrease, False)
+                           max_depth, max_leaf_nodes, min_impurity_decrease, leaf_of, False)
 
 
 @kernel
 def _best_first_random(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
                        max_features, min_samples_split, min_samples_leaf, min_weight_leaf,
-                       max_depth, max_leaf_nodes, min_impurity_decrease):
+                       max_depth, max_leaf_nodes, min_impurity_decrease, leaf_of):
     return grow_best_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
                            max_features, min_samples_split, min_samples_leaf, min_weight_leaf,
-                           max_depth, max_leaf_nodes, min_impurity_decrease, True)
+                           max_depth, max_leaf_nodes, min_impurity_decrease, leaf_of, True)
 
 
 # (growth order, splitter) -> builder

@@ -152,7 +152,9 @@ class BaseGradientBoosting(BaseEstimator):
         """
         if not self.warm_start:
             self._clear_state()
-        X, y = validate_data(self, X, y, dtype=np.float32, ensure_all_finite="allow-nan",
+        # Column-major float32 in one conversion: the trees scan columns.
+        X, y = validate_data(self, X, y, dtype=np.float32, order="F",
+                             ensure_all_finite="allow-nan",
                              y_numeric=not isinstance(self, ClassifierMixin))
         reject_infinity(X)
         weight_is_none = sample_weight is None
@@ -176,11 +178,12 @@ class BaseGradientBoosting(BaseEstimator):
         if not self._is_fitted():
             self._init_state()
             if not (isinstance(self.init_, str) and self.init_ == "zero"):
+                X_init = X_train if self.init is None else np.ascontiguousarray(X_train)
                 if weight_is_none:
-                    self.init_.fit(X_train, y_train)
+                    self.init_.fit(X_init, y_train)
                 else:
                     try:
-                        self.init_.fit(X_train, y_train, sample_weight=w_train)
+                        self.init_.fit(X_init, y_train, sample_weight=w_train)
                     except TypeError as error:
                         if "unexpected keyword argument 'sample_weight'" in str(error):
                             raise ValueError(
@@ -270,12 +273,18 @@ class BaseGradientBoosting(BaseEstimator):
         n_samples, n_features = X_columns.shape
         options = template._settle_options(n_samples, n_features, float(np.sum(tree_weight)))
         self.max_features_ = options["max_features"]
+        # Every row is in the tree (no subsample, no zero weight) and no pruning: the
+        # builder records each row's leaf, so X need not be routed through the tree.
+        builder_leaves = (self.subsample >= 1.0 and self.ccp_alpha == 0.0
+                          and bool(np.all(tree_weight != 0.0)))
         for k in range(self.n_trees_per_iteration_):
+            leaves = np.empty(n_samples, dtype=np.intp) if builder_leaves else None
             tree = grow_tree(
                 X_columns, residual[:, k : k + 1], tree_weight, criterion="squared_error",
                 n_classes=np.ones(1, dtype=np.intp), seed=rng.randint(0, RAND_R_MAX),
-                has_missing=has_missing, tied_pairs=tied_pairs, **options)
-            leaves = tree.apply(X_columns)
+                has_missing=has_missing, tied_pairs=tied_pairs, leaf_of=leaves, **options)
+            if not builder_leaves:
+                leaves = tree.apply(X_columns)
             if self._updates_leaves:
                 in_bag = leaves if self.subsample >= 1.0 else np.where(mask, leaves, -1)
                 self._update_leaves(tree, in_bag, y, residual[:, k], raw, tree_weight, k)
@@ -311,6 +320,10 @@ class BaseGradientBoosting(BaseEstimator):
     def _raw_predict_init(self, X):
         if isinstance(self.init_, str) and self.init_ == "zero":
             return np.zeros((X.shape[0], self.n_trees_per_iteration_))
+        if self.init is not None:
+            # fit keeps X column-major; a user's estimator sees scikit-learn's row-major
+            # X (a linear model's sums depend on the layout).
+            X = np.ascontiguousarray(X)
         return self._init_link(X)
 
     def _add_stage(self, raw, stage, X):

@@ -126,7 +126,7 @@ class BaseForest(MultiOutputMixin, BaseEstimator):
     def _validate_training_data(self, X, y, sample_weight):
         if issparse(y):
             raise ValueError("sparse multilabel-indicator for y is not supported.")
-        X, y = validate_data(self, X, y, multi_output=True, dtype=np.float32,
+        X, y = validate_data(self, X, y, multi_output=True, dtype=np.float32, order="F",
                              ensure_all_finite="allow-nan")
         reject_infinity(X)
         if sample_weight is not None:

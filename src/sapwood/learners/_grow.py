@@ -16,7 +16,7 @@ INT32_MAX = np.iinfo(np.int32).max
 def grow_tree(X32, y, sample_weight, *, criterion, n_classes, splitter, max_features,
               min_samples_split, min_samples_leaf, min_weight_leaf, max_depth,
               max_leaf_nodes, min_impurity_decrease, ccp_alpha, seed, has_missing,
-              tied_pairs=None):
+              tied_pairs=None, leaf_of=None):
     """Grow one tree on prepared inputs and return it as :class:`TreeArrays`.
 
     ``X32`` is float32 (n_samples, n_features); ``y`` float64 (n_samples, n_outputs) with
@@ -24,6 +24,8 @@ def grow_tree(X32, y, sample_weight, *, criterion, n_classes, splitter, max_feat
     XorShift seed (``RandomState.randint(0, 2**31 - 1)`` as scikit-learn draws it).
     ``has_missing`` and ``tied_pairs`` are per-feature facts about X (see
     :func:`column_facts`); ensembles compute them once for all their trees.
+    ``leaf_of`` (intp, one entry per row), if given, receives the leaf of every row with
+    nonzero weight (before pruning: callers pass it only with ``ccp_alpha == 0``).
     """
     X_columns = np.ascontiguousarray(X32.T)
     if tied_pairs is None:
@@ -38,15 +40,18 @@ def grow_tree(X32, y, sample_weight, *, criterion, n_classes, splitter, max_feat
     criterion_state = _criteria.make_criterion(code, y.shape[1], n_classes, X32.shape[0],
                                                float(sample_weight.sum()))
     rng = np.array([seed], dtype=np.int64)
+    if leaf_of is None:
+        leaf_of = np.empty(0, dtype=np.intp)
     common = (X_columns, y, sample_weight, has_missing.astype(np.bool_), tie_rate,
               criterion_state, rng,
               int(max_features), int(min_samples_split), int(min_samples_leaf),
               float(min_weight_leaf), int(max_depth))
     if max_leaf_nodes is None:
-        nodes = BUILDERS["depth_first", splitter](*common, float(min_impurity_decrease))
+        nodes = BUILDERS["depth_first", splitter](*common, float(min_impurity_decrease),
+                                                  leaf_of)
     else:
         nodes = BUILDERS["best_first", splitter](*common, int(max_leaf_nodes),
-                                                 float(min_impurity_decrease))
+                                                 float(min_impurity_decrease), leaf_of)
     if ccp_alpha > 0.0:
         nodes = prune_tree(*nodes, float(ccp_alpha))
     (left, right, feature, threshold, impurity, n_node_samples, w_node_samples, missing,

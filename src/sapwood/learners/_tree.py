@@ -77,7 +77,7 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
     # -- fitting ---------------------------------------------------------------------
     def _validate_training_data(self, X, y, sample_weight):
         X, y = validate_data(self, X, y, validate_separately=(
-            {"dtype": np.float32, "ensure_all_finite": "allow-nan"},
+            {"dtype": np.float32, "order": "F", "ensure_all_finite": "allow-nan"},
             {"ensure_2d": False, "dtype": None}))
         reject_infinity(X)
         y = np.atleast_1d(y)
