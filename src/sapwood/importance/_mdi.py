@@ -64,6 +64,25 @@ def mdi(model, feature_names=None) -> ImportanceResult:
         impurity_left, w_right, impurity_right, decrease (``w I - w_L I_L - w_R I_R``
         divided by the root weight, seed 000's dI) and contribution (its share of the
         final importance: contributions of a feature sum to its importance).
+
+    Notes
+    -----
+    Per tree, ``imp_j = sum over splits i on j of (w_i I_i - w_L I_L - w_R I_R) /
+    w_root``, normalised to sum 1; forests average the normalised vectors, boosting
+    the unnormalised ones. MDI is computed on the training data and favours features
+    with many split points (continuous or high-cardinality ones) [3]_; check it with
+    :func:`permutation_importance`, or use the corrected :func:`impurity_corrected`
+    (AIR) or :func:`unbiased_mdi` (UFI).
+
+    References
+    ----------
+    .. [1] L. Breiman, J. Friedman, R. Olshen, C. Stone, *Classification and
+       Regression Trees*, Wadsworth, 1984. doi:10.1201/9781315139470
+    .. [2] G. Louppe, L. Wehenkel, A. Sutera, P. Geurts, "Understanding variable
+       importances in forests of randomized trees", NeurIPS 2013. arXiv:1310.5726
+    .. [3] C. Strobl, A.-L. Boulesteix, A. Zeileis, T. Hothorn, "Bias in random forest
+       variable importance measures", BMC Bioinformatics 8:25, 2007.
+       doi:10.1186/1471-2105-8-25
     """
     ensemble = as_ensemble(model)
     _require_impurities(ensemble)
