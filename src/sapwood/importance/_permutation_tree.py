@@ -22,6 +22,7 @@ from .._kernels._permutation import (
     collect_changed,
     collect_exact,
     entry_nodes,
+    fast_layout,
     pack_nodes,
     preorder_spans,
     reroute_packed,
@@ -41,6 +42,8 @@ _CHECKPOINT_BUDGET = 64 * 2**20
 # Placeholders for the buffer the current mode of ``reroute_packed`` does not use.
 _NO_LEAVES = np.full((1, 1, 1), -1, dtype=np.int32)
 _NO_DELTA = np.zeros((1, 1, 1))
+# ``reroute_packed`` without its fast path (data with missing or infinite values).
+_NO_FAST = (np.zeros((0, 4), dtype=np.int32), np.empty(0))
 # Rows on which the converted model's predictions are checked against the model's own.
 _CHECK_ROWS = 512
 
@@ -249,6 +252,9 @@ class TreeEvaluator:
             self.exact_sample = self.exact_node[leaves_by_sample].all(axis=1).astype(np.uint8)
         self.base_totals = sum_leaf_values(self.leaves_eval, self.node_values,
                                            self.tree_column, self.init)
+        # The fast path reads every split as ``x <= threshold``; NaN and inf take the
+        # general one.
+        self.fast = np.isfinite(self.X_eval).all()
         self.rank, self.span_end = preorder_spans(self.children_left, self.children_right,
                                                   self.roots)
         parts = self._parallel(delayed(sort_by_leaf)(self.leaves_eval[lo:hi], self.rank)
@@ -294,6 +300,7 @@ class TreeEvaluator:
         if self.nodes is None:
             self.nodes = pack_nodes(self.children_left, self.children_right, self.feature,
                                     self.missing_go_to_left, self.operator)
+            self.fast_nodes = fast_layout(self.nodes, self.threshold, self.operator)
         n_columns = self.init.shape[0]
         if self.exact:
             n_parts = len(self._tree_chunks())
@@ -334,6 +341,7 @@ class TreeEvaluator:
                   self.n_groups, self.nodes, self.threshold, self.operator, self.roots,
                   self.rank, self.span_end, self.order, self.sorted_rank, self.leaves_eval)
         tail = (self.max_tree_nodes, self.exact, self.node_values, self.tree_column)
+        fast = self.fast_nodes if self.fast else _NO_FAST
         counts = np.zeros(n_slots, dtype=np.intp)
         rows = np.empty((n_slots, m), dtype=np.intp)
         totals = np.empty((n_slots, m, self.init.shape[0]))
@@ -345,7 +353,7 @@ class TreeEvaluator:
             deltas, changes = (b[:, :n_slots] for b in buffers)
             self._parallel(
                 delayed(reroute_packed)(*common, lo, hi, *tail, _NO_LEAVES, deltas[k],
-                                        changes[k])
+                                        changes[k], *fast)
                 for k, (lo, hi) in enumerate(self._tree_chunks()))
             self._parallel(
                 delayed(collect_exact)(self.base_totals, deltas, changes, lo, hi, counts,
@@ -355,7 +363,8 @@ class TreeEvaluator:
         buffer = buffers[0][:n_slots]
         changed = np.zeros((n_slots, m), dtype=np.uint8)
         self._parallel(
-            delayed(reroute_packed)(*common, lo, hi, *tail, buffer, _NO_DELTA, changed)
+            delayed(reroute_packed)(*common, lo, hi, *tail, buffer, _NO_DELTA, changed,
+                                    *fast)
             for lo, hi in self._tree_chunks())
         self._parallel(
             delayed(collect_changed)(self.leaf_values, buffer, changed,
