@@ -6,7 +6,7 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
 from sapwood import TreeArrays, TreeEnsemble
 from sapwood._format import LEAF
-from sapwood._kernels._permutation import entry_nodes, preorder_spans
+from sapwood._kernels._permutation import entry_nodes, fast_layout, preorder_spans
 from sapwood.importance._permutation_tree import TreeEvaluator
 from tests.reference.naive_permutation import as_format_model
 
@@ -138,3 +138,52 @@ def test_exact_and_general_sums_equal_predicting_the_permuted_data(min_samples_l
         assert np.array_equal(got, expected), (g, k)
         n_seen += 1
     assert n_seen == 4 * int(evaluator.group_used.sum())
+
+
+@pytest.mark.parametrize("operator", ["le", "lt"])
+@pytest.mark.parametrize("task", ["classification", "regression"])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_fast_path_equals_general_path_and_predicting(task, n_jobs, operator):
+    # Finite data takes the fast path (splits read as x <= threshold, traversals run
+    # side by side); it must give the general path's outputs and the model's own.
+    X, y = _data(n=240, n_features=6)
+    X = np.nan_to_num(X)
+    if task == "regression":
+        forest = RandomForestRegressor(7, random_state=0).fit(X, y + X[:, 2])
+    else:
+        forest = RandomForestClassifier(7, random_state=0).fit(X, y)
+    ensemble = as_format_model(forest).to_ensemble()
+    if operator == "lt":
+        ensemble = _lt_ensemble(ensemble)
+    # Values exactly at thresholds exercise the strict / non-strict comparisons.
+    X[::5, 2] = ensemble.trees[0].threshold[0]
+    X[1::7, 0] = ensemble.trees[1].threshold[0]
+    groups = [np.array([j]) for j in range(6)] + [np.array([0, 2])]
+    rng = np.random.RandomState(3)
+    sources = np.array([rng.permutation(240) for _ in range(4)])
+    outputs = {}
+    for fast in (True, False):
+        evaluator = TreeEvaluator(forest, ensemble, X.astype(np.float32), n_jobs)
+        evaluator.prepare(None, groups)
+        assert evaluator.fast
+        evaluator.fast = fast
+        outputs[fast] = {(g, k): (evaluator.baseline_eval if raw is None else raw).copy()
+                         for g, k, raw in evaluator.permuted_outputs(sources)}
+        evaluator.close()
+    assert outputs[True].keys() == outputs[False].keys()
+    for (g, k), got in outputs[True].items():
+        assert np.array_equal(got, outputs[False][g, k]), (g, k)
+        X_permuted = X.astype(np.float32)
+        X_permuted[:, groups[g]] = X_permuted[sources[k]][:, groups[g]]
+        expected = ensemble.raw_predict(X_permuted).reshape(240, -1)
+        assert np.array_equal(got, expected), (g, k)
+
+
+def test_fast_layout_reads_every_split_as_less_or_equal():
+    nodes = np.array([[1, 2, 0, 0], [LEAF, LEAF, -2, 0], [LEAF, LEAF, -2, 0]], dtype=np.int32)
+    thresholds = np.array([0.5, -2.0, -2.0])
+    for operator, expected in ((0, 0.5), (1, np.nextafter(0.5, -np.inf))):
+        fast_nodes, le = fast_layout(nodes, thresholds, np.array([operator, 0, 0], np.uint8))
+        assert le[0] == expected and np.all(np.isinf(le[1:]))
+        assert fast_nodes[1, :2].tolist() == [1, 1] and fast_nodes[2, :2].tolist() == [2, 2]
+        assert fast_nodes[0, :3].tolist() == [1, 2, 0]

@@ -336,7 +336,7 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
     inside the leaf's interval (``_leaf_intervals``) keeps the leaf without a traversal.
     Trees are independent, so disjoint tree ranges can run on different threads.
 
-    For a one-column group, ``permuted[s, i]`` is the value sample ``i`` reads in slot
+    For a one-column group, ``permuted[i, s]`` is the value sample ``i`` reads in slot
     ``s`` (the column at row ``source_rows[slot_repeat[s], i]``); several-column groups
     read the source rows of ``X``. Where the leaf of tree t changes, ``changed[s, i]``
     is set and either (``exact`` false) ``new_leaves[s, i, t]`` gets the new leaf, or
@@ -396,20 +396,25 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                 for position in range(first, last):
                     i = order[t, position]
                     old = leaves[t, i]
-                    if single:
+                    if single and fast:
                         low = lower[old - root]
                         high = upper[old - root]
                         for s in range(slot_lo, slot_hi):
-                            value = permuted[s, i]
+                            value = permuted[i, s]
                             if low < value < high:
                                 continue
-                            if fast:
-                                item_row[n_items] = i
-                                item_slot[n_items] = s
-                                item_top[n_items] = top
-                                item_old[n_items] = old
-                                item_value[n_items] = value
-                                n_items += 1
+                            item_row[n_items] = i
+                            item_slot[n_items] = s
+                            item_top[n_items] = top
+                            item_old[n_items] = old
+                            item_value[n_items] = value
+                            n_items += 1
+                    elif single:
+                        low = lower[old - root]
+                        high = upper[old - root]
+                        for s in range(slot_lo, slot_hi):
+                            value = permuted[i, s]
+                            if low < value < high:
                                 continue
                             node = top
                             while nodes[node, 0] != LEAF:

@@ -331,11 +331,12 @@ class TreeEvaluator:
         batch_slot_ptr = np.r_[starts, n_slots].astype(np.intp)
         # The value each sample reads in each slot of a one-column group.
         single = np.diff(self.group_ptr)[slot_group] == 1
-        permuted = np.zeros((n_slots, m), dtype=self.X_eval.dtype)
+        # Sample-major: the slots a sample is re-routed in are read together.
+        permuted = np.zeros((m, n_slots), dtype=self.X_eval.dtype)
         if single.any():
             picked = np.flatnonzero(single)
             columns = self.group_columns[self.group_ptr[slot_group[picked]]]
-            permuted[picked] = self.X_eval[sources[slot_repeat[picked]], columns[:, None]]
+            permuted[:, picked] = self.X_eval[sources[slot_repeat[picked]], columns[:, None]].T
         common = (self.X_eval, permuted, sources, slot_repeat, batch_groups, batch_slot_ptr,
                   self.group_ptr, self.group_columns, self.entry_ptr, self.entry_node,
                   self.n_groups, self.nodes, self.threshold, self.operator, self.roots,
