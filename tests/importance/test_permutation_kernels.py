@@ -6,7 +6,7 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
 from sapwood import TreeArrays, TreeEnsemble
 from sapwood._format import LEAF
-from sapwood._kernels._permutation import entry_nodes, fast_layout, preorder_spans
+from sapwood._kernels._permutation import entry_nodes, make_fast, preorder_spans
 from sapwood.importance._permutation_tree import TreeEvaluator
 from tests.reference.naive_permutation import as_format_model
 
@@ -163,10 +163,10 @@ def test_fast_path_equals_general_path_and_predicting(task, n_jobs, operator):
     sources = np.array([rng.permutation(240) for _ in range(4)])
     outputs = {}
     for fast in (True, False):
-        evaluator = TreeEvaluator(forest, ensemble, X.astype(np.float32), n_jobs)
+        evaluator = TreeEvaluator(forest, ensemble, X.astype(np.float32), n_jobs,
+                                  fast=None if fast else False)
+        assert evaluator.fast == fast
         evaluator.prepare(None, groups)
-        assert evaluator.fast
-        evaluator.fast = fast
         outputs[fast] = {(g, k): (evaluator.baseline_eval if raw is None else raw).copy()
                          for g, k, raw in evaluator.permuted_outputs(sources)}
         evaluator.close()
@@ -180,10 +180,12 @@ def test_fast_path_equals_general_path_and_predicting(task, n_jobs, operator):
 
 
 def test_fast_layout_reads_every_split_as_less_or_equal():
-    nodes = np.array([[1, 2, 0, 0], [LEAF, LEAF, -2, 0], [LEAF, LEAF, -2, 0]], dtype=np.int32)
-    thresholds = np.array([0.5, -2.0, -2.0])
     for operator, expected in ((0, 0.5), (1, np.nextafter(0.5, -np.inf))):
-        fast_nodes, le = fast_layout(nodes, thresholds, np.array([operator, 0, 0], np.uint8))
-        assert le[0] == expected and np.all(np.isinf(le[1:]))
-        assert fast_nodes[1, :2].tolist() == [1, 1] and fast_nodes[2, :2].tolist() == [2, 2]
-        assert fast_nodes[0, :3].tolist() == [1, 2, 0]
+        nodes = np.array([[1, 2, 3, operator], [LEAF, LEAF, -2, 0], [LEAF, LEAF, -2, 0]],
+                         dtype=np.int32)
+        thresholds = np.array([0.5, -2.0, -2.0])
+        operators = np.array([operator, 0, 0], np.uint8)
+        make_fast(nodes, thresholds, operators)
+        assert thresholds[0] == expected and np.all(operators == 0)
+        assert nodes[:, 3].tolist() == [0, 0, 0] and nodes[1:, 2].tolist() == [0, 0]
+        assert nodes[0, :3].tolist() == [1, 2, 3] and nodes[1:, :2].tolist() == [[LEAF] * 2] * 2

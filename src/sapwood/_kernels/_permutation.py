@@ -35,6 +35,16 @@ from ._traverse import LEAF, OP_LE
 
 
 @kernel
+def _largest_tree(roots, n_nodes):
+    """Node count of the largest tree (trees are packed end to end from ``roots``)."""
+    largest = 0
+    for t in range(roots.shape[0]):
+        end = roots[t + 1] if t + 1 < roots.shape[0] else n_nodes
+        largest = max(largest, end - roots[t])
+    return largest
+
+
+@kernel
 def preorder_spans(children_left, children_right, roots):
     """Pre-order rank of every node within its tree and the end of its subtree's ranks.
 
@@ -44,8 +54,9 @@ def preorder_spans(children_left, children_right, roots):
     n_nodes = children_left.shape[0]
     rank = np.empty(n_nodes, dtype=np.intp)
     span_end = np.empty(n_nodes, dtype=np.intp)
-    stack = np.empty(n_nodes, dtype=np.intp)
-    sequence = np.empty(n_nodes, dtype=np.intp)
+    largest = _largest_tree(roots, n_nodes)
+    stack = np.empty(largest + 1, dtype=np.intp)
+    sequence = np.empty(largest, dtype=np.intp)
     for t in range(roots.shape[0]):
         stack[0] = roots[t]
         top = 1
@@ -90,7 +101,7 @@ def entry_nodes(children_left, children_right, feature, roots, feature_group_ptr
     n_records = 0
     ancestors_in_group = np.zeros(n_groups, dtype=np.intp)
     # A negative stack entry ~node marks leaving node's subtree.
-    stack = np.empty(2 * n_nodes + 1, dtype=np.intp)
+    stack = np.empty(2 * _largest_tree(roots, n_nodes) + 1, dtype=np.intp)
     for t in range(n_trees):
         stack[0] = roots[t]
         top = 1
@@ -253,38 +264,29 @@ _LANES = 12
 
 
 @kernel
-def fast_layout(nodes, thresholds, operator):
-    """Node records and thresholds for the fast path: ``x < t`` becomes
+def make_fast(nodes, thresholds, operator):
+    """Turn the packed layout, in place, into the fast path's: ``x < t`` becomes
     ``x <= nextafter(t, -inf)`` (the same decision for every float64 ``x``), so every
-    split reads ``x <= threshold``; a leaf becomes its own child on both sides with
-    feature 0 and threshold +inf, so a finite value stays there."""
-    n_nodes = nodes.shape[0]
-    fast_nodes = np.zeros((n_nodes, 4), dtype=np.int32)
-    le_thresholds = np.empty(n_nodes)
-    for k in range(n_nodes):
+    split reads ``x <= threshold`` (flags and ``operator`` cleared), and leaves get
+    feature 0 so a lane parked on a leaf reads a valid column. Only for finite data:
+    the missing-value direction is dropped."""
+    for k in range(nodes.shape[0]):
+        operator[k] = OP_LE
         if nodes[k, 0] == LEAF:
-            fast_nodes[k, 0] = k
-            fast_nodes[k, 1] = k
-            le_thresholds[k] = np.inf
-            continue
-        fast_nodes[k, 0] = nodes[k, 0]
-        fast_nodes[k, 1] = nodes[k, 1]
-        fast_nodes[k, 2] = nodes[k, 2]
-        if operator[k] == OP_LE:
-            le_thresholds[k] = thresholds[k]
-        else:
-            le_thresholds[k] = np.nextafter(thresholds[k], -np.inf)
-    return fast_nodes, le_thresholds
+            nodes[k, 2] = 0
+        elif nodes[k, 3] & _FLAG_LT:
+            thresholds[k] = np.nextafter(thresholds[k], -np.inf)
+        nodes[k, 3] = 0
 
 
 @kernel
 def _run_lanes(n_items, item_row, item_slot, item_top, item_old, item_value, column,
-               flat_X, n_features, flat_nodes, le_thresholds, t, exact, new_leaves, delta,
+               flat_X, n_features, flat_nodes, thresholds, t, exact, new_leaves, delta,
                node_values, tree_column, changed, lane_node, lane_base, lane_value):
     """Route the queued one-column traversals ``_LANES`` at a time, every lane one step
-    per round until none moves (leaves are their own children), then record the
-    leaves that changed. Finite values only. Indices are unsigned and arrays flat, so
-    a step is a few instructions (no negative-index wrap-around)."""
+    per round until none moves (a lane on a leaf stays there), then record the leaves
+    that changed. Layout of ``make_fast``. Indices are unsigned and arrays flat, so a
+    step is a few instructions (no negative-index wrap-around) and has no branch."""
     width_x = np.uint64(n_features)
     four = np.uint64(4)
     two = np.uint64(2)
@@ -303,7 +305,8 @@ def _run_lanes(n_items, item_row, item_slot, item_top, item_old, item_value, col
                 value = flat_X[lane_base[lane] + np.uint64(f)]
                 if f == column:
                     value = lane_value[lane]
-                step = np.uint64(flat_nodes[four * node + np.uint64(value > le_thresholds[node])])
+                child = flat_nodes[four * node + np.uint64(value > thresholds[node])]
+                step = node if child < 0 else np.uint64(child)
                 moved |= step != node
                 lane_node[lane] = step
         for lane in range(width):
@@ -326,7 +329,7 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                    group_ptr, group_columns, entry_ptr, entry_node, n_groups, nodes,
                    thresholds, operator, roots, rank, span_end, order, sorted_rank, leaves,
                    tree_lo, tree_hi, max_tree_nodes, exact, node_values, tree_column,
-                   new_leaves, delta, changed, fast_nodes, le_thresholds):
+                   new_leaves, delta, changed, fast):
     """Leaves reached with permuted group columns, for trees ``tree_lo .. tree_hi``.
 
     A slot is one (group, repeat). Group ``batch_groups[b]`` owns slots
@@ -344,14 +347,11 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
     difference of the two leaves' values is added to ``delta[s, i]``; other entries are
     left alone.
 
-    ``fast_nodes`` and ``le_thresholds`` (``fast_layout``), when not empty, ask for the
-    fast path of
-    one-column groups; only for data without missing or infinite values. The
-    traversals of a tree are then queued and run side by side (``_run_lanes``).
+    ``fast``: the layout is ``make_fast``'s and the data finite; one-column groups then
+    queue the traversals of a tree and run them side by side (``_run_lanes``).
     """
     n_features = X.shape[1]
     width = node_values.shape[1]
-    fast = le_thresholds.shape[0] > 0
     capacity = 0
     for b in range(batch_groups.shape[0]):
         capacity = max(capacity, batch_slot_ptr[b + 1] - batch_slot_ptr[b])
@@ -365,7 +365,7 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
     lane_base = np.empty(_LANES, dtype=np.uint64)
     lane_value = np.empty(_LANES)
     flat_X = X.reshape(-1)
-    flat_nodes = fast_nodes.reshape(-1)
+    flat_nodes = nodes.reshape(-1)
     in_group = np.zeros(n_features, dtype=np.uint8)
     lower = np.empty(max_tree_nodes)
     upper = np.empty(max_tree_nodes)
@@ -455,7 +455,7 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                                 changed[s, i] = 1
             if n_items > 0:
                 _run_lanes(n_items, item_row, item_slot, item_top, item_old, item_value,
-                           column, flat_X, n_features, flat_nodes, le_thresholds, t,
+                           column, flat_X, n_features, flat_nodes, thresholds, t,
                            exact, new_leaves, delta, node_values, tree_column, changed,
                            lane_node, lane_base, lane_value)
         for k in range(group_ptr[g], group_ptr[g + 1]):

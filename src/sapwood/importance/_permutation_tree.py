@@ -22,7 +22,7 @@ from .._kernels._permutation import (
     collect_changed,
     collect_exact,
     entry_nodes,
-    fast_layout,
+    make_fast,
     pack_nodes,
     preorder_spans,
     reroute_packed,
@@ -42,8 +42,6 @@ _CHECKPOINT_BUDGET = 64 * 2**20
 # Placeholders for the buffer the current mode of ``reroute_packed`` does not use.
 _NO_LEAVES = np.full((1, 1, 1), -1, dtype=np.int32)
 _NO_DELTA = np.zeros((1, 1, 1))
-# ``reroute_packed`` without its fast path (data with missing or infinite values).
-_NO_FAST = (np.zeros((0, 4), dtype=np.int32), np.empty(0))
 # Rows on which the converted model's predictions are checked against the model's own.
 _CHECK_ROWS = 512
 
@@ -145,7 +143,7 @@ def _supported(model, ensemble, scorer_uses_score):
 class TreeEvaluator:
     """Precomputed routing of the evaluation rows and the permuted-output generator."""
 
-    def __init__(self, model, ensemble, X, n_jobs):
+    def __init__(self, model, ensemble, X, n_jobs, fast=None):
         self.model = model
         self.ensemble = ensemble
         self.n_jobs = n_jobs
@@ -153,17 +151,28 @@ class TreeEvaluator:
         self.X = X
         self.is_classifier = ensemble.task == "classification"
         self.n_classes = len(model.classes_) if self.is_classifier else 0
-        (self.children_left, self.children_right, self.feature, self.threshold,
-         self.missing_go_to_left, self.operator, self.roots) = ensemble.packed()
+        (children_left, children_right, feature, self.threshold, missing_go_to_left,
+         self.operator, self.roots) = ensemble.packed()
         self.n_trees = ensemble.n_trees
         sizes = np.array([tree.node_count for tree in ensemble.trees], dtype=np.intp)
         self.max_tree_nodes = int(sizes.max())
         self.node_values, self.tree_column, self.init = _node_values(ensemble)
         self.exact_node = _exact_nodes(self.node_values, self.init, self.n_trees)
         # Every leaf exact: sums are order-free and a changed leaf is a difference.
-        self.exact = bool(self.exact_node[self.children_left == LEAF].all())
-        self.nodes = None
-        self.leaves = self._apply(X)
+        self.exact = bool(self.exact_node[children_left == LEAF].all())
+        routing = (children_left, children_right, feature, self.threshold, missing_go_to_left,
+                   self.operator)
+        self.leaves = self._apply(X, routing)
+        # From here on the nodes are read from the packed records only (16 bytes a node
+        # instead of 34 in the separate arrays, which are dropped).
+        self.nodes = pack_nodes(children_left, children_right, feature, missing_go_to_left,
+                                self.operator)
+        del children_left, children_right, feature, missing_go_to_left, routing
+        # Finite data (no missing values) takes the fast path, whose layout replaces the
+        # packed one in place (``fast=False`` keeps the general path, for tests).
+        self.fast = bool(np.isfinite(X).all()) if fast is None else bool(fast)
+        if self.fast:
+            make_fast(self.nodes, self.threshold, self.operator)
         self.baseline_raw = self._finalize(
             sum_leaf_values(self.leaves, self.node_values, self.tree_column, self.init))
 
@@ -195,9 +204,7 @@ class TreeEvaluator:
         bounds = np.linspace(0, self.n_trees, n_chunks + 1).astype(np.intp)
         return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
 
-    def _apply(self, X):
-        routing = (self.children_left, self.children_right, self.feature, self.threshold,
-                   self.missing_go_to_left, self.operator)
+    def _apply(self, X, routing):
         parts = self._parallel(delayed(apply_packed)(X, *routing, self.roots[lo:hi])
                                for lo, hi in self._tree_chunks())
         return np.ascontiguousarray(np.concatenate(parts, axis=1).T)
@@ -252,10 +259,7 @@ class TreeEvaluator:
             self.exact_sample = self.exact_node[leaves_by_sample].all(axis=1).astype(np.uint8)
         self.base_totals = sum_leaf_values(self.leaves_eval, self.node_values,
                                            self.tree_column, self.init)
-        # The fast path reads every split as ``x <= threshold``; NaN and inf take the
-        # general one.
-        self.fast = np.isfinite(self.X_eval).all()
-        self.rank, self.span_end = preorder_spans(self.children_left, self.children_right,
+        self.rank, self.span_end = preorder_spans(self.nodes[:, 0], self.nodes[:, 1],
                                                   self.roots)
         parts = self._parallel(delayed(sort_by_leaf)(self.leaves_eval[lo:hi], self.rank)
                                for lo, hi in self._tree_chunks())
@@ -272,7 +276,7 @@ class TreeEvaluator:
             [[0], np.cumsum([len(m) for m in membership])]).astype(np.intp)
         feature_groups = np.array([g for m in membership for g in m], dtype=np.intp)
         self.entry_ptr, self.entry_node = entry_nodes(
-            self.children_left, self.children_right, self.feature, self.roots,
+            self.nodes[:, 0], self.nodes[:, 1], self.nodes[:, 2], self.roots,
             feature_group_ptr, feature_groups, self.n_groups)
         per_group = np.diff(self.entry_ptr).reshape(self.n_trees, self.n_groups)
         self.group_used = per_group.sum(axis=0) > 0
@@ -297,10 +301,6 @@ class TreeEvaluator:
         slots = [(g, r) for g in np.flatnonzero(self.group_used) for r in range(n_repeats)]
         if not slots:
             return
-        if self.nodes is None:
-            self.nodes = pack_nodes(self.children_left, self.children_right, self.feature,
-                                    self.missing_go_to_left, self.operator)
-            self.fast_nodes = fast_layout(self.nodes, self.threshold, self.operator)
         n_columns = self.init.shape[0]
         if self.exact:
             n_parts = len(self._tree_chunks())
@@ -342,7 +342,6 @@ class TreeEvaluator:
                   self.n_groups, self.nodes, self.threshold, self.operator, self.roots,
                   self.rank, self.span_end, self.order, self.sorted_rank, self.leaves_eval)
         tail = (self.max_tree_nodes, self.exact, self.node_values, self.tree_column)
-        fast = self.fast_nodes if self.fast else _NO_FAST
         counts = np.zeros(n_slots, dtype=np.intp)
         rows = np.empty((n_slots, m), dtype=np.intp)
         totals = np.empty((n_slots, m, self.init.shape[0]))
@@ -354,7 +353,7 @@ class TreeEvaluator:
             deltas, changes = (b[:, :n_slots] for b in buffers)
             self._parallel(
                 delayed(reroute_packed)(*common, lo, hi, *tail, _NO_LEAVES, deltas[k],
-                                        changes[k], *fast)
+                                        changes[k], self.fast)
                 for k, (lo, hi) in enumerate(self._tree_chunks()))
             self._parallel(
                 delayed(collect_exact)(self.base_totals, deltas, changes, lo, hi, counts,
@@ -365,7 +364,7 @@ class TreeEvaluator:
         changed = np.zeros((n_slots, m), dtype=np.uint8)
         self._parallel(
             delayed(reroute_packed)(*common, lo, hi, *tail, buffer, _NO_DELTA, changed,
-                                    *fast)
+                                    self.fast)
             for lo, hi in self._tree_chunks())
         self._parallel(
             delayed(collect_changed)(self.leaf_values, buffer, changed,
