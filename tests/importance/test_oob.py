@@ -14,7 +14,7 @@ from sklearn.tree import DecisionTreeClassifier as SkDecisionTreeClassifier
 
 import sapwood
 from sapwood import TreeArrays
-from sapwood._kernels._oob import oob_tree_permutation
+from sapwood._kernels._oob import oob_tree_permutation, oob_tree_permutation_fast
 from sapwood.importance import ImportanceResult, oob_permutation_importance
 from sapwood.importance._oob import _inbag_counter, randomforest_summary
 from tests.reference.naive_oob import naive_oob_importance
@@ -300,3 +300,44 @@ def test_bad_arguments():
     regressor = _fit("sapwood-rf", "regression", X, two_outputs)
     with pytest.raises(ValueError, match="single-output"):
         oob_permutation_importance(regressor, X, two_outputs)
+
+
+@pytest.mark.parametrize("operator", [0, 1])
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_fast_kernel_equals_general_kernel_on_finite_data(operator, task):
+    """``oob_tree_permutation_fast`` (finite data) gives ``oob_tree_permutation``'s outputs
+    bit for bit, with ``<=`` or ``<`` splits and permuted values at thresholds."""
+    X, y = _data(task, n=240)
+    X = np.round(np.nan_to_num(X), 1).astype(np.float32)
+    forest = _fit("sapwood-rf", task, X, y, n_estimators=3, max_depth=None)
+    rng = np.random.RandomState(1)
+    for grown in forest.estimators_:
+        fields = grown.tree_.to_dict()
+        split = fields["children_left"] >= 0
+        threshold = fields["threshold"].copy()
+        threshold[split] = X[rng.randint(0, len(X), split.sum()), fields["feature"][split]]
+        tree = TreeArrays(**{**fields, "threshold": threshold,
+                             "operator": np.full(len(threshold), operator)})
+        oob = np.sort(rng.choice(len(X), 100, replace=False))
+        permutations = np.stack([[rng.permutation(100) for _ in range(6)] for _ in range(3)])
+        values = tree.value[:, 0, :]
+        classification = task == "classification"
+        prediction = (np.argmax(values, axis=1).astype(np.float64) if classification
+                      else np.ascontiguousarray(values[:, 0]))
+        codes = (y[oob] if classification else np.zeros(100)).astype(np.intp)
+        args = (X, oob, (codes if classification else y[oob]).astype(np.float64), codes,
+                3 if classification else 1, classification, tree.children_left,
+                tree.children_right, tree.feature, tree.threshold, tree.missing_go_to_left,
+                tree.operator, prediction, permutations)
+        for fast, general in zip(oob_tree_permutation_fast(*args), oob_tree_permutation(*args),
+                                 strict=True):
+            np.testing.assert_array_equal(fast, general)
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_finite_data_equals_naive_per_tree_implementation(task):
+    X, y = _data(task)
+    X = np.nan_to_num(X)
+    forest = _fit("sklearn-rf", task, X, y)
+    result = oob_permutation_importance(forest, X, y, n_repeats=2, random_state=4)
+    _assert_matches_naive(result, forest, X, y, 2, 4)

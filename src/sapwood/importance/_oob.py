@@ -23,7 +23,7 @@ from sklearn.ensemble._forest import BaseForest as SklearnForest
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Integral, Interval, validate_params
 
-from .._kernels._oob import oob_tree_permutation
+from .._kernels._oob import oob_tree_permutation, oob_tree_permutation_fast
 from ..adapters import as_ensemble
 from ..learners._forest import BaseForest, bootstrap_indices
 from ._result import ImportanceResult
@@ -136,6 +136,8 @@ def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, 
         raise ValueError(f"X has {X.shape[1]} features; the forest was fit on "
                          f"{ensemble.n_features}")
     n_samples = X.shape[0]
+    # Finite data takes the fast kernel (same numbers); missing values the general one.
+    tree_kernel = oob_tree_permutation_fast if np.isfinite(X).all() else oob_tree_permutation
     if n_samples != forest._n_samples:
         raise ValueError(f"X has {n_samples} rows; the forest was fit on {forest._n_samples}. "
                          "Out-of-bag importance needs the training data.")
@@ -155,7 +157,7 @@ def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, 
         for r in range(n_repeats):
             for j in range(X.shape[1]):
                 permutations[r, j] = rng.permutation(oob.shape[0])
-        outputs = oob_tree_permutation(
+        outputs = tree_kernel(
             X, oob, target[oob], target_class[oob], len(classes), classification,
             tree.children_left, tree.children_right, tree.feature, tree.threshold,
             tree.missing_go_to_left, tree.operator, node_prediction, permutations)
