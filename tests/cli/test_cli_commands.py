@@ -12,6 +12,7 @@ import pytest
 
 from sapwood import importance
 from sapwood.cli import main
+from sapwood.cli._measures import DEMO_METHODS
 from sapwood.datasets._ground_truth import make_ground_truth
 
 HAS_PERMUTATION = hasattr(importance, "permutation_importance")
@@ -52,7 +53,8 @@ def test_demo_exit_code_and_json(demo_run):
     assert code == 0
     assert document["data"]["n_rows"] == DEMO_ROWS
     assert document["truth"]["noise_id"] == "noise"
-    assert "mdi" in document["measures"]
+    # The demo shows every measure that applies to its forest.
+    assert list(document["measures"]) == list(DEMO_METHODS)
     assert document["report"] == str(report)
 
 

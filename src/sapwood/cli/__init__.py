@@ -115,7 +115,7 @@ def _measure_options(parser, default_methods):
 
 def build_parser() -> argparse.ArgumentParser:
     from . import _commands
-    from ._measures import DEFAULT_METHODS, methods_help
+    from ._measures import DEFAULT_METHODS, DEMO_METHODS, methods_help
 
     parser = _Parser(prog="sapwood", description=__doc__.splitlines()[0],
                      epilog="Exit codes: 0 on success, 2 on bad input.")
@@ -133,12 +133,12 @@ def build_parser() -> argparse.ArgumentParser:
             "a random forest on 75% of it. iris: Fisher's iris (seed 002), a random forest "
             "on 75% of it. loan: seed 003's 7-row loan table, too small to hold rows out: "
             "seed 003's tree (entropy, depth 3) on all rows, as the seed computes it."),
-        epilog=methods_help())
+        epilog=methods_help(DEMO_METHODS))
     demo.add_argument("--data", choices=DEMO_DATA, default="ground-truth",
                       help="which data set (default: ground-truth)")
     demo.add_argument("--n-samples", type=_positive_int, default=None,
                       help="rows to generate for --data ground-truth (default: 2000)")
-    _measure_options(demo, DEFAULT_METHODS)
+    _measure_options(demo, DEMO_METHODS)
     _output_options(demo)
     demo.set_defaults(handler=_commands.demo)
 

@@ -13,11 +13,13 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_METHODS", "MEASURES", "Inputs", "Measure", "PVALUE_METHODS", "compute",
+__all__ = ["DEFAULT_METHODS", "DEMO_METHODS", "MEASURES", "Inputs", "Measure", "PVALUE_METHODS", "compute",
            "is_available", "methods_help", "parse_methods"]
 
 N_REPEATS = 5
 DEFAULT_METHODS = ("mdi", "permutation")
+# The demo shows every measure that applies to the forest it fits, side by side.
+DEMO_METHODS = ("mdi", "permutation", "oob", "ufi", "conditional", "air", "drop")
 PVALUE_METHODS = ("janitza", "altmann")
 DEFAULT_N_PERMUTATIONS = 99
 # Condition on a feature only when associated at the 5% level (1 - p > 0.95), as
@@ -252,8 +254,8 @@ def where(name: str) -> str:
             }[MEASURES[name].rows]
 
 
-def methods_help() -> str:
-    """The measures, one paragraph each, for ``explain --help``."""
+def methods_help(default_methods=DEFAULT_METHODS) -> str:
+    """The measures, one paragraph each, for ``explain --help`` and ``demo --help``."""
     import textwrap
 
     lines = ["measures (--methods):"]
@@ -275,6 +277,6 @@ def methods_help() -> str:
         "before normalisation)", width=86, initial_indent="  ", subsequent_indent="      ")
     optional = ", ".join(m.name for m in MEASURES.values() if m.optional)
     lines += [""] + textwrap.wrap(
-        f"Default measures: {','.join(DEFAULT_METHODS)}. Measures that apply to some models "
+        f"Default measures: {','.join(default_methods)}. Measures that apply to some models "
         f"only ({optional}) are skipped with a note where they do not.", width=88)
     return "\n".join(lines)
