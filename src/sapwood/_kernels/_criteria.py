@@ -15,7 +15,7 @@ from collections import namedtuple
 import numpy as np
 
 from ._numba import kernel
-from ._sort import sort_segment
+from ._sort import leaf_kernel, sort_segment
 
 GINI, ENTROPY, SQUARED_ERROR, ABSOLUTE_ERROR, POISSON = 0, 1, 2, 3, 4
 CRITERIA = {"gini": GINI, "entropy": ENTROPY, "log_loss": ENTROPY,
@@ -36,7 +36,8 @@ SORTED_INDICES, RANKS = 0, 1
 EPSILON_POISSON = 10 * np.finfo(np.float64).eps
 
 # Few, stacked arrays on purpose: Numba reference-counts each array of the tuple at every
-# call that takes it, and the builders make several such calls per node.
+# call that takes it. The kernels below are leaf kernels (``_sort.leaf_kernel``: no
+# reference counting, no allocation), so the builders' once-per-node calls are cheap.
 Criterion = namedtuple("Criterion", [
     "code",          # GINI ... POISSON
     "n_classes",     # (n_outputs,) classes per output (1 for regression)
@@ -61,25 +62,25 @@ def make_criterion(code, n_outputs, n_classes, n_samples, weighted_n_samples):
     )
 
 
-@kernel
+@leaf_kernel
 def log2(x):
     # scikit-learn computes log2 as ln(x) / ln(2); the same expression keeps its bits.
     return np.log(x) / np.log(2.0)
 
 
-@kernel
+@leaf_kernel
 def xlogy(x, y):
     if x == 0.0:
         return 0.0
     return x * np.log(y)
 
 
-@kernel
+@leaf_kernel
 def is_classification(c):
     return c.code == GINI or c.code == ENTROPY
 
 
-@kernel
+@leaf_kernel
 def init_node(c, y, sample_weight, samples, start, end):
     """Node totals for ``samples[start:end]`` and reset to an empty left child."""
     c.position[START] = start
@@ -113,7 +114,7 @@ def init_node(c, y, sample_weight, samples, start, end):
     reset(c, y, sample_weight, samples)
 
 
-@kernel
+@leaf_kernel
 def reset(c, y, sample_weight, samples):
     """Move every sample to the right child."""
     c.position[POS] = c.position[START]
@@ -123,10 +124,10 @@ def reset(c, y, sample_weight, samples):
         _mae_precompute(c, y, sample_weight, samples)
     else:
         c.sums[LEFT][:, :] = 0.0
-        c.sums[RIGHT][:, :] = c.sums[TOTAL]
+        copy_sums(c.sums[RIGHT], c.sums[TOTAL])
 
 
-@kernel
+@leaf_kernel
 def update(c, y, sample_weight, samples, new_pos):
     """Move ``samples[pos:new_pos]`` to the left child, summing from the nearer end."""
     pos = c.position[POS]
@@ -152,14 +153,14 @@ def update(c, y, sample_weight, samples, new_pos):
 # Small array-in helpers: the split scan calls them once per candidate position. Kept
 # small so that Numba prunes their reference counting and LLVM inlines them.
 
-@kernel
+@leaf_kernel
 def move_weight(sample_weight, samples, first, last, w_left):
     for p in range(first, last):
         w_left += sample_weight[samples[p]]
     return w_left
 
 
-@kernel
+@leaf_kernel
 def move_rows(sum_left, y, sample_weight, samples, first, last, step, classification,
               w_left):
     """Add (step 1) or remove (step -1) rows first, first+step, ... up to ``last``
@@ -178,21 +179,21 @@ def move_rows(sum_left, y, sample_weight, samples, first, last, step, classifica
     return w_left
 
 
-@kernel
+@leaf_kernel
 def copy_sums(destination, source):
     for k in range(source.shape[0]):
         for j in range(source.shape[1]):
             destination[k, j] = source[k, j]
 
 
-@kernel
+@leaf_kernel
 def right_sums(sum_right, sum_total, sum_left, n_classes, classification):
     for k in range(sum_total.shape[0]):
         for j in range(n_classes[k] if classification else 1):
             sum_right[k, j] = sum_total[k, j] - sum_left[k, j]
 
 
-@kernel
+@leaf_kernel
 def proxy_from_sums(code, n_classes, sum_left, sum_right, w_left, w_right):
     """The proxy improvement of every criterion but absolute error, from the child sums."""
     n_outputs = sum_left.shape[0]
@@ -217,14 +218,14 @@ def proxy_from_sums(code, n_classes, sum_left, sum_right, w_left, w_right):
     return -w_right * impurity_right - w_left * impurity_left
 
 
-@kernel
+@leaf_kernel
 def mae_proxy(left_abs_errors, right_abs_errors, start, pos, end, w_left, w_right, n_outputs):
     impurity_left = (left_abs_errors[pos - 1] if pos > start else 0.0) / (w_left * n_outputs)
     impurity_right = (right_abs_errors[pos] if pos < end else 0.0) / (w_right * n_outputs)
     return -w_right * impurity_right - w_left * impurity_left
 
 
-@kernel
+@leaf_kernel
 def _class_impurity(code, n_classes, sums, weight):
     n_outputs = sums.shape[0]
     total = 0.0
@@ -243,7 +244,7 @@ def _class_impurity(code, n_classes, sums, weight):
     return total / n_outputs
 
 
-@kernel
+@leaf_kernel
 def _poisson_loss(y, sample_weight, samples, start, end, sums, weight):
     n_outputs = y.shape[1]
     loss = 0.0
@@ -257,7 +258,7 @@ def _poisson_loss(y, sample_weight, samples, start, end, sums, weight):
     return loss / (weight * n_outputs)
 
 
-@kernel
+@leaf_kernel
 def node_impurity(c, y, sample_weight, samples):
     w_node = c.stats[W_NODE]
     n_outputs = y.shape[1]
@@ -274,7 +275,7 @@ def node_impurity(c, y, sample_weight, samples):
                          c.sums[TOTAL], w_node)
 
 
-@kernel
+@leaf_kernel
 def children_impurity(c, y, sample_weight, samples):
     """(impurity_left, impurity_right) at the current position."""
     w_left = c.stats[W_LEFT]
@@ -306,7 +307,7 @@ def children_impurity(c, y, sample_weight, samples):
             _poisson_loss(y, sample_weight, samples, pos, end, c.sums[RIGHT], w_right))
 
 
-@kernel
+@leaf_kernel
 def proxy_improvement(c, y, sample_weight, samples):
     """A quantity that ranks splits like the impurity improvement, cheaper to compute."""
     if c.code == ABSOLUTE_ERROR:
@@ -317,7 +318,7 @@ def proxy_improvement(c, y, sample_weight, samples):
                            c.stats[W_RIGHT])
 
 
-@kernel
+@leaf_kernel
 def impurity_improvement(c, impurity_parent, impurity_left, impurity_right):
     w_node = c.stats[W_NODE]
     return ((w_node / c.stats[W_SAMPLES])
@@ -325,7 +326,7 @@ def impurity_improvement(c, impurity_parent, impurity_left, impurity_right):
                - (c.stats[W_LEFT] / w_node * impurity_left)))
 
 
-@kernel
+@leaf_kernel
 def node_value(c, out):
     """Write the node prediction into ``out`` (n_outputs, max_n_classes)."""
     w_node = c.stats[W_NODE]
@@ -344,7 +345,7 @@ def node_value(c, out):
 
 # -- absolute error: weighted medians and absolute deviations of every prefix/suffix -----
 
-@kernel
+@leaf_kernel
 def _fenwick_add(tree_w, tree_wy, size, index, y_value, weight):
     weighted_y = weight * y_value
     j = index + 1
@@ -354,7 +355,7 @@ def _fenwick_add(tree_w, tree_wy, size, index, y_value, weight):
         j += j & -j
 
 
-@kernel
+@leaf_kernel
 def _fenwick_search(tree_w, tree_wy, size, max_pow2, target):
     """Smallest rank whose cumulative weight reaches ``target``, the rank before it, and
     the weight and weighted-y sums of the ranks below it. Exact ties in cumulative
@@ -405,7 +406,7 @@ def _fenwick_search(tree_w, tree_wy, size, max_pow2, target):
     return current, prev, cumul_w, cumul_wy
 
 
-@kernel
+@leaf_kernel
 def _absolute_errors(c, sample_weight, samples, start, stop, abs_errors, medians):
     """Add to ``abs_errors[p]`` the absolute deviation of the samples between ``start`` and
     ``p`` (inclusive) from their weighted median, walking from ``start`` towards ``stop``."""
@@ -445,7 +446,7 @@ def _absolute_errors(c, sample_weight, samples, start, stop, abs_errors, medians
         p += step
 
 
-@kernel
+@leaf_kernel
 def _mae_precompute(c, y, sample_weight, samples):
     start = c.position[START]
     end = c.position[END]

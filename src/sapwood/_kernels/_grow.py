@@ -10,7 +10,8 @@ import numpy as np
 
 from . import _criteria as crit
 from ._numba import kernel
-from ._split import node_split
+from ._sort import RADIX_SIZE, STACK_ROWS
+from ._split import SPLIT_FIELDS, node_split
 
 EPSILON = np.finfo(np.float64).eps
 LEAF = -1
@@ -75,10 +76,11 @@ def _set_node(nodes, node_id, parent, is_left, is_leaf, feature, threshold, impu
 @kernel
 def _sort_workspace(n_samples):
     # radix keys, their spare, spare ids; original values and ids for the tie fallback;
-    # packed (key, id) records for introsort
+    # packed (key, id) records for introsort; introsort's stack; radix counts
     return (np.empty(n_samples, dtype=np.uint32), np.empty(n_samples, dtype=np.uint32),
             np.empty(n_samples, dtype=np.intp), np.empty(n_samples, dtype=np.float32),
-            np.empty(n_samples, dtype=np.intp), np.empty(n_samples, dtype=np.uint64))
+            np.empty(n_samples, dtype=np.intp), np.empty(n_samples, dtype=np.uint64),
+            np.empty((STACK_ROWS, 3), dtype=np.intp), np.empty((3, RADIX_SIZE), dtype=np.intp))
 
 
 @kernel
@@ -122,6 +124,7 @@ def grow_depth_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
     width = c.sums[crit.TOTAL].shape[1]
     capacity = 2 ** (max_depth + 1) - 1 if max_depth <= 10 else 2047
     nodes = _new_nodes(capacity, n_outputs, width)
+    split = np.empty(SPLIT_FIELDS)
     count = 0
 
     # stack of (start, end, depth, parent, is_left, n_constant_features) + impurity
@@ -162,10 +165,10 @@ def grow_depth_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
         impurity_right = 0.0
         missing_left = 0
         if not is_leaf:
-            split, n_constant = node_split(
+            n_constant = node_split(
                 X_columns, y, sample_weight, samples, values, features, constant_features,
                 has_missing, tie_rate, sort_workspace, c, rng, start, end, impurity, n_constant,
-                max_features, min_samples_leaf, min_weight_leaf, random_splitter)
+                max_features, min_samples_leaf, min_weight_leaf, random_splitter, split)
             split_pos = int(split[0])
             split_feature = int(split[1])
             split_threshold = split[2]
@@ -260,6 +263,7 @@ def grow_best_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng, 
     width = c.sums[crit.TOTAL].shape[1]
     capacity = 2 * max_leaf_nodes - 1
     nodes = _new_nodes(capacity, n_outputs, width)
+    split = np.empty(SPLIT_FIELDS)
     count = 0
     # Frontier records (one per node): start, end, pos, depth, is_leaf / impurities.
     rec_i = np.empty((capacity, 5), dtype=np.intp)
@@ -306,10 +310,10 @@ def grow_best_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng, 
             impurity_left = impurity
             impurity_right = impurity
             if not is_leaf:
-                split, _ = node_split(
+                node_split(
                     X_columns, y, sample_weight, samples, values, features, constant_features,
                     has_missing, tie_rate, sort_workspace, c, rng, start, end, impurity, 0,
-                    max_features, min_samples_leaf, min_weight_leaf, random_splitter)
+                    max_features, min_samples_leaf, min_weight_leaf, random_splitter, split)
                 split_pos = int(split[0])
                 split_feature = int(split[1])
                 split_threshold = split[2]

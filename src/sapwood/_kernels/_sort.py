@@ -13,14 +13,25 @@ import numpy as np
 
 from ._numba import kernel
 
+# Kernels that allocate nothing and return no array are compiled without Numba's
+# reference counting: with it, every array a kernel receives, unpacks from a tuple or
+# slices costs an atomic increment and decrement of its reference count, a third of the
+# fit of a deep tree (D2, 160,000 nodes; measured with perf). Such a kernel must not
+# allocate (it cannot: compilation fails), must not return an array, and must only
+# call kernels that return no array (the arrays it sees are owned by its callers).
+# A kernel compiled from another inherits its caller's setting unless it sets its own,
+# so the kernels that allocate and are called from leaf kernels say so explicitly.
+leaf_kernel = kernel(_nrt=False)
+allocating_kernel = kernel(_nrt=True)
 
-@kernel
+
+@leaf_kernel
 def _swap(values, indices, i, j):
     values[i], values[j] = values[j], values[i]
     indices[i], indices[j] = indices[j], indices[i]
 
 
-@kernel
+@leaf_kernel
 def _median3(values, lo, n):
     a = values[lo]
     b = values[lo + n // 2]
@@ -38,7 +49,7 @@ def _median3(values, lo, n):
     return b
 
 
-@kernel
+@leaf_kernel
 def _insertion_sort(values, indices, lo, n):
     for i in range(lo + 1, lo + n):
         value = values[i]
@@ -52,7 +63,7 @@ def _insertion_sort(values, indices, lo, n):
         indices[j] = index
 
 
-@kernel
+@leaf_kernel
 def _sift_down(values, indices, lo, start, end):
     root = start
     while True:
@@ -68,7 +79,7 @@ def _sift_down(values, indices, lo, start, end):
         root = largest
 
 
-@kernel
+@leaf_kernel
 def _heapsort(values, indices, lo, n):
     start = (n - 2) // 2
     while True:
@@ -83,16 +94,28 @@ def _heapsort(values, indices, lo, n):
         end -= 1
 
 
-@kernel
+# Rows of an introsort stack of (lo, n, max_depth) segments still to sort: enough for
+# any n < 2**63 (max_depth = 2 log2 n <= 126, at most 2 max_depth + 8 entries).
+STACK_ROWS = 264
+
+
+@allocating_kernel
 def sort_segment(values, indices, lo, n):
     """Sort ``values[lo:lo+n]`` ascending, moving ``indices`` along."""
     if n <= 15:
         # Small segments (most nodes of a deep tree) skip the stack allocation below.
         _insertion_sort(values, indices, lo, n)
         return
+    sort_segment_in(values, indices, lo, n, np.empty((STACK_ROWS, 3), dtype=np.intp))
+
+
+@leaf_kernel
+def sort_segment_in(values, indices, lo, n, stack):
+    """:func:`sort_segment` with a caller's stack, (STACK_ROWS, 3) intp."""
+    if n <= 15:
+        _insertion_sort(values, indices, lo, n)
+        return
     max_depth = 2 * int(np.log2(n))
-    # Explicit stack of (lo, n, max_depth) segments still to sort.
-    stack = np.empty((2 * max_depth + 8, 3), dtype=np.intp)
     top = 0
     stack[0, 0] = lo
     stack[0, 1] = n
@@ -140,7 +163,7 @@ def sort_segment(values, indices, lo, n):
 
 RADIX_MIN = 256  # below this, introsort is as fast
 _RADIX_BITS = 11
-_RADIX_SIZE = 1 << _RADIX_BITS
+RADIX_SIZE = 1 << _RADIX_BITS
 _SIGN = 0x80000000
 _ALL = 0xFFFFFFFF
 
@@ -152,39 +175,81 @@ def tied_pairs(X_columns):
     Zero means the feature has no ties: its sorted order is unique in any subset of rows,
     so a radix sort yields exactly the permutation introsort would. -0.0 and 0.0 count
     as a tie, as they do for the comparison sort.
+
+    The count is n - (number of distinct values), whatever the sort: the column's keys
+    (-0.0 taken as 0.0) are radix sorted and equal neighbours counted.
     """
     n_features = X_columns.shape[0]
+    n_rows = X_columns.shape[1]
     out = np.zeros(n_features, dtype=np.intp)
+    keys = np.empty(n_rows, dtype=np.uint32)
+    spare = np.empty(n_rows, dtype=np.uint32)
+    counts = np.empty((3, RADIX_SIZE), dtype=np.intp)
     for f in range(n_features):
         column = X_columns[f]
-        ordered = np.sort(column[~np.isnan(column)])
-        for i in range(1, ordered.shape[0]):
-            if ordered[i] == ordered[i - 1]:
+        bits = column.view(np.uint32)
+        counts[:, :] = 0
+        n = 0
+        for i in range(n_rows):
+            if np.isnan(column[i]):
+                continue
+            b = np.int64(bits[i]) if column[i] != 0.0 else np.int64(0)
+            key = (b ^ _ALL) if b >= _SIGN else (b | _SIGN)
+            keys[n] = key
+            counts[0, key & (RADIX_SIZE - 1)] += 1
+            counts[1, (key >> _RADIX_BITS) & (RADIX_SIZE - 1)] += 1
+            counts[2, key >> (2 * _RADIX_BITS)] += 1
+            n += 1
+        for d in range(3):
+            total = 0
+            for j in range(RADIX_SIZE):
+                c = counts[d, j]
+                counts[d, j] = total
+                total += c
+        for d in range(3):
+            shift = d * _RADIX_BITS
+            src, dst = (keys, spare) if d % 2 == 0 else (spare, keys)
+            for i in range(n):
+                key = np.int64(src[i])
+                digit = (key >> shift) & (RADIX_SIZE - 1)
+                position = counts[d, digit]
+                counts[d, digit] = position + 1
+                dst[position] = key
+        for i in range(1, n):
+            if spare[i] == spare[i - 1]:
                 out[f] += 1
     return out
 
 
-@kernel
+@allocating_kernel
 def radix_sort_segment(values, indices, lo, n, keys, keys_spare, indices_spare):
+    """Sort ``values[lo:lo+n]`` (float32, no NaN) ascending with ``indices`` (see
+    :func:`radix_sort_segment_in`)."""
+    radix_sort_segment_in(values, indices, lo, n, keys, keys_spare, indices_spare,
+                          np.empty((3, RADIX_SIZE), dtype=np.intp))
+
+
+@leaf_kernel
+def radix_sort_segment_in(values, indices, lo, n, keys, keys_spare, indices_spare, counts):
     """Sort ``values[lo:lo+n]`` (float32, no NaN) ascending with ``indices``, by a least
     significant digit radix sort on order-preserving integer keys (3 passes of 11 bits).
 
     Stable, so on tie-free data it gives the same permutation as :func:`sort_segment`.
     ``keys``, ``keys_spare`` (uint32) and ``indices_spare`` (intp) are workspaces of at
-    least ``n`` entries.
+    least ``n`` entries; ``counts`` one of (3, RADIX_SIZE) intp.
     """
     bits = values[lo:lo + n].view(np.uint32)
-    counts = np.zeros((3, _RADIX_SIZE), dtype=np.intp)
+    counts[:, :] = 0
     for i in range(n):
         b = np.int64(bits[i])
         key = (b ^ _ALL) if b >= _SIGN else (b | _SIGN)
         keys[i] = key
-        counts[0, key & (_RADIX_SIZE - 1)] += 1
-        counts[1, (key >> _RADIX_BITS) & (_RADIX_SIZE - 1)] += 1
+        counts[0, key & (RADIX_SIZE - 1)] += 1
+        counts[1, (key >> _RADIX_BITS) & (RADIX_SIZE - 1)] += 1
         counts[2, key >> (2 * _RADIX_BITS)] += 1
     for d in range(3):
         total = 0
-        for j in range(_RADIX_SIZE):
+        for j in range(RADIX_SIZE):
             c = counts[d, j]
             counts[d, j] = total
             total += c
@@ -198,7 +263,7 @@ def radix_sort_segment(values, indices, lo, n, keys, keys_spare, indices_spare):
             src_keys, src_idx, dst_keys, dst_idx = keys_spare, indices_spare, keys, segment
         for i in range(n):
             key = np.int64(src_keys[i])
-            digit = (key >> shift) & (_RADIX_SIZE - 1)
+            digit = (key >> shift) & (RADIX_SIZE - 1)
             position = counts[d, digit]
             counts[d, digit] = position + 1
             dst_keys[position] = key
@@ -224,12 +289,12 @@ _LOW = np.uint64(0xFFFFFFFF)
 _ONE = np.uint64(1)
 
 
-@kernel
+@leaf_kernel
 def _key_high(record):
     return record >> _HALF
 
 
-@kernel
+@leaf_kernel
 def _insertion_sort_packed(records, lo, n):
     for i in range(lo + 1, lo + n):
         record = records[i]
@@ -241,7 +306,7 @@ def _insertion_sort_packed(records, lo, n):
         records[j] = record
 
 
-@kernel
+@leaf_kernel
 def _sift_down_packed(records, lo, start, end):
     root = start
     while True:
@@ -258,7 +323,7 @@ def _sift_down_packed(records, lo, start, end):
         root = largest
 
 
-@kernel
+@leaf_kernel
 def _heapsort_packed(records, lo, n):
     start = (n - 2) // 2
     while True:
@@ -273,7 +338,7 @@ def _heapsort_packed(records, lo, n):
         end -= 1
 
 
-@kernel
+@leaf_kernel
 def _median3_packed(records, lo, n):
     a = _key_high(records[lo])
     b = _key_high(records[lo + n // 2])
@@ -291,14 +356,22 @@ def _median3_packed(records, lo, n):
     return b
 
 
-@kernel
+@allocating_kernel
 def introsort_packed(records, lo, n):
     """:func:`sort_segment`'s algorithm on packed records ``records[lo:lo+n]``."""
     if n <= 15:
         _insertion_sort_packed(records, lo, n)
         return
+    introsort_packed_in(records, lo, n, np.empty((STACK_ROWS, 3), dtype=np.intp))
+
+
+@leaf_kernel
+def introsort_packed_in(records, lo, n, stack):
+    """:func:`introsort_packed` with a caller's stack, (STACK_ROWS, 3) intp."""
+    if n <= 15:
+        _insertion_sort_packed(records, lo, n)
+        return
     max_depth = 2 * int(np.log2(n))
-    stack = np.empty((2 * max_depth + 8, 3), dtype=np.intp)
     stack[0, 0] = lo
     stack[0, 1] = n
     stack[0, 2] = max_depth
@@ -345,11 +418,18 @@ def introsort_packed(records, lo, n):
             _insertion_sort_packed(records, seg_lo, seg_n)
 
 
-@kernel
+@allocating_kernel
 def sort_segment_packed(column, values, indices, lo, n, records):
     """Same result as ``sort_segment(values, indices, lo, n)`` when ``values[lo+i] ==
     column[indices[lo+i]]`` (no NaN, ids < 2**32); ``records`` is a uint64 workspace of
     at least ``n`` entries. Sorted values are read back from ``column`` (keeps -0.0)."""
+    sort_segment_packed_in(column, values, indices, lo, n, records,
+                           np.empty((STACK_ROWS, 3), dtype=np.intp))
+
+
+@leaf_kernel
+def sort_segment_packed_in(column, values, indices, lo, n, records, stack):
+    """:func:`sort_segment_packed` with a caller's stack, (STACK_ROWS, 3) intp."""
     bits = values[lo:lo + n].view(np.uint32)
     for i in range(n):
         b = np.uint64(bits[i])
@@ -357,7 +437,7 @@ def sort_segment_packed(column, values, indices, lo, n, records):
             b = np.uint64(0)
         key = (b ^ _LOW) if b >= np.uint64(_SIGN) else (b | np.uint64(_SIGN))
         records[i] = (key << _HALF) | np.uint64(indices[lo + i])
-    introsort_packed(records, 0, n)
+    introsort_packed_in(records, 0, n, stack)
     for i in range(n):
         sample = np.intp(records[i] & _LOW)
         indices[lo + i] = sample

@@ -16,7 +16,8 @@ import numpy as np
 from . import _criteria as crit
 from ._numba import kernel
 from ._random import rand_int, rand_uniform
-from ._sort import PACKED_MAX_ROWS, RADIX_MIN, radix_sort_segment, sort_segment, sort_segment_packed
+from ._sort import (PACKED_MAX_ROWS, RADIX_MIN, leaf_kernel, radix_sort_segment_in,
+                    sort_segment_in, sort_segment_packed_in)
 
 # Values closer than this are treated as equal (scikit-learn's FEATURE_THRESHOLD, float32).
 FEATURE_THRESHOLD = np.float32(1e-7)
@@ -26,16 +27,16 @@ FEATURE_THRESHOLD = np.float32(1e-7)
 SPLIT_FIELDS = 7
 
 
-@kernel
-def _introsort(column, values, samples, start, n, records):
+@leaf_kernel
+def _introsort(column, values, samples, start, n, records, stack):
     # scikit-learn's introsort; on packed (key, id) records when the ids fit 32 bits
     if n > 15 and column.shape[0] <= PACKED_MAX_ROWS:
-        sort_segment_packed(column, values, samples, start, n, records)
+        sort_segment_packed_in(column, values, samples, start, n, records, stack)
     else:
-        sort_segment(values, samples, start, n)
+        sort_segment_in(values, samples, start, n, stack)
 
 
-@kernel
+@leaf_kernel
 def _sort_feature(X_columns, feature, samples, values, start, end, has_missing, tie_rate,
                   workspace):
     """Copy the feature's values of ``samples[start:end]`` into ``values`` and sort both,
@@ -69,33 +70,49 @@ def _sort_feature(X_columns, feature, samples, values, start, end, has_missing, 
         for i in range(start, end):
             values[i] = column[samples[i]]
     n_present = end - start - n_missing
-    keys, keys_spare, indices_spare, original_values, original_samples, records = workspace
+    (keys, keys_spare, indices_spare, original_values, original_samples, records, stack,
+     counts) = workspace
     if n_present < RADIX_MIN or tie_rate * n_present * n_present >= 0.5:
-        _introsort(column, values, samples, start, n_present, records)
+        _introsort(column, values, samples, start, n_present, records, stack)
         return n_missing
     checked = tie_rate > 0.0
     if checked:
-        original_values[:n_present] = values[start:start + n_present]
-        original_samples[:n_present] = samples[start:start + n_present]
-    radix_sort_segment(values, samples, start, n_present, keys, keys_spare, indices_spare)
+        for i in range(n_present):
+            original_values[i] = values[start + i]
+            original_samples[i] = samples[start + i]
+    radix_sort_segment_in(values, samples, start, n_present, keys, keys_spare,
+                          indices_spare, counts)
     if checked:
         for i in range(start + 1, start + n_present):
             if values[i] == values[i - 1]:
-                values[start:start + n_present] = original_values[:n_present]
-                samples[start:start + n_present] = original_samples[:n_present]
-                _introsort(column, values, samples, start, n_present, records)
+                for j in range(n_present):
+                    values[start + j] = original_values[j]
+                    samples[start + j] = original_samples[j]
+                _introsort(column, values, samples, start, n_present, records, stack)
                 break
     return n_missing
 
 
-@kernel
+@leaf_kernel
 def _rotate(array, start, end, n_first):
-    """Swap the blocks ``array[start:start+n_first]`` and ``array[start+n_first:end]``."""
-    rotated = np.concatenate((array[start + n_first:end], array[start:start + n_first]))
-    array[start:end] = rotated
+    """Swap the blocks ``array[start:start+n_first]`` and ``array[start+n_first:end]``
+    (in place: reverse each block, then the whole)."""
+    _reverse(array, start, start + n_first)
+    _reverse(array, start + n_first, end)
+    _reverse(array, start, end)
 
 
-@kernel
+@leaf_kernel
+def _reverse(array, start, end):
+    lo = start
+    hi = end - 1
+    while lo < hi:
+        array[lo], array[hi] = array[hi], array[lo]
+        lo += 1
+        hi -= 1
+
+
+@leaf_kernel
 def _partition_final(X_columns, samples, start, end, feature, threshold, missing_go_to_left):
     column = X_columns[feature]
     lo = start
@@ -113,7 +130,7 @@ def _partition_final(X_columns, samples, start, end, feature, threshold, missing
             samples[lo], samples[hi] = samples[hi], samples[lo]
 
 
-@kernel
+@leaf_kernel
 def _partition_values(values, samples, start, end, threshold, missing_go_to_left):
     lo = start
     hi = end
@@ -132,7 +149,7 @@ def _partition_values(values, samples, start, end, threshold, missing_go_to_left
     return hi
 
 
-@kernel
+@leaf_kernel
 def _scan_positions(code, n_classes, sum_total, sum_left, sum_right, stats, left_abs_errors,
                     right_abs_errors, y, sample_weight, samples, values, start, end, n_missing,
                     missing_go_to_left, min_samples_leaf, min_weight_leaf, best_proxy):
@@ -256,18 +273,17 @@ def _scan_positions(code, n_classes, sum_total, sum_left, sum_right, stats, left
     return best_proxy, found_p_prev, found_p
 
 
-@kernel
+@leaf_kernel
 def node_split(X_columns, y, sample_weight, samples, values, features, constant_features,
                has_missing, tie_rate, sort_workspace, c, rng, start, end, impurity,
                n_known_constants, max_features, min_samples_leaf, min_weight_leaf,
-               random_splitter):
-    """Search the node's split; returns (split record, n_constant_features).
+               random_splitter, best):
+    """Search the node's split into ``best``; returns n_constant_features.
 
-    The record is a float64 array of SPLIT_FIELDS entries; ``record[0] == end`` means no
-    valid split was found.
+    ``best`` is a float64 array of SPLIT_FIELDS entries (the split record);
+    ``best[0] == end`` means no valid split was found.
     """
     n_features = features.shape[0]
-    best = np.empty(SPLIT_FIELDS)
     best[0] = end
     best[1] = 0.0
     best[2] = 0.0
@@ -414,7 +430,8 @@ def node_split(X_columns, y, sample_weight, samples, values, features, constant_
         best[5] = crit.impurity_improvement(c, impurity, impurity_left, impurity_right)
 
     # Keep the order of known constants for siblings and children, then record the new ones.
-    features[:n_known_constants] = constant_features[:n_known_constants]
-    constant_features[n_known_constants:n_total_constants] = (
-        features[n_known_constants:n_total_constants])
-    return best, n_total_constants
+    for j in range(n_known_constants):
+        features[j] = constant_features[j]
+    for j in range(n_known_constants, n_total_constants):
+        constant_features[j] = features[j]
+    return n_total_constants
