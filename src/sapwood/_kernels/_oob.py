@@ -230,9 +230,9 @@ def oob_tree_permutation_fast(X, rows, target, target_class, n_classes, classifi
                     for lane in range(width):
                         node = lane_node[lane]
                         f = packed[four * node + two]
-                        value = flat_X[lane_base[lane] + np.uint64(f)]
-                        if f == j:
-                            value = lane_value[lane]
+                        read = flat_X[lane_base[lane] + np.uint64(f)]
+                        permuted = lane_value[lane]
+                        value = permuted if f == j else read
                         child = packed[four * node + np.uint64(value > le_threshold[node])]
                         step = node if child < 0 else np.uint64(child)
                         moved |= step != node

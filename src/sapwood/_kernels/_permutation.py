@@ -302,9 +302,10 @@ def _run_lanes(n_items, item_row, item_slot, item_top, item_old, item_value, col
             for lane in range(width):
                 node = lane_node[lane]
                 f = flat_nodes[four * node + two]
-                value = flat_X[lane_base[lane] + np.uint64(f)]
-                if f == column:
-                    value = lane_value[lane]
+                # Both values read, then one picked: a select, not a branch.
+                read = flat_X[lane_base[lane] + np.uint64(f)]
+                permuted = lane_value[lane]
+                value = permuted if f == column else read
                 child = flat_nodes[four * node + np.uint64(value > thresholds[node])]
                 step = node if child < 0 else np.uint64(child)
                 moved |= step != node
