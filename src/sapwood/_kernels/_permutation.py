@@ -143,20 +143,34 @@ def entry_nodes(children_left, children_right, feature, roots, feature_group_ptr
 
 @kernel
 def sort_by_leaf(leaves, rank):
-    """Per tree, the samples ordered by the pre-order rank of their leaf, and the
-    sorted ranks. ``leaves`` has shape (n_trees, n_samples) (global node ids)."""
+    """Per tree, the samples ordered by the pre-order rank of their leaf (a counting
+    sort: ranks are below the tree's size; ties keep sample order), the sorted ranks
+    and the leaves in that order. ``leaves`` has shape (n_trees, n_samples) (global
+    node ids)."""
     n_trees, n_samples = leaves.shape
     order = np.empty((n_trees, n_samples), dtype=np.intp)
     sorted_rank = np.empty((n_trees, n_samples), dtype=np.intp)
-    keys = np.empty(n_samples, dtype=np.intp)
+    sorted_leaf = np.empty((n_trees, n_samples), dtype=np.intp)
+    largest = 0
     for t in range(n_trees):
         for i in range(n_samples):
-            keys[i] = rank[leaves[t, i]]
-        o = np.argsort(keys)
-        for k in range(n_samples):
-            order[t, k] = o[k]
-            sorted_rank[t, k] = keys[o[k]]
-    return order, sorted_rank
+            largest = max(largest, rank[leaves[t, i]] + 1)
+    start = np.empty(largest + 1, dtype=np.intp)
+    for t in range(n_trees):
+        start[:] = 0
+        for i in range(n_samples):
+            start[rank[leaves[t, i]] + 1] += 1
+        for r in range(largest):
+            start[r + 1] += start[r]
+        for i in range(n_samples):
+            leaf = leaves[t, i]
+            key = rank[leaf]
+            k = start[key]
+            start[key] = k + 1
+            order[t, k] = i
+            sorted_rank[t, k] = key
+            sorted_leaf[t, k] = leaf
+    return order, sorted_rank, sorted_leaf
 
 
 @kernel
@@ -328,7 +342,7 @@ def _run_lanes(n_items, item_row, item_slot, item_top, item_old, item_value, col
 @kernel
 def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_slot_ptr,
                    group_ptr, group_columns, entry_ptr, entry_node, n_groups, nodes,
-                   thresholds, operator, roots, rank, span_end, order, sorted_rank, leaves,
+                   thresholds, operator, roots, rank, span_end, order, sorted_rank, sorted_leaf,
                    tree_lo, tree_hi, max_tree_nodes, exact, node_values, tree_column,
                    new_leaves, delta, changed, fast):
     """Leaves reached with permuted group columns, for trees ``tree_lo .. tree_hi``.
@@ -339,6 +353,8 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
     re-routed from the entry node above its leaf; for a one-column group a value
     inside the leaf's interval (``_leaf_intervals``) keeps the leaf without a traversal.
     Trees are independent, so disjoint tree ranges can run on different threads.
+    ``order``, ``sorted_rank`` and ``sorted_leaf`` are ``sort_by_leaf``'s: the samples
+    below an entry node are a run of positions, read in sequence.
 
     For a one-column group, ``permuted[i, s]`` is the value sample ``i`` reads in slot
     ``s`` (the column at row ``source_rows[slot_repeat[s], i]``); several-column groups
@@ -396,7 +412,7 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                 last = np.searchsorted(tree_ranks, span_end[top])
                 for position in range(first, last):
                     i = order[t, position]
-                    old = leaves[t, i]
+                    old = sorted_leaf[t, position]
                     if single and fast:
                         low = lower[old - root]
                         high = upper[old - root]

@@ -265,6 +265,7 @@ class TreeEvaluator:
                                for lo, hi in self._tree_chunks())
         self.order = np.concatenate([p[0] for p in parts])
         self.sorted_rank = np.concatenate([p[1] for p in parts])
+        self.sorted_leaf = np.concatenate([p[2] for p in parts])
         self.n_groups = len(groups)
         self.group_ptr = np.concatenate([[0], np.cumsum([len(c) for c in groups])]).astype(np.intp)
         self.group_columns = np.concatenate(groups).astype(np.intp)
@@ -340,7 +341,7 @@ class TreeEvaluator:
         common = (self.X_eval, permuted, sources, slot_repeat, batch_groups, batch_slot_ptr,
                   self.group_ptr, self.group_columns, self.entry_ptr, self.entry_node,
                   self.n_groups, self.nodes, self.threshold, self.operator, self.roots,
-                  self.rank, self.span_end, self.order, self.sorted_rank, self.leaves_eval)
+                  self.rank, self.span_end, self.order, self.sorted_rank, self.sorted_leaf)
         tail = (self.max_tree_nodes, self.exact, self.node_values, self.tree_column)
         counts = np.zeros(n_slots, dtype=np.intp)
         rows = np.empty((n_slots, m), dtype=np.intp)
