@@ -340,6 +340,42 @@ def _run_lanes(n_items, item_row, item_slot, item_top, item_old, item_value, col
 
 
 @kernel
+def apply_lanes(X, nodes, thresholds, roots):
+    """Global leaf ids, shape (n_trees, n_samples), on ``make_fast``'s layout (finite
+    ``X``, C-contiguous): ``_LANES`` samples routed side by side, tree by tree."""
+    n_trees = roots.shape[0]
+    n_samples = X.shape[0]
+    leaves = np.empty((n_trees, n_samples), dtype=np.intp)
+    flat_X = X.reshape(-1)
+    flat_nodes = nodes.reshape(-1)
+    width_x = np.uint64(X.shape[1])
+    four = np.uint64(4)
+    two = np.uint64(2)
+    lane_node = np.empty(_LANES, dtype=np.uint64)
+    lane_base = np.empty(_LANES, dtype=np.uint64)
+    for t in range(n_trees):
+        root = np.uint64(roots[t])
+        for base in range(0, n_samples, _LANES):
+            width = min(_LANES, n_samples - base)
+            for lane in range(width):
+                lane_node[lane] = root
+                lane_base[lane] = np.uint64(base + lane) * width_x
+            moved = True
+            while moved:
+                moved = False
+                for lane in range(width):
+                    node = lane_node[lane]
+                    value = flat_X[lane_base[lane] + np.uint64(flat_nodes[four * node + two])]
+                    child = flat_nodes[four * node + np.uint64(value > thresholds[node])]
+                    step = node if child < 0 else np.uint64(child)
+                    moved |= step != node
+                    lane_node[lane] = step
+            for lane in range(width):
+                leaves[t, base + lane] = np.intp(lane_node[lane])
+    return leaves
+
+
+@kernel
 def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_slot_ptr,
                    group_ptr, group_columns, entry_ptr, entry_node, n_groups, nodes,
                    thresholds, operator, roots, rank, span_end, order, sorted_rank, sorted_leaf,

@@ -18,6 +18,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils import get_tags
 
 from .._kernels._permutation import (
+    apply_lanes,
     checkpoint_sums,
     collect_changed,
     collect_exact,
@@ -148,7 +149,7 @@ class TreeEvaluator:
         self.ensemble = ensemble
         self.n_jobs = n_jobs
         self._pool = None
-        self.X = X
+        self.X = X = np.ascontiguousarray(X)
         self.is_classifier = ensemble.task == "classification"
         self.n_classes = len(model.classes_) if self.is_classifier else 0
         (children_left, children_right, feature, self.threshold, missing_go_to_left,
@@ -160,19 +161,22 @@ class TreeEvaluator:
         self.exact_node = _exact_nodes(self.node_values, self.init, self.n_trees)
         # Every leaf exact: sums are order-free and a changed leaf is a difference.
         self.exact = bool(self.exact_node[children_left == LEAF].all())
-        routing = (children_left, children_right, feature, self.threshold, missing_go_to_left,
-                   self.operator)
-        self.leaves = self._apply(X, routing)
         # From here on the nodes are read from the packed records only (16 bytes a node
         # instead of 34 in the separate arrays, which are dropped).
         self.nodes = pack_nodes(children_left, children_right, feature, missing_go_to_left,
                                 self.operator)
-        del children_left, children_right, feature, missing_go_to_left, routing
         # Finite data (no missing values) takes the fast path, whose layout replaces the
         # packed one in place (``fast=False`` keeps the general path, for tests).
         self.fast = bool(np.isfinite(X).all()) if fast is None else bool(fast)
         if self.fast:
+            del children_left, children_right, feature, missing_go_to_left
             make_fast(self.nodes, self.threshold, self.operator)
+            self.leaves = self._apply_fast(X)
+        else:
+            routing = (children_left, children_right, feature, self.threshold,
+                       missing_go_to_left, self.operator)
+            self.leaves = self._apply(X, routing)
+            del children_left, children_right, feature, missing_go_to_left, routing
         self.baseline_raw = self._finalize(
             sum_leaf_values(self.leaves, self.node_values, self.tree_column, self.init))
 
@@ -203,6 +207,12 @@ class TreeEvaluator:
         n_chunks = 1 if self.n_jobs == 1 else min(self.n_trees, 4 * self.n_jobs)
         bounds = np.linspace(0, self.n_trees, n_chunks + 1).astype(np.intp)
         return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
+
+    def _apply_fast(self, X):
+        parts = self._parallel(delayed(apply_lanes)(X, self.nodes, self.threshold,
+                                                    self.roots[lo:hi])
+                               for lo, hi in self._tree_chunks())
+        return np.concatenate(parts, axis=0)
 
     def _apply(self, X, routing):
         parts = self._parallel(delayed(apply_packed)(X, *routing, self.roots[lo:hi])
