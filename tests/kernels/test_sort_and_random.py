@@ -9,8 +9,7 @@ from sklearn.utils._random import _our_rand_r_py
 from sklearn.utils._sorting import _py_simultaneous_sort
 
 from sapwood._kernels._random import rand_int, rand_r, rand_uniform
-from sapwood._kernels._sort import (radix_sort_segment, sort_segment, sort_segment_packed,
-                                    tied_pairs)
+from sapwood._kernels._sort import radix_sort_segment, sort_segment, sort_segment_packed, tied_pairs
 
 
 def _both_sorts(values):

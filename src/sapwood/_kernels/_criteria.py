@@ -14,7 +14,6 @@ from collections import namedtuple
 
 import numpy as np
 
-from ._numba import kernel
 from ._sort import leaf_kernel, sort_segment
 
 GINI, ENTROPY, SQUARED_ERROR, ABSOLUTE_ERROR, POISSON = 0, 1, 2, 3, 4

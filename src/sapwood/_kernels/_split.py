@@ -14,10 +14,15 @@ missing rows on the right (including "all missing rows alone on the right", thre
 import numpy as np
 
 from . import _criteria as crit
-from ._numba import kernel
 from ._random import rand_int, rand_uniform
-from ._sort import (PACKED_MAX_ROWS, RADIX_MIN, leaf_kernel, radix_sort_segment_in,
-                    sort_segment_in, sort_segment_packed_in)
+from ._sort import (
+    PACKED_MAX_ROWS,
+    RADIX_MIN,
+    leaf_kernel,
+    radix_sort_segment_in,
+    sort_segment_in,
+    sort_segment_packed_in,
+)
 
 # Values closer than this are treated as equal (scikit-learn's FEATURE_THRESHOLD, float32).
 FEATURE_THRESHOLD = np.float32(1e-7)

@@ -13,8 +13,8 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_METHODS", "DEMO_METHODS", "MEASURES", "Inputs", "Measure", "PVALUE_METHODS", "compute",
-           "is_available", "methods_help", "parse_methods"]
+__all__ = ["DEFAULT_METHODS", "DEMO_METHODS", "MEASURES", "Inputs", "Measure",
+           "PVALUE_METHODS", "compute", "is_available", "methods_help", "parse_methods"]
 
 N_REPEATS = 5
 DEFAULT_METHODS = ("mdi", "permutation")
