@@ -14,7 +14,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from ._sort import leaf_kernel, sort_segment
+from ._numba import leaf_kernel
+from ._sort import sort_segment
 
 GINI, ENTROPY, SQUARED_ERROR, ABSOLUTE_ERROR, POISSON = 0, 1, 2, 3, 4
 CRITERIA = {"gini": GINI, "entropy": ENTROPY, "log_loss": ENTROPY,

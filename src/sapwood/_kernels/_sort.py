@@ -11,18 +11,7 @@ disjoint, so the processing order does not change the result.
 
 import numpy as np
 
-from ._numba import kernel
-
-# Kernels that allocate nothing and return no array are compiled without Numba's
-# reference counting: with it, every array a kernel receives, unpacks from a tuple or
-# slices costs an atomic increment and decrement of its reference count, a third of the
-# fit of a deep tree (D2, 160,000 nodes; measured with perf). Such a kernel must not
-# allocate (it cannot: compilation fails), must not return an array, and must only
-# call kernels that return no array (the arrays it sees are owned by its callers).
-# A kernel compiled from another inherits its caller's setting unless it sets its own,
-# so the kernels that allocate and are called from leaf kernels say so explicitly.
-leaf_kernel = kernel(_nrt=False)
-allocating_kernel = kernel(_nrt=True)
+from ._numba import allocating_kernel, kernel, leaf_kernel
 
 
 @leaf_kernel

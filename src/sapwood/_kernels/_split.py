@@ -14,11 +14,11 @@ missing rows on the right (including "all missing rows alone on the right", thre
 import numpy as np
 
 from . import _criteria as crit
+from ._numba import leaf_kernel
 from ._random import rand_int, rand_uniform
 from ._sort import (
     PACKED_MAX_ROWS,
     RADIX_MIN,
-    leaf_kernel,
     radix_sort_segment_in,
     sort_segment_in,
     sort_segment_packed_in,
