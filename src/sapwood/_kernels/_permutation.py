@@ -335,7 +335,7 @@ def _run_lanes(n_items, item_row, item_slot, item_top, item_old, item_value, col
                     for w in range(node_values.shape[1]):
                         delta[s, i, offset + w] += node_values[node, w] - node_values[old, w]
                 else:
-                    new_leaves[s, i, t] = node
+                    new_leaves[s, t, i] = node
                 changed[s, i] = 1
 
 
@@ -395,7 +395,7 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
     For a one-column group, ``permuted[i, s]`` is the value sample ``i`` reads in slot
     ``s`` (the column at row ``source_rows[slot_repeat[s], i]``); several-column groups
     read the source rows of ``X``. Where the leaf of tree t changes, ``changed[s, i]``
-    is set and either (``exact`` false) ``new_leaves[s, i, t]`` gets the new leaf, or
+    is set and either (``exact`` false) ``new_leaves[s, t, i]`` gets the new leaf, or
     (``exact``: node values whose sums never round, see ``collect_exact``) the
     difference of the two leaves' values is added to ``delta[s, i]``; other entries are
     left alone.
@@ -484,7 +484,7 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                                         delta[s, i, offset + w] += (node_values[node, w]
                                                                     - node_values[old, w])
                                 else:
-                                    new_leaves[s, i, t] = node
+                                    new_leaves[s, t, i] = node
                                 changed[s, i] = 1
                     else:
                         for s in range(slot_lo, slot_hi):
@@ -504,7 +504,7 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                                         delta[s, i, offset + w] += (node_values[node, w]
                                                                     - node_values[old, w])
                                 else:
-                                    new_leaves[s, i, t] = node
+                                    new_leaves[s, t, i] = node
                                 changed[s, i] = 1
             if n_items > 0:
                 _run_lanes(n_items, item_row, item_slot, item_top, item_old, item_value,
@@ -545,67 +545,64 @@ def collect_changed(leaf_values, new_leaves, changed, node_values, tree_column,
                     slot_hi, counts, rows, totals):
     """Per slot ``s`` in ``slot_lo .. slot_hi``: the changed samples
     (``rows[s, :counts[s]]``) and their raw totals ``init + sum_t node_values[leaf]``
-    added in tree order (``totals[s, :counts[s]]``), with each tree's new leaf where it
-    changed, else the baseline leaf's values ``leaf_values[i, t]`` (stored contiguously
-    per sample so the unchanged trees are read in sequence, not gathered).
+    added in tree order (``totals[s, :counts[s]]``), with each tree's new leaf
+    ``new_leaves[s, t, i]`` where it changed, else the baseline leaf's values
+    ``leaf_values[t, i]``.
 
-    The sum resumes from the last checkpoint (``checkpoint_sums``) at or before the
-    first changed tree: the same additions in the same order as summing from the start.
-    When every term of a sample's sum is exact (``exact_sample[i]`` for its baseline
-    leaves and ``exact_node`` for its new ones: multiples of one power of two, small
-    enough that no partial sum rounds), any order gives the same bits, and the total is
-    the baseline ``base_totals[i]`` plus the changed trees' differences.
-    Consumed ``new_leaves`` entries are reset to -1 so the buffer can be reused.
+    Tree-major, like ``new_leaves``: for each tree the changed samples are visited in
+    increasing order, so one tree's entries are read in sequence; every sample adds
+    its trees in tree order into its own total, starting from ``checkpoints[i, 0]``
+    (``checkpoint_sums``: the initial value): the same additions in the same order as
+    the model's sum. When every term of a sample's sum is exact (``exact_sample[i]``
+    for its baseline leaves and ``exact_node`` for its new ones: multiples of one power
+    of two, small enough that no partial sum rounds), any order gives the same bits,
+    and the total is the baseline ``base_totals[i]`` plus the changed trees'
+    differences. Consumed ``new_leaves`` entries are reset to -1 so the buffer can be
+    reused. (``stride`` is unused: any checkpoint spacing works.)
     """
-    n_samples = changed.shape[1]
-    n_trees = leaf_values.shape[1]
-    width = node_values.shape[1]
+    n_trees, n_samples, width = leaf_values.shape
     n_columns = checkpoints.shape[2]
+    exact = np.empty(n_samples, dtype=np.uint8)
     for s in range(slot_lo, slot_hi):
         n = 0
+        any_exact = False
         for i in range(n_samples):
-            if changed[s, i] == 0:
-                continue
-            rows[s, n] = i
-            first = n_trees
-            exact = exact_sample[i] != 0
-            for t in range(n_trees):
-                leaf = new_leaves[s, i, t]
-                if leaf >= 0:
-                    if first == n_trees:
-                        first = t
-                    if exact_node[leaf] == 0:
-                        exact = False
-                        break
-            if exact:
-                for c in range(n_columns):
-                    totals[s, n, c] = base_totals[i, c]
-                for t in range(first, n_trees):
-                    leaf = new_leaves[s, i, t]
-                    if leaf >= 0:
-                        new_leaves[s, i, t] = -1
-                        column = tree_column[t]
-                        for w in range(width):
-                            totals[s, n, column + w] += (node_values[leaf, w]
-                                                         - leaf_values[i, t, w])
+            if changed[s, i] != 0:
+                rows[s, n] = i
+                exact[n] = exact_sample[i]
+                any_exact |= exact_sample[i] != 0
                 n += 1
-                continue
-            first = min(first, n_trees - 1)
-            start = (first // stride) * stride
-            for c in range(n_columns):
-                totals[s, n, c] = checkpoints[i, first // stride, c]
-            for t in range(start, n_trees):
-                leaf = new_leaves[s, i, t]
-                column = tree_column[t]
-                if leaf < 0:
-                    for w in range(width):
-                        totals[s, n, column + w] += leaf_values[i, t, w]
-                else:
-                    new_leaves[s, i, t] = -1
-                    for w in range(width):
-                        totals[s, n, column + w] += node_values[leaf, w]
-            n += 1
         counts[s] = n
+        if any_exact:
+            # A sample with exact baseline leaves stays exact if its new leaves are.
+            for t in range(n_trees):
+                for k in range(n):
+                    if exact[k] != 0:
+                        leaf = new_leaves[s, t, rows[s, k]]
+                        if leaf >= 0 and exact_node[leaf] == 0:
+                            exact[k] = 0
+        for k in range(n):
+            i = rows[s, k]
+            for c in range(n_columns):
+                totals[s, k, c] = base_totals[i, c] if exact[k] != 0 else checkpoints[i, 0, c]
+        for t in range(n_trees):
+            column = tree_column[t]
+            for k in range(n):
+                i = rows[s, k]
+                leaf = new_leaves[s, t, i]
+                if leaf >= 0:
+                    new_leaves[s, t, i] = -1
+                if exact[k] != 0:
+                    if leaf >= 0:
+                        for w in range(width):
+                            totals[s, k, column + w] += (node_values[leaf, w]
+                                                         - leaf_values[t, i, w])
+                elif leaf < 0:
+                    for w in range(width):
+                        totals[s, k, column + w] += leaf_values[t, i, w]
+                else:
+                    for w in range(width):
+                        totals[s, k, column + w] += node_values[leaf, w]
 
 
 @kernel

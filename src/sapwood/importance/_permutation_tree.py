@@ -37,9 +37,6 @@ __all__ = ["PermutedModel", "TreeEvaluator", "tree_evaluator"]
 
 # Bytes of recorded leaf changes held at once; batches of (group, repeat) slots fit it.
 _CHANGE_BUDGET = 64 * 2**20
-# Bytes of running totals kept per (sample, tree) to resume sums at the first changed
-# tree; above it they are kept every few trees.
-_CHECKPOINT_BUDGET = 64 * 2**20
 # Placeholders for the buffer the current mode of ``reroute_packed`` does not use.
 _NO_LEAVES = np.full((1, 1, 1), -1, dtype=np.int32)
 _NO_DELTA = np.zeros((1, 1, 1))
@@ -261,11 +258,13 @@ class TreeEvaluator:
         if not self.exact:
             # For resuming in-order sums (``collect_changed``); exact sums need none.
             leaves_by_sample = np.ascontiguousarray(self.leaves_eval.T)
-            m, width = leaves_by_sample.shape[0], self.init.shape[0]
-            self.stride = max(1, -(-m * self.n_trees * width * 8 // _CHECKPOINT_BUDGET))
+            # Re-sums start from the initial value (one checkpoint): as many additions
+            # as the model's own sum, read tree-major (``collect_changed``).
+            self.stride = self.n_trees
             self.checkpoints = checkpoint_sums(leaves_by_sample, self.node_values,
                                                self.tree_column, self.init, self.stride)
-            self.leaf_values = self.node_values[leaves_by_sample]
+            # Tree-major, as the new leaves are stored (``collect_changed``).
+            self.leaf_values = self.node_values[self.leaves_eval]
             self.exact_sample = self.exact_node[leaves_by_sample].all(axis=1).astype(np.uint8)
         self.base_totals = sum_leaf_values(self.leaves_eval, self.node_values,
                                            self.tree_column, self.init)
@@ -323,7 +322,8 @@ class TreeEvaluator:
             buffers = (np.zeros((n_parts, batch_size, m, n_columns)),
                        np.zeros((n_parts, batch_size, m), dtype=np.uint8))
         else:
-            buffers = (np.full((batch_size, m, self.n_trees), -1, dtype=np.int32),)
+            # Tree-major: the leaves one tree's re-routing writes stay close together.
+            buffers = (np.full((batch_size, self.n_trees, m), -1, dtype=np.int32),)
         sources = np.ascontiguousarray(sources, dtype=np.intp)
         for start in range(0, len(slots), batch_size):
             batch = slots[start:start + batch_size]
