@@ -15,13 +15,18 @@ permuted value inside it lands in the same leaf without a traversal.
 Outputs are never re-predicted, and only changed samples are summed again. When every
 leaf value is a whole multiple of one power of two (pure-leaf forest probabilities)
 no sum rounds, so a changed leaf adds its difference to the baseline total
-(``collect_exact``); otherwise the evaluator records the (tree, sample) pairs whose
-leaf changed and redoes each changed sample's sum in tree order from the last stored
-running total before its first changed tree (``collect_changed``). Either way every
-prediction is bit-identical to summing the trees in order.
+(``collect_exact``); otherwise the evaluator records, tree-major, the (tree, sample)
+pairs whose leaf changed and redoes each changed sample's sum in tree order
+(``collect_changed``). Either way every prediction is bit-identical to summing the
+trees in order.
 
 Nodes are read from a packed layout (``pack_nodes``): one 16-byte record per node and
-the thresholds beside it.
+the thresholds beside it. For finite data (the common case) ``make_fast`` turns it into
+the fast path's layout, where every split reads ``x <= threshold``: the traversals of
+a tree are then queued and run side by side, a dozen at a time, each step free of
+data-dependent branches (``_run_lanes``, ``apply_lanes``). Helpers called from the hot
+loops take scalars only: Numba increments and decrements the reference count of every
+array passed to a function, inlined or not.
 
 All kernels take arrays of the packed forest (global node ids, ``roots``) and are
 arrays-in / arrays-out with no validation; ``sapwood.importance._permutation_tree``
