@@ -21,7 +21,7 @@ re-routed, from the first such split, reading the permuted value only at splits 
 import numpy as np
 
 from ._numba import kernel
-from ._traverse import LEAF, goes_left
+from ._traverse import LEAF, first_splits, goes_left
 
 # Keys of combined bins stay below this; beyond it they are renumbered densely first.
 _KEY_LIMIT = 2**62
@@ -164,25 +164,8 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
     m = rows.shape[0]
     n_features = X.shape[1]
     n_repeats = permutations.shape[0]
-    n_nodes = children_left.shape[0]
-    used = np.zeros(n_features, dtype=np.uint8)
-    for node in range(n_nodes):
-        if children_left[node] != LEAF:
-            used[feature[node]] = 1
-    first = np.full((n_features, m), -1, dtype=np.int32)
-    leaf = np.empty(m, dtype=np.intp)
-    for k in range(m):
-        i = rows[k]
-        node = 0
-        while children_left[node] != LEAF:
-            f = feature[node]
-            if first[f, k] < 0:
-                first[f, k] = node
-            if goes_left(X[i, f], threshold[node], operator[node], missing_go_to_left[node]):
-                node = children_left[node]
-            else:
-                node = children_right[node]
-        leaf[k] = node
+    used, first, leaf = first_splits(X, rows, children_left, children_right, feature,
+                                     threshold, missing_go_to_left, operator)
     # Bins of every feature the tree uses; each is needed by the features conditioned on it.
     bins = np.zeros((n_features, m), dtype=np.int64)
     n_bins = np.ones(n_features, dtype=np.int64)

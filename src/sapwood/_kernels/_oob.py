@@ -18,7 +18,7 @@ import numpy as np
 
 from ._numba import kernel
 from ._permutation import _leaf_intervals
-from ._traverse import LEAF, OP_LE, goes_left
+from ._traverse import LEAF, OP_LE, first_splits, goes_left
 
 
 @kernel
@@ -64,27 +64,11 @@ def oob_tree_permutation(X, rows, target, target_class, n_classes, classificatio
     m = rows.shape[0]
     n_features = X.shape[1]
     n_repeats = permutations.shape[0]
-    used = np.zeros(n_features, dtype=np.uint8)
-    for node in range(children_left.shape[0]):
-        if children_left[node] != LEAF:
-            used[feature[node]] = 1
-    # first[j, k]: the first node of row k's path that splits on j, or -1.
-    first = np.full((n_features, m), -1, dtype=np.int32)
-    leaf = np.empty(m, dtype=np.intp)
+    used, first, leaf = first_splits(X, rows, children_left, children_right, feature,
+                                     threshold, missing_go_to_left, operator)
     base_loss = np.empty(m)
     for k in range(m):
-        i = rows[k]
-        node = 0
-        while children_left[node] != LEAF:
-            f = feature[node]
-            if first[f, k] < 0:
-                first[f, k] = node
-            if goes_left(X[i, f], threshold[node], operator[node], missing_go_to_left[node]):
-                node = children_left[node]
-            else:
-                node = children_right[node]
-        leaf[k] = node
-        base_loss[k] = _loss(classification, target[k], node_prediction[node])
+        base_loss[k] = _loss(classification, target[k], node_prediction[leaf[k]])
     increase = np.zeros(n_features)
     increase_by_class = np.zeros((n_features, n_classes))
     casewise = np.zeros((m, n_features))
@@ -163,22 +147,11 @@ def oob_tree_permutation_fast(X, rows, target, target_class, n_classes, classifi
         packed[4 * node + 2] = feature[node]
         le_threshold[node] = (threshold[node] if operator[node] == OP_LE
                               else np.nextafter(threshold[node], -np.inf))
-    first = np.full((n_features, m), -1, dtype=np.int32)
-    leaf = np.empty(m, dtype=np.intp)
+    _, first, leaf = first_splits(X, rows, children_left, children_right, feature,
+                                  threshold, missing_go_to_left, operator)
     base_loss = np.empty(m)
     for k in range(m):
-        i = rows[k]
-        node = 0
-        while children_left[node] != LEAF:
-            f = feature[node]
-            if first[f, k] < 0:
-                first[f, k] = node
-            if X[i, f] <= le_threshold[node]:
-                node = children_left[node]
-            else:
-                node = children_right[node]
-        leaf[k] = node
-        base_loss[k] = _loss(classification, target[k], node_prediction[node])
+        base_loss[k] = _loss(classification, target[k], node_prediction[leaf[k]])
     increase = np.zeros(n_features)
     increase_by_class = np.zeros((n_features, n_classes))
     casewise = np.zeros((m, n_features))

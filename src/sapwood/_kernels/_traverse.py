@@ -42,6 +42,39 @@ def apply_tree(X, children_left, children_right, feature, threshold, missing_go_
 
 
 @kernel
+def first_splits(X, rows, children_left, children_right, feature, threshold,
+                 missing_go_to_left, operator):
+    """Route ``X[rows]`` once and record where each row's path first meets each feature:
+    what the permutation measures need to re-route a row from that node only.
+
+    Returns ``used`` (uint8, n_features: 1 if the tree splits on the feature), ``first``
+    (int32, n_features x m: the first node of row k's path that splits on feature j,
+    or -1) and ``leaf`` (intp, m: the leaf row k reaches).
+    """
+    m = rows.shape[0]
+    n_features = X.shape[1]
+    used = np.zeros(n_features, dtype=np.uint8)
+    for node in range(children_left.shape[0]):
+        if children_left[node] != LEAF:
+            used[feature[node]] = 1
+    first = np.full((n_features, m), -1, dtype=np.int32)
+    leaf = np.empty(m, dtype=np.intp)
+    for k in range(m):
+        i = rows[k]
+        node = 0
+        while children_left[node] != LEAF:
+            f = feature[node]
+            if first[f, k] < 0:
+                first[f, k] = node
+            if goes_left(X[i, f], threshold[node], operator[node], missing_go_to_left[node]):
+                node = children_left[node]
+            else:
+                node = children_right[node]
+        leaf[k] = node
+    return used, first, leaf
+
+
+@kernel
 def apply_packed(X, children_left, children_right, feature, threshold, missing_go_to_left,
                  operator, roots):
     """Global leaf ids, shape (n_samples, n_trees), for trees packed end to end.
