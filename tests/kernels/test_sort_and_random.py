@@ -9,7 +9,13 @@ from sklearn.utils._random import _our_rand_r_py
 from sklearn.utils._sorting import _py_simultaneous_sort
 
 from sapwood._kernels._random import rand_int, rand_r, rand_uniform
-from sapwood._kernels._sort import radix_sort_segment, sort_segment, sort_segment_packed, tied_pairs
+from sapwood._kernels._sort import (
+    radix_sort_segment,
+    sort_segment,
+    sort_segment_packed,
+    sort_segment_radix_ties,
+    tied_pairs,
+)
 
 
 def _both_sorts(values):
@@ -84,6 +90,48 @@ def test_packed_sort_matches_scikit_learn_order(n, kind):
 def test_packed_sort_matches_scikit_learn_on_random_ties(items):
     values = np.array(items, dtype=np.float32)
     _packed_matches_scikit_learn(values, 0, values.shape[0])
+
+
+def _radix_ties_matches_scikit_learn(values, lo, n):
+    column = values.copy()
+    ids = np.random.RandomState(n).permutation(column.shape[0])
+    ours_v, ours_i = column[ids], ids.copy()
+    sort_segment_radix_ties(column, ours_v, ours_i, lo, n)
+    ref_v, ref_i = column[ids], ids.copy()
+    _py_simultaneous_sort(ref_v[lo:lo + n], ref_i[lo:lo + n], n, use_three_way_partition=True)
+    np.testing.assert_array_equal(ours_i, ref_i)
+    np.testing.assert_array_equal(ours_v.view(np.uint32), ref_v.view(np.uint32))
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 15, 16, 17, 100, 5000, 70000])
+@pytest.mark.parametrize("kind", ["continuous", "sparse", "ties", "few", "constant", "zeros",
+                                  "organ"])
+def test_radix_then_introsort_on_ties_matches_scikit_learn_order(n, kind):
+    # Introsort runs only on the parts of the segment that hold a tie; tied values
+    # must still end in scikit-learn's order (and the others sorted).
+    rng = np.random.RandomState(n + 2)
+    values = {
+        "continuous": rng.randn(n),
+        "sparse": rng.randn(n),
+        "ties": np.round(rng.randn(n), 2),
+        "few": rng.randint(0, 3, n).astype(float),
+        "constant": np.ones(n),
+        "zeros": rng.choice([-0.0, 0.0, 1.0, -1.0, np.inf, -np.inf], n),
+        "organ": np.concatenate((np.arange(n // 2), np.arange(n - n // 2)[::-1])).astype(float),
+    }[kind].astype(np.float32)
+    if kind == "sparse" and n > 1:  # a few tied pairs, as in float32 data
+        k = max(n // 1000, 1)
+        values[rng.randint(0, n, k)] = values[rng.randint(0, n, k)]
+    extra = 3
+    padded = np.concatenate((rng.randn(extra), values, rng.randn(extra))).astype(np.float32)
+    _radix_ties_matches_scikit_learn(padded, extra, n)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(-300, 300), min_size=0, max_size=400))
+def test_radix_then_introsort_on_ties_matches_scikit_learn_on_random_ties(items):
+    values = np.array(items, dtype=np.float32)
+    _radix_ties_matches_scikit_learn(values, 0, values.shape[0])
 
 
 def test_sort_segment_leaves_the_rest_alone():

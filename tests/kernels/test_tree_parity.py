@@ -129,3 +129,21 @@ def test_regression_parity_on_larger_data():
     params = dict(random_state=1, min_samples_leaf=3)
     _check(sapwood.DecisionTreeRegressor(**params), sk.DecisionTreeRegressor(**params),
            X, y, None)
+
+
+@pytest.mark.parametrize("criterion", ["squared_error", "poisson"])
+@pytest.mark.parametrize("max_depth", [3, None])
+def test_regression_parity_with_sparse_ties(criterion, max_depth):
+    # Continuous float32 columns with a few tied pairs, as real data has: large nodes
+    # are radix sorted and introsort runs only where the ties are; one column has NaN.
+    rng = np.random.RandomState(11)
+    X, y = make_regression(4000, 5, noise=3.0, random_state=6)
+    X = X.astype(np.float32)
+    for j in range(X.shape[1]):
+        X[rng.randint(0, 4000, 12), j] = X[rng.randint(0, 4000, 12), j]
+    X[rng.rand(4000) < 0.05, 4] = np.nan
+    y = np.abs(y) + 1.0
+    weight = rng.randint(0, 3, 4000).astype(float)
+    params = dict(criterion=criterion, random_state=2, max_depth=max_depth)
+    _check(sapwood.DecisionTreeRegressor(**params), sk.DecisionTreeRegressor(**params),
+           X, y, weight)

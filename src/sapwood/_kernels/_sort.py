@@ -431,3 +431,141 @@ def sort_segment_packed_in(column, values, indices, lo, n, records, stack):
         sample = np.intp(records[i] & _LOW)
         indices[lo + i] = sample
         values[lo + i] = column[sample]
+
+
+# -- introsort's order of tied values only: skip the subsegments that hold no tie ----------
+#
+# A three-way partition never splits a run of equal values, and after it each part holds
+# exactly the values whose sorted positions it covers. So every subsegment introsort
+# works on is the set of values of a range of sorted positions, and whether it holds a
+# tie can be read off any correct sort of the segment. A subsegment without a tie has a
+# unique sorted order (any sort gives it) and sorting it moves nothing outside it, so
+# introsort may skip it: the subsegments it still sorts are sorted exactly as before
+# (same pivots, same moves, same depth budget), among them every one holding a tie, so
+# tied values end in introsort's order; every other position takes the value of the
+# correct sort. With t tied pairs in n values the partitions cost about (log2 t + 2) n
+# instead of log2(n / 16) n and the final insertion sorts.
+
+
+@leaf_kernel
+def _holds_tie(tie_prefix, lo, n):
+    # tie_prefix[i]: number of j in 1..i whose sorted value equals the one before
+    if n <= 1:
+        return False
+    return tie_prefix[lo + n - 1] != tie_prefix[lo]
+
+
+@leaf_kernel
+def introsort_packed_ties_in(records, n, stack, tie_prefix):
+    """:func:`introsort_packed_in` on ``records[0:n]``, sorting only the subsegments that
+    hold a tie according to ``tie_prefix`` (see above); the other positions are left
+    in an unspecified order."""
+    if not _holds_tie(tie_prefix, 0, n):
+        return
+    if n <= 15:
+        _insertion_sort_packed(records, 0, n)
+        return
+    max_depth = 2 * int(np.log2(n))
+    stack[0, 0] = 0
+    stack[0, 1] = n
+    stack[0, 2] = max_depth
+    top = 1
+    while top > 0:
+        top -= 1
+        seg_lo = stack[top, 0]
+        seg_n = stack[top, 1]
+        depth = stack[top, 2]
+        finished = False
+        while seg_n > 15:
+            if not _holds_tie(tie_prefix, seg_lo, seg_n):
+                finished = True
+                break
+            if depth <= 0:
+                _heapsort_packed(records, seg_lo, seg_n)
+                finished = True
+                break
+            depth -= 1
+            pivot = _median3_packed(records, seg_lo, seg_n)
+            below = pivot << _HALF
+            above = (pivot + _ONE) << _HALF
+            i = seg_lo
+            left = seg_lo
+            right = seg_lo + seg_n
+            while i < right:
+                record = records[i]
+                if record < below:
+                    records[i] = records[left]
+                    records[left] = record
+                    i += 1
+                    left += 1
+                elif record >= above:
+                    right -= 1
+                    records[i] = records[right]
+                    records[right] = record
+                else:
+                    i += 1
+            if left - seg_lo > 1 and _holds_tie(tie_prefix, seg_lo, left - seg_lo):
+                stack[top, 0] = seg_lo
+                stack[top, 1] = left - seg_lo
+                stack[top, 2] = depth
+                top += 1
+            seg_n -= right - seg_lo
+            seg_lo = right
+        if not finished and _holds_tie(tie_prefix, seg_lo, seg_n):
+            _insertion_sort_packed(records, seg_lo, seg_n)
+
+
+@leaf_kernel
+def sort_ties_packed_in(column, values, indices, lo, n, original_values, original_indices,
+                        records, stack, tie_prefix):
+    """Give tied values introsort's order, the rest being sorted already.
+
+    ``values[lo:lo+n]`` / ``indices[lo:lo+n]`` hold a correct sort of the segment whose
+    order before sorting was ``original_values[:n]`` / ``original_indices[:n]`` (no NaN,
+    ids < 2**32); afterwards they equal what :func:`sort_segment` gives on the original
+    order. ``records`` (uint64) and ``tie_prefix`` (uint32) are workspaces of at least
+    ``n`` entries, ``stack`` one of (STACK_ROWS, 3) intp. Returns the number of tied
+    adjacent pairs (0: nothing was done).
+    """
+    if n == 0:
+        return 0
+    ties = 0
+    tie_prefix[0] = 0
+    for i in range(1, n):
+        if values[lo + i] == values[lo + i - 1]:
+            ties += 1
+        tie_prefix[i] = ties
+    if ties == 0:
+        return 0
+    original_bits = original_values.view(np.uint32)
+    for i in range(n):
+        b = np.uint64(original_bits[i])
+        if original_values[i] == 0.0:
+            b = np.uint64(0)
+        key = (b ^ _LOW) if b >= np.uint64(_SIGN) else (b | np.uint64(_SIGN))
+        records[i] = (key << _HALF) | np.uint64(original_indices[i])
+    introsort_packed_ties_in(records, n, stack, tie_prefix)
+    for i in range(n):
+        if ((i > 0 and tie_prefix[i] != tie_prefix[i - 1])
+                or (i + 1 < n and tie_prefix[i + 1] != tie_prefix[i])):
+            sample = np.intp(records[i] & _LOW)
+            indices[lo + i] = sample
+            values[lo + i] = column[sample]
+    return ties
+
+
+@allocating_kernel
+def sort_segment_radix_ties(column, values, indices, lo, n):
+    """Same result as ``sort_segment(values, indices, lo, n)`` when ``values[lo+i] ==
+    column[indices[lo+i]]`` (no NaN, ids < 2**32): radix sort, then introsort only where
+    ties are (:func:`sort_ties_packed_in`). For tests; the tree builder passes its
+    workspace."""
+    original_values = values[lo:lo + n].copy()
+    original_indices = indices[lo:lo + n].copy()
+    m = max(n, 1)
+    radix_sort_segment_in(values, indices, lo, n, np.empty(m, dtype=np.uint32),
+                          np.empty(m, dtype=np.uint32), np.empty(m, dtype=np.intp),
+                          np.empty((3, RADIX_SIZE), dtype=np.intp))
+    sort_ties_packed_in(column, values, indices, lo, n, original_values, original_indices,
+                        np.empty(m, dtype=np.uint64), np.empty((STACK_ROWS, 3), dtype=np.intp),
+                        np.empty(m, dtype=np.uint32))

@@ -22,6 +22,7 @@ from ._sort import (
     radix_sort_segment_in,
     sort_segment_in,
     sort_segment_packed_in,
+    sort_ties_packed_in,
 )
 
 # Values closer than this are treated as equal (scikit-learn's FEATURE_THRESHOLD, float32).
@@ -30,6 +31,11 @@ FEATURE_THRESHOLD = np.float32(1e-7)
 # A split found by the search: pos (first right sample), feature, threshold,
 # impurity_left, impurity_right, improvement, missing_go_to_left.
 SPLIT_FIELDS = 7
+
+# Segments expected to hold more than one tied pair per this many values are sorted by
+# introsort directly; the others by radix sort, then introsort only where ties are
+# (``_sort.sort_ties_packed_in``), which pays off while ties are sparse.
+SPARSE_TIES = 16
 
 
 @leaf_kernel
@@ -51,9 +57,11 @@ def _sort_feature(X_columns, feature, samples, values, start, end, has_missing, 
     last bits of impurities). Sorted orders of distinct values are unique, so a radix
     sort may be used where no ties can be: ``tie_rate`` is 0 when the feature has no ties
     or the order cannot matter (see ``learners._grow``), else tied pairs / n_rows^2, so
-    that ``tie_rate * n^2`` estimates the ties in a segment of n rows. Segments likely
-    tie-free are radix sorted and checked, falling back to introsort from the original
-    order on a tie; the others go straight to introsort.
+    that ``tie_rate * n^2`` estimates the ties in a segment of n rows. Segments with
+    few expected ties are radix sorted, then the tied values are put in introsort's
+    order by running introsort from the original order on only the parts of the
+    segment that hold a tie (exact: see ``_sort.sort_ties_packed_in``); small segments
+    and segments with many ties go straight to introsort.
     """
     column = X_columns[feature]
     n_missing = 0
@@ -77,7 +85,10 @@ def _sort_feature(X_columns, feature, samples, values, start, end, has_missing, 
     n_present = end - start - n_missing
     (keys, keys_spare, indices_spare, original_values, original_samples, records, stack,
      counts) = workspace
-    if n_present < RADIX_MIN or tie_rate * n_present * n_present >= 0.5:
+    expected_ties = tie_rate * n_present * n_present
+    packed = column.shape[0] <= PACKED_MAX_ROWS
+    if n_present < RADIX_MIN or (expected_ties >= 0.5 and not (
+            packed and expected_ties * SPARSE_TIES <= n_present)):
         _introsort(column, values, samples, start, n_present, records, stack)
         return n_missing
     checked = tie_rate > 0.0
@@ -87,14 +98,20 @@ def _sort_feature(X_columns, feature, samples, values, start, end, has_missing, 
             original_samples[i] = samples[start + i]
     radix_sort_segment_in(values, samples, start, n_present, keys, keys_spare,
                           indices_spare, counts)
-    if checked:
-        for i in range(start + 1, start + n_present):
-            if values[i] == values[i - 1]:
-                for j in range(n_present):
-                    values[start + j] = original_values[j]
-                    samples[start + j] = original_samples[j]
-                _introsort(column, values, samples, start, n_present, records, stack)
-                break
+    if not checked:
+        return n_missing
+    if packed:
+        # keys is free again: it holds the tie counts
+        sort_ties_packed_in(column, values, samples, start, n_present, original_values,
+                            original_samples, records, stack, keys)
+        return n_missing
+    for i in range(start + 1, start + n_present):
+        if values[i] == values[i - 1]:
+            for j in range(n_present):
+                values[start + j] = original_values[j]
+                samples[start + j] = original_samples[j]
+            _introsort(column, values, samples, start, n_present, records, stack)
+            break
     return n_missing
 
 
