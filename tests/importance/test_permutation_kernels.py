@@ -189,3 +189,58 @@ def test_fast_layout_reads_every_split_as_less_or_equal():
         assert thresholds[0] == expected and np.all(operators == 0)
         assert nodes[:, 3].tolist() == [0, 0, 0] and nodes[1:, 2].tolist() == [0, 0]
         assert nodes[0, :3].tolist() == [1, 2, 3] and nodes[1:, :2].tolist() == [[LEAF] * 2] * 2
+
+
+@pytest.mark.parametrize("task", ["regression", "multi-output", "classification"])
+@pytest.mark.parametrize("missing", [False, True])
+def test_chunked_evaluator_equals_the_whole_forest_bit_for_bit(monkeypatch, task, missing):
+    """A large forest is read a few trees at a time (ChunkedTreeEvaluator); its baseline
+    and permuted outputs, and the importances, equal the whole-forest evaluator's and
+    scikit-learn's bit for bit, whatever the piece size and thread count."""
+    from sklearn.inspection import permutation_importance as sklearn_permutation_importance
+
+    from sapwood.importance import _permutation_tree, permutation_importance
+    from sapwood.importance._permutation_tree import ChunkedTreeEvaluator, _large_forest
+
+    X, y = _data(n=300, n_features=6, seed=1)
+    if not missing:
+        X = np.nan_to_num(X)
+    if task == "classification":
+        forest = RandomForestClassifier(9, random_state=0).fit(X, y + (X[:, 2] > 0))
+    else:
+        target = np.nan_to_num(X[:, 0]) + y
+        if task == "multi-output":
+            target = np.c_[target, np.nan_to_num(X[:, 3]) - y]
+        forest = RandomForestRegressor(9, random_state=0).fit(X, target)
+    groups = [np.array([j]) for j in range(6)] + [np.array([0, 2])]
+    rng = np.random.RandomState(3)
+    sources = np.array([rng.permutation(300) for _ in range(3)])
+    X32 = X.astype(np.float32)
+    whole = TreeEvaluator(forest, as_format_model(forest).to_ensemble(), X32, 2)
+    whole.prepare(None, groups)
+    expected = {(g, k): raw for g, k, raw in whole.permuted_outputs(sources)}
+    whole.close()
+    monkeypatch.setattr(_permutation_tree, "_CHUNK_NODES", 0)
+    estimators = _large_forest(forest)
+    assert estimators is not None
+    first = _permutation_tree.as_ensemble(_permutation_tree._forest_part(forest, estimators[:1]))
+    for piece_trees in (1, 2, 4, 9):
+        for n_jobs in (1, 2):
+            chunked = ChunkedTreeEvaluator(forest, estimators, first, X32, n_jobs,
+                                           piece_trees=piece_trees)
+            assert chunked.fast != missing
+            assert np.array_equal(chunked.baseline_raw, whole.baseline_raw)
+            chunked.prepare(None, groups)
+            got = {(g, k): raw for g, k, raw in chunked.permuted_outputs(sources)}
+            chunked.close()
+            assert got.keys() == expected.keys()
+            for key, raw in got.items():
+                assert (raw is None) == (expected[key] is None), key
+                assert raw is None or np.array_equal(raw, expected[key]), key
+    ours = permutation_importance(forest, X, y if task == "classification" else target,
+                                  n_repeats=3, random_state=0, n_jobs=2, max_samples=0.7)
+    theirs = sklearn_permutation_importance(
+        forest, X, y if task == "classification" else target, n_repeats=3, random_state=0,
+        max_samples=0.7)
+    assert ours.params["evaluator"] == "tree"
+    assert np.array_equal(ours.importances, theirs.importances)

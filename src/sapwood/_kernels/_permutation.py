@@ -643,3 +643,49 @@ def collect_exact(base_totals, deltas, changes, slot_lo, slot_hi, counts, rows, 
                 changes[k, s, i] = 0
             n += 1
         counts[s] = n
+
+
+# -- a few trees at a time -------------------------------------------------------------
+# For large forests the evaluator never holds every tree's nodes: it reads a few trees,
+# indexes, re-routes and adds them into running totals, and drops them (see
+# ``sapwood.importance._permutation_tree.ChunkedTreeEvaluator``). Every total gets its
+# trees' values added one tree at a time in tree order, the additions of
+# ``sum_leaf_values``, so the bits do not depend on how the trees are cut.
+
+
+@kernel
+def add_leaf_values(leaves, node_values, tree_column, totals):
+    """``sum_leaf_values`` continued: adds, in tree order, the values of the leaves
+    ``leaves`` (shape (n_trees, n_samples), the piece's node ids) to the running
+    ``totals`` (n_samples, n_columns), in place."""
+    n_trees, n_samples = leaves.shape
+    width = node_values.shape[1]
+    for t in range(n_trees):
+        column = tree_column[t]
+        for i in range(n_samples):
+            leaf = leaves[t, i]
+            for w in range(width):
+                totals[i, column + w] += node_values[leaf, w]
+
+
+@kernel
+def add_new_leaf_values(leaves, new_leaves, node_values, tree_column, slot_lo, slot_hi,
+                        totals):
+    """Per slot ``s`` in ``slot_lo .. slot_hi`` and sample ``i``: adds to
+    ``totals[s, i]``, tree by tree in order, the value of the new leaf
+    ``new_leaves[s, t, i]`` where the re-routing recorded one (``reroute_packed``), else
+    of the baseline leaf ``leaves[t, i]``. Consumed ``new_leaves`` entries are reset to
+    -1 so the buffer can be reused."""
+    n_trees, n_samples = leaves.shape
+    width = node_values.shape[1]
+    for s in range(slot_lo, slot_hi):
+        for t in range(n_trees):
+            column = tree_column[t]
+            for i in range(n_samples):
+                leaf = new_leaves[s, t, i]
+                if leaf < 0:
+                    leaf = leaves[t, i]
+                else:
+                    new_leaves[s, t, i] = -1
+                for w in range(width):
+                    totals[s, i, column + w] += node_values[leaf, w]
