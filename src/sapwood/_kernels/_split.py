@@ -296,6 +296,69 @@ def _scan_positions(code, n_classes, sum_total, sum_left, sum_right, stats, left
 
 
 @leaf_kernel
+def _scan_squared_error(sum_total, sum_left, sum_right, stats, y, sample_weight, samples,
+                        values, start, end, n_missing, missing_go_to_left, min_samples_leaf,
+                        min_weight_leaf, best_proxy):
+    """:func:`_scan_positions` for squared error with one output (regression forests,
+    every boosting tree): the same candidate positions and the same floating-point
+    operations in the same order, with the sums kept in registers rather than in the
+    criterion's arrays (which get the final sums, as :func:`_scan_positions` leaves them).
+    """
+    total = sum_total[0, 0]
+    w_node = stats[crit.W_NODE]
+    s_left = 0.0
+    s_right = sum_right[0, 0]
+    w_left = 0.0
+    pos = start
+    found_p = -1
+    found_p_prev = -1
+    end_non_missing = end if missing_go_to_left else end - n_missing
+    p = start
+    while p < end:
+        if p == end_non_missing and not missing_go_to_left:
+            break
+        if missing_go_to_left and p == start:
+            p = start + n_missing
+        p += 1
+        while p < end_non_missing and values[p] <= values[p - 1] + FEATURE_THRESHOLD:
+            p += 1
+        p_prev = p - 1
+        if p == end:
+            break
+        if p - start < min_samples_leaf or end - p < min_samples_leaf:
+            continue
+        if (p - pos) <= (end - p):
+            for q in range(pos, p):
+                i = samples[q]
+                w = sample_weight[i]
+                s_left += w * y[i, 0]
+                w_left += w
+        else:
+            s_left = total
+            w_left = w_node
+            for q in range(end - 1, p - 1, -1):
+                i = samples[q]
+                w = -sample_weight[i]
+                s_left += w * y[i, 0]
+                w_left += w
+        s_right = total - s_left
+        pos = p
+        w_right = w_node - w_left
+        if w_left < min_weight_leaf or w_right < min_weight_leaf:
+            continue
+        proxy = (0.0 + s_left * s_left) / w_left + (0.0 + s_right * s_right) / w_right
+        if proxy > best_proxy:
+            best_proxy = proxy
+            found_p = p
+            found_p_prev = p_prev
+    sum_left[0, 0] = s_left
+    sum_right[0, 0] = s_right
+    stats[crit.W_LEFT] = w_left
+    stats[crit.W_RIGHT] = w_node - w_left
+    return best_proxy, found_p_prev, found_p
+
+
+@leaf_kernel
 def node_split(X_columns, y, sample_weight, samples, values, features, constant_features,
                has_missing, tie_rate, sort_workspace, c, rng, start, end, impurity,
                n_known_constants, max_features, min_samples_leaf, min_weight_leaf,
@@ -363,11 +426,17 @@ def node_split(X_columns, y, sample_weight, samples, values, features, constant_
                     _rotate(values, start, end, n_non_missing)
                 if code == crit.ABSOLUTE_ERROR:
                     crit.reset(c, y, sample_weight, samples)
-                proxy, p_prev, p = _scan_positions(
-                    code, n_classes, sum_total, sum_left, sum_right, stats, left_abs_errors,
-                    right_abs_errors, y, sample_weight, samples, values,
-                    start, end, n_missing, missing_go_to_left, min_samples_leaf,
-                    min_weight_leaf, best_proxy)
+                if code == crit.SQUARED_ERROR and y.shape[1] == 1:
+                    proxy, p_prev, p = _scan_squared_error(
+                        sum_total, sum_left, sum_right, stats, y, sample_weight, samples,
+                        values, start, end, n_missing, missing_go_to_left, min_samples_leaf,
+                        min_weight_leaf, best_proxy)
+                else:
+                    proxy, p_prev, p = _scan_positions(
+                        code, n_classes, sum_total, sum_left, sum_right, stats,
+                        left_abs_errors, right_abs_errors, y, sample_weight, samples, values,
+                        start, end, n_missing, missing_go_to_left, min_samples_leaf,
+                        min_weight_leaf, best_proxy)
                 if p < 0:
                     continue
                 best_proxy = proxy
