@@ -28,7 +28,8 @@ lint: install
 # flag changes the compiled code), then the whole suite runs normally.
 test-boundscheck: install
 	NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR=$(CURDIR)/.numba-boundscheck \
-		$(BIN)/python -m pytest -q -m "not slow" -p no:randomly tests/kernels
+		$(BIN)/python -m pytest -q -m "not slow" -p no:randomly tests/kernels \
+		tests/importance/test_permutation_kernels.py
 
 test-fast: install
 	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+from ._kernels import _traverse
 from ._kernels._traverse import (
     LEAF,
     OP_LE,
@@ -34,6 +35,7 @@ from ._kernels._traverse import (
     apply_tree,
     decision_path_tree,
     node_depths,
+    tree_problem,
 )
 
 __all__ = ["TreeArrays", "TreeEnsemble", "FormatError", "LEAF", "UNDEFINED", "OP_LE", "OP_LT"]
@@ -85,9 +87,7 @@ class TreeArrays:
             value = value.reshape(-1, 1, 1)
         coerce(self, "value", np.ascontiguousarray(value))
         coerce(self, "n_features", int(self.n_features))
-        validate_tree(self)
-        depths = node_depths(self.children_left, self.children_right)
-        coerce(self, "max_depth", int(depths.max()))
+        coerce(self, "max_depth", validate_tree(self))
 
     # -- scikit-learn's Tree attribute names ------------------------------------------
     @property
@@ -173,12 +173,13 @@ def _as_kernel_input(X, n_features):
     return np.ascontiguousarray(X)
 
 
-def validate_tree(tree: TreeArrays) -> None:
-    """Raise FormatError unless ``tree`` is a well-formed binary tree rooted at node 0.
+def validate_tree(tree: TreeArrays) -> int:
+    """Raise FormatError unless ``tree`` is a well-formed binary tree rooted at node 0;
+    return its depth.
 
     Checks every array a kernel will index: lengths, child ranges, that each node has
     exactly one parent (no cycles, no shared nodes, everything reachable), feature
-    ranges, finite thresholds at split nodes and a value row for every node.
+    ranges, no NaN threshold at a split and a finite value row for every node.
     """
     n = tree.children_left.shape[0]
     if n == 0:
@@ -196,39 +197,29 @@ def validate_tree(tree: TreeArrays) -> None:
                           f"got {tree.value.shape}")
     if tree.n_features < 1:
         raise FormatError(f"n_features must be >= 1; got {tree.n_features}")
-    left, right = tree.children_left, tree.children_right
-    leaf = left == LEAF
-    if not np.array_equal(leaf, right == LEAF):
-        raise FormatError("a node has exactly one child marked as leaf")
-    split = ~leaf
-    for name, children in (("children_left", left), ("children_right", right)):
-        bad = split & ((children < 1) | (children >= n))
-        if bad.any():
-            raise FormatError(f"{name} of node {int(np.argmax(bad))} is out of range")
-    parents = np.zeros(n, dtype=np.intp)
-    np.add.at(parents, left[split], 1)
-    np.add.at(parents, right[split], 1)
-    if parents[0] != 0 or (parents[1:] != 1).any():
-        raise FormatError("nodes do not form one tree rooted at node 0 "
-                          "(a node has no parent, two parents, or the root has one)")
-    # With one parent per non-root node, a cycle is a part the root cannot reach.
-    if (node_depths(left, right) < 0).any():
-        raise FormatError("the tree contains a cycle unreachable from the root")
-    if split.any():
-        feats = tree.feature[split]
-        if ((feats < 0) | (feats >= tree.n_features)).any():
-            raise FormatError("a split node has a feature index out of range")
-        if not np.isfinite(tree.threshold[split]).all() and not _infinite_ok(tree, split):
-            raise FormatError("a split node has a NaN threshold")
-        if (tree.operator[split] > OP_LT).any():
-            raise FormatError("operator must be 0 (<=) or 1 (<)")
+    problem, node, depth = tree_problem(tree.children_left, tree.children_right,
+                                        tree.feature, tree.threshold, tree.operator,
+                                        tree.n_features)
+    if problem != _traverse.SHAPE_OK:
+        raise FormatError(_PROBLEMS[problem].format(node=node))
     if not np.isfinite(tree.value).all():
         raise FormatError("value contains NaN or infinite entries")
+    return int(depth)
 
 
-def _infinite_ok(tree, split):
-    # scikit-learn stores +inf for "non-missing left, missing right" splits.
-    return not np.isnan(tree.threshold[split]).any()
+# scikit-learn stores +inf thresholds for "non-missing left, missing right" splits, so
+# only NaN thresholds are an error.
+_PROBLEMS = {
+    _traverse.ONE_CHILD_LEAF: "a node has exactly one child marked as leaf",
+    _traverse.LEFT_OUT_OF_RANGE: "children_left of node {node} is out of range",
+    _traverse.RIGHT_OUT_OF_RANGE: "children_right of node {node} is out of range",
+    _traverse.NOT_ONE_PARENT: "nodes do not form one tree rooted at node 0 "
+                              "(a node has no parent, two parents, or the root has one)",
+    _traverse.UNREACHABLE: "the tree contains a cycle unreachable from the root",
+    _traverse.FEATURE_OUT_OF_RANGE: "a split node has a feature index out of range",
+    _traverse.NAN_THRESHOLD: "a split node has a NaN threshold",
+    _traverse.BAD_OPERATOR: "operator must be 0 (<=) or 1 (<)",
+}
 
 
 @dataclass(frozen=True, eq=False)

@@ -16,6 +16,7 @@ contribute nothing, so only changed rows add to the sums.
 
 import numpy as np
 
+from ._lanes import route_lanes
 from ._numba import kernel
 from ._permutation import _leaf_intervals
 from ._traverse import LEAF, OP_LE, first_splits, goes_left
@@ -110,11 +111,6 @@ def oob_tree_permutation(X, rows, target, target_class, n_classes, classificatio
 
 
 
-# Traversals run side by side in ``oob_tree_permutation_fast`` (see
-# ``sapwood._kernels._permutation._run_lanes``).
-_LANES = 12
-
-
 @kernel
 def oob_tree_permutation_fast(X, rows, target, target_class, n_classes, classification,
                               children_left, children_right, feature, threshold,
@@ -159,17 +155,13 @@ def oob_tree_permutation_fast(X, rows, target, target_class, n_classes, classifi
     upper = np.empty(n_nodes)
     stack = np.empty(n_nodes + 1, dtype=np.intp)
     le_operator = np.zeros(n_nodes, dtype=np.uint8)
-    item_row = np.empty(m, dtype=np.intp)
-    item_node = np.empty(m, dtype=np.intp)
-    item_value = np.empty(m)
+    # One spare entry: the queue writes an item before deciding whether to keep it.
+    item_row = np.empty(m + 1, dtype=np.uint32)
+    item_value = np.empty(m + 1)
+    item_leaf = np.empty(m + 1, dtype=np.intp)
+    row_base = rows * n_features
     column = np.empty(m)
-    lane_node = np.empty(_LANES, dtype=np.uint64)
-    lane_base = np.empty(_LANES, dtype=np.uint64)
-    lane_value = np.empty(_LANES)
     flat_X = X.reshape(-1)
-    width_x = np.uint64(n_features)
-    four = np.uint64(4)
-    two = np.uint64(2)
     for j in range(n_features):
         if used[j] == 0:
             continue
@@ -185,40 +177,17 @@ def oob_tree_permutation_fast(X, rows, target, target_class, n_classes, classifi
                 if node < 0:
                     continue
                 value = column[permutations[r, j, k]]
-                if lower[leaf[k]] < value < upper[leaf[k]]:
-                    continue
                 item_row[n_items] = k
-                item_node[n_items] = node
                 item_value[n_items] = value
-                n_items += 1
-            for base in range(0, n_items, _LANES):
-                width = min(_LANES, n_items - base)
-                for lane in range(width):
-                    lane_node[lane] = np.uint64(item_node[base + lane])
-                    lane_base[lane] = np.uint64(rows[item_row[base + lane]]) * width_x
-                    lane_value[lane] = item_value[base + lane]
-                moved = True
-                while moved:
-                    moved = False
-                    for lane in range(width):
-                        node = lane_node[lane]
-                        f = packed[four * node + two]
-                        read = flat_X[lane_base[lane] + np.uint64(f)]
-                        permuted = lane_value[lane]
-                        value = permuted if f == j else read
-                        child = packed[four * node + np.uint64(value > le_threshold[node])]
-                        step = node if child < 0 else np.uint64(child)
-                        moved |= step != node
-                        lane_node[lane] = step
-                for lane in range(width):
-                    node = np.intp(lane_node[lane])
-                    k = item_row[base + lane]
-                    if node == leaf[k]:
-                        continue
-                    change = (_loss(classification, target[k], node_prediction[node])
-                              - base_loss[k])
-                    if change != 0.0:
-                        increase[j] += change
-                        increase_by_class[j, target_class[k]] += change
-                        casewise[k, j] += change
+                n_items += not (lower[leaf[k]] < value < upper[leaf[k]])
+            route_lanes(n_items, item_row, first[j], row_base, item_value, j, flat_X, packed,
+                        le_threshold, item_leaf)
+            for q in range(n_items):
+                k = item_row[q]
+                node = item_leaf[q]
+                change = _loss(classification, target[k], node_prediction[node]) - base_loss[k]
+                if change != 0.0:
+                    increase[j] += change
+                    increase_by_class[j, target_class[k]] += change
+                    casewise[k, j] += change
     return base_loss, increase, increase_by_class, casewise

@@ -24,9 +24,9 @@ Nodes are read from a packed layout (``pack_nodes``): one 16-byte record per nod
 the thresholds beside it. For finite data (the common case) ``make_fast`` turns it into
 the fast path's layout, where every split reads ``x <= threshold``: the traversals of
 a tree are then queued and run side by side, a dozen at a time, each step free of
-data-dependent branches (``_run_lanes``, ``apply_lanes``). Helpers called from the hot
-loops take scalars only: Numba increments and decrements the reference count of every
-array passed to a function, inlined or not.
+data-dependent branches (:func:`sapwood._kernels._lanes.route_lanes`). Helpers called
+from the hot loops of these kernels take scalars only: Numba increments and decrements
+the reference count of every array passed to a function, inlined or not.
 
 All kernels take arrays of the packed forest (global node ids, ``roots``) and are
 arrays-in / arrays-out with no validation; ``sapwood.importance._permutation_tree``
@@ -35,6 +35,7 @@ prepares their inputs.
 
 import numpy as np
 
+from ._lanes import route_lanes
 from ._numba import kernel
 from ._traverse import LEAF, OP_LE
 
@@ -151,11 +152,15 @@ def sort_by_leaf(leaves, rank):
     """Per tree, the samples ordered by the pre-order rank of their leaf (a counting
     sort: ranks are below the tree's size; ties keep sample order), the sorted ranks
     and the leaves in that order. ``leaves`` has shape (n_trees, n_samples) (global
-    node ids)."""
+    node ids, below 2**31 like every id of the packed layout).
+
+    All three are uint32: half the memory, and an index read from them is known to be
+    non-negative, so Numba's indexing skips its negative-index wrap-around.
+    """
     n_trees, n_samples = leaves.shape
-    order = np.empty((n_trees, n_samples), dtype=np.intp)
-    sorted_rank = np.empty((n_trees, n_samples), dtype=np.intp)
-    sorted_leaf = np.empty((n_trees, n_samples), dtype=np.intp)
+    order = np.empty((n_trees, n_samples), dtype=np.uint32)
+    sorted_rank = np.empty((n_trees, n_samples), dtype=np.uint32)
+    sorted_leaf = np.empty((n_trees, n_samples), dtype=np.uint32)
     largest = 0
     for t in range(n_trees):
         for i in range(n_samples):
@@ -276,12 +281,6 @@ def _goes_left(flags, threshold, value):
     return left
 
 
-# Traversals run side by side in the fast path of ``reroute_packed``, this many at once:
-# their steps do not wait for one another's memory reads and have no data-dependent
-# branch, so the processor overlaps them.
-_LANES = 12
-
-
 @kernel
 def make_fast(nodes, thresholds, operator):
     """Turn the packed layout, in place, into the fast path's: ``x < t`` becomes
@@ -299,84 +298,20 @@ def make_fast(nodes, thresholds, operator):
 
 
 @kernel
-def _run_lanes(n_items, item_row, item_slot, item_top, item_old, item_value, column,
-               flat_X, n_features, flat_nodes, thresholds, t, exact, new_leaves, delta,
-               node_values, tree_column, changed, lane_node, lane_base, lane_value):
-    """Route the queued one-column traversals ``_LANES`` at a time, every lane one step
-    per round until none moves (a lane on a leaf stays there), then record the leaves
-    that changed. Layout of ``make_fast``. Indices are unsigned and arrays flat, so a
-    step is a few instructions (no negative-index wrap-around) and has no branch."""
-    width_x = np.uint64(n_features)
-    four = np.uint64(4)
-    two = np.uint64(2)
-    for base in range(0, n_items, _LANES):
-        width = min(_LANES, n_items - base)
-        for lane in range(width):
-            lane_node[lane] = np.uint64(item_top[base + lane])
-            lane_base[lane] = np.uint64(item_row[base + lane]) * width_x
-            lane_value[lane] = item_value[base + lane]
-        moved = True
-        while moved:
-            moved = False
-            for lane in range(width):
-                node = lane_node[lane]
-                f = flat_nodes[four * node + two]
-                # Both values read, then one picked: a select, not a branch.
-                read = flat_X[lane_base[lane] + np.uint64(f)]
-                permuted = lane_value[lane]
-                value = permuted if f == column else read
-                child = flat_nodes[four * node + np.uint64(value > thresholds[node])]
-                step = node if child < 0 else np.uint64(child)
-                moved |= step != node
-                lane_node[lane] = step
-        for lane in range(width):
-            node = np.intp(lane_node[lane])
-            old = item_old[base + lane]
-            if node != old:
-                s = item_slot[base + lane]
-                i = item_row[base + lane]
-                if exact:
-                    offset = tree_column[t]
-                    for w in range(node_values.shape[1]):
-                        delta[s, i, offset + w] += node_values[node, w] - node_values[old, w]
-                else:
-                    new_leaves[s, t, i] = node
-                changed[s, i] = 1
-
-
-@kernel
 def apply_lanes(X, nodes, thresholds, roots):
     """Global leaf ids, shape (n_trees, n_samples), on ``make_fast``'s layout (finite
-    ``X``, C-contiguous): ``_LANES`` samples routed side by side, tree by tree."""
+    ``X``, C-contiguous): every sample routed from each root by ``route_lanes``."""
     n_trees = roots.shape[0]
     n_samples = X.shape[0]
     leaves = np.empty((n_trees, n_samples), dtype=np.intp)
-    flat_X = X.reshape(-1)
-    flat_nodes = nodes.reshape(-1)
-    width_x = np.uint64(X.shape[1])
-    four = np.uint64(4)
-    two = np.uint64(2)
-    lane_node = np.empty(_LANES, dtype=np.uint64)
-    lane_base = np.empty(_LANES, dtype=np.uint64)
+    sample = np.arange(n_samples).astype(np.uint32)
+    root = np.empty(n_samples, dtype=np.intp)
+    base = np.arange(n_samples) * X.shape[1]
+    unused = np.zeros(n_samples)
     for t in range(n_trees):
-        root = np.uint64(roots[t])
-        for base in range(0, n_samples, _LANES):
-            width = min(_LANES, n_samples - base)
-            for lane in range(width):
-                lane_node[lane] = root
-                lane_base[lane] = np.uint64(base + lane) * width_x
-            moved = True
-            while moved:
-                moved = False
-                for lane in range(width):
-                    node = lane_node[lane]
-                    value = flat_X[lane_base[lane] + np.uint64(flat_nodes[four * node + two])]
-                    child = flat_nodes[four * node + np.uint64(value > thresholds[node])]
-                    step = node if child < 0 else np.uint64(child)
-                    moved |= step != node
-                    lane_node[lane] = step
-            for lane in range(width):
-                leaves[t, base + lane] = np.intp(lane_node[lane])
+        root[:] = roots[t]
+        route_lanes(n_samples, sample, root, base, unused, -1, X.reshape(-1),
+                    nodes.reshape(-1), thresholds, leaves[t])
     return leaves
 
 
@@ -399,29 +334,39 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
 
     For a one-column group, ``permuted[i, s]`` is the value sample ``i`` reads in slot
     ``s`` (the column at row ``source_rows[slot_repeat[s], i]``); several-column groups
-    read the source rows of ``X``. Where the leaf of tree t changes, ``changed[s, i]``
+    read the source rows of ``X``. Where the leaf of tree t changes, ``changed[i, s]``
     is set and either (``exact`` false) ``new_leaves[s, t, i]`` gets the new leaf, or
     (``exact``: node values whose sums never round, see ``collect_exact``) the
-    difference of the two leaves' values is added to ``delta[s, i]``; other entries are
-    left alone.
+    difference of the two leaves' values is added to ``delta[i, s]``; other entries are
+    left alone. (Sample-major: the slots of one sample are written together.)
 
     ``fast``: the layout is ``make_fast``'s and the data finite; one-column groups then
-    queue the traversals of a tree and run them side by side (``_run_lanes``).
+    queue the traversals of a tree and run them side by side (``route_lanes``).
     """
     n_features = X.shape[1]
     width = node_values.shape[1]
     capacity = 0
     for b in range(batch_groups.shape[0]):
         capacity = max(capacity, batch_slot_ptr[b + 1] - batch_slot_ptr[b])
-    capacity *= X.shape[0] if fast else 0
-    item_row = np.empty(capacity, dtype=np.intp)
-    item_slot = np.empty(capacity, dtype=np.intp)
-    item_top = np.empty(capacity, dtype=np.intp)
-    item_old = np.empty(capacity, dtype=np.intp)
+    # The fast path's queue of one tree and group: per item (a value that leaves its
+    # leaf's interval) its position, slot and value; per position the sample, its leaf
+    # and its entry node. One spare item: the queue writes an item before deciding
+    # whether to keep it.
+    n_positions = X.shape[0] if fast else 0
+    capacity = capacity * X.shape[0] + 1 if fast else 0
+    item_position = np.empty(capacity, dtype=np.uint32)
+    item_slot = np.empty(capacity, dtype=np.uint32)
     item_value = np.empty(capacity)
-    lane_node = np.empty(_LANES, dtype=np.uint64)
-    lane_base = np.empty(_LANES, dtype=np.uint64)
-    lane_value = np.empty(_LANES)
+    item_leaf = np.empty(capacity, dtype=np.intp)
+    position_row = np.empty(n_positions, dtype=np.uint32)
+    position_old = np.empty(n_positions, dtype=np.uint32)
+    position_top = np.empty(n_positions, dtype=np.intp)
+    position_base = np.empty(n_positions, dtype=np.intp)
+    n_slots = permuted.shape[1]
+    flat_permuted = permuted.reshape(-1)
+    flat_delta = delta.reshape(-1)
+    flat_changed = changed.reshape(-1)
+    flat_values = node_values.reshape(-1)
     flat_X = X.reshape(-1)
     flat_nodes = nodes.reshape(-1)
     in_group = np.zeros(n_features, dtype=np.uint8)
@@ -432,18 +377,21 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
     children_right = nodes[:, 1]
     feature = nodes[:, 2]
     for b in range(batch_groups.shape[0]):
-        g = batch_groups[b]
-        column = group_columns[group_ptr[g]]
-        single = group_ptr[g + 1] - group_ptr[g] == 1
-        for k in range(group_ptr[g], group_ptr[g + 1]):
-            in_group[group_columns[k]] = 1
-        slot_lo = batch_slot_ptr[b]
-        slot_hi = batch_slot_ptr[b + 1]
         for t in range(tree_lo, tree_hi):
-            key = t * n_groups + g
             root = roots[t]
             tree_ranks = sorted_rank[t]
-            n_items = 0
+            g = batch_groups[b]
+            key = t * n_groups + g
+            if entry_ptr[key] == entry_ptr[key + 1]:
+                continue
+            column = group_columns[group_ptr[g]]
+            single = group_ptr[g + 1] - group_ptr[g] == 1
+            for k in range(group_ptr[g], group_ptr[g + 1]):
+                in_group[group_columns[k]] = 1
+            slot_lo = batch_slot_ptr[b]
+            slot_hi = batch_slot_ptr[b + 1]
+            n_items = np.uint64(0)
+            n_positions = np.uint64(0)
             for q in range(entry_ptr[key], entry_ptr[key + 1]):
                 top = entry_node[q]
                 if single:
@@ -457,16 +405,20 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                     if single and fast:
                         low = lower[old - root]
                         high = upper[old - root]
+                        position_row[n_positions] = i
+                        position_old[n_positions] = old
+                        position_top[n_positions] = top
+                        position_base[n_positions] = i * n_features
+                        row = np.uint64(i) * np.uint64(n_slots)
                         for s in range(slot_lo, slot_hi):
-                            value = permuted[i, s]
-                            if low < value < high:
-                                continue
-                            item_row[n_items] = i
+                            # Written, then kept only when the value leaves the interval:
+                            # no branch to mispredict (a third of the values leave it).
+                            value = flat_permuted[row + np.uint64(s)]
+                            item_position[n_items] = n_positions
                             item_slot[n_items] = s
-                            item_top[n_items] = top
-                            item_old[n_items] = old
                             item_value[n_items] = value
-                            n_items += 1
+                            n_items += np.uint64(not (low < value < high))
+                        n_positions += np.uint64(1)
                     elif single:
                         low = lower[old - root]
                         high = upper[old - root]
@@ -486,11 +438,11 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                                 if exact:
                                     offset = tree_column[t]
                                     for w in range(width):
-                                        delta[s, i, offset + w] += (node_values[node, w]
+                                        delta[i, s, offset + w] += (node_values[node, w]
                                                                     - node_values[old, w])
                                 else:
                                     new_leaves[s, t, i] = node
-                                changed[s, i] = 1
+                                changed[i, s] = 1
                     else:
                         for s in range(slot_lo, slot_hi):
                             source = source_rows[slot_repeat[s], i]
@@ -506,18 +458,36 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                                 if exact:
                                     offset = tree_column[t]
                                     for w in range(width):
-                                        delta[s, i, offset + w] += (node_values[node, w]
+                                        delta[i, s, offset + w] += (node_values[node, w]
                                                                     - node_values[old, w])
                                 else:
                                     new_leaves[s, t, i] = node
-                                changed[s, i] = 1
-            if n_items > 0:
-                _run_lanes(n_items, item_row, item_slot, item_top, item_old, item_value,
-                           column, flat_X, n_features, flat_nodes, thresholds, t,
-                           exact, new_leaves, delta, node_values, tree_column, changed,
-                           lane_node, lane_base, lane_value)
-        for k in range(group_ptr[g], group_ptr[g + 1]):
-            in_group[group_columns[k]] = 0
+                                changed[i, s] = 1
+            for k in range(group_ptr[g], group_ptr[g + 1]):
+                in_group[group_columns[k]] = 0
+            if n_items == 0:
+                continue
+            route_lanes(np.intp(n_items), item_position, position_top, position_base,
+                        item_value, column, flat_X, flat_nodes, thresholds, item_leaf)
+            # A value outside its leaf's interval always reaches another leaf. Flat
+            # arrays and unsigned offsets: no wrap-around in this loop either.
+            offset = np.uint64(tree_column[t])
+            for k in range(np.intp(n_items)):
+                node = np.uint64(item_leaf[k])
+                position = item_position[k]
+                i = np.uint64(position_row[position])
+                old = np.uint64(position_old[position])
+                s = np.uint64(item_slot[k])
+                cell = i * np.uint64(n_slots) + s
+                if exact:
+                    at = cell * np.uint64(delta.shape[2]) + offset
+                    for w in range(width):
+                        flat_delta[at + np.uint64(w)] += (
+                            flat_values[node * np.uint64(width) + np.uint64(w)]
+                            - flat_values[old * np.uint64(width) + np.uint64(w)])
+                else:
+                    new_leaves[s, t, i] = node
+                flat_changed[cell] = 1
 
 
 @kernel
@@ -572,7 +542,7 @@ def collect_changed(leaf_values, new_leaves, changed, node_values, tree_column,
         n = 0
         any_exact = False
         for i in range(n_samples):
-            if changed[s, i] != 0:
+            if changed[i, s] != 0:
                 rows[s, n] = i
                 exact[n] = exact_sample[i]
                 any_exact |= exact_sample[i] != 0
@@ -613,36 +583,34 @@ def collect_changed(leaf_values, new_leaves, changed, node_values, tree_column,
 @kernel
 def collect_exact(base_totals, deltas, changes, slot_lo, slot_hi, counts, rows, totals):
     """``collect_changed`` when every sum is exact: per slot ``s`` in
-    ``slot_lo .. slot_hi`` the samples some tree range changed (``changes[k, s, i]``)
-    and their totals ``base_totals[i] + sum_k deltas[k, s, i]``.
+    ``slot_lo .. slot_hi`` the samples some buffer marks changed (``changes[k, i, s]``,
+    in increasing order: ``rows[s, :counts[s]]``, counts starting at 0) and their
+    totals ``base_totals[i] + sum_k deltas[k, i, s]``.
 
     With node values that are whole multiples of one power of two and sums far below
     2**53 of them, no addition rounds, so this equals summing the new leaves in tree
     order bit for bit. Consumed entries of ``deltas`` and ``changes`` are reset to 0.
     """
-    n_parts = deltas.shape[0]
-    n_samples = changes.shape[2]
+    n_parts, n_samples = changes.shape[0], changes.shape[1]
     n_columns = base_totals.shape[1]
-    for s in range(slot_lo, slot_hi):
-        n = 0
-        for i in range(n_samples):
+    for i in range(n_samples):
+        for s in range(slot_lo, slot_hi):
             hit = False
             for k in range(n_parts):
-                if changes[k, s, i] != 0:
-                    hit = True
+                hit |= changes[k, i, s] != 0
             if not hit:
                 continue
+            n = counts[s]
             rows[s, n] = i
             for c in range(n_columns):
                 total = base_totals[i, c]
                 for k in range(n_parts):
-                    total += deltas[k, s, i, c]
-                    deltas[k, s, i, c] = 0.0
+                    total += deltas[k, i, s, c]
+                    deltas[k, i, s, c] = 0.0
                 totals[s, n, c] = total
             for k in range(n_parts):
-                changes[k, s, i] = 0
-            n += 1
-        counts[s] = n
+                changes[k, i, s] = 0
+            counts[s] = n + 1
 
 
 # -- a few trees at a time -------------------------------------------------------------

@@ -154,3 +154,63 @@ def node_depths(children_left, children_right):
                     stack[top] = child
                     top += 1
     return depth
+
+
+# Problems ``tree_problem`` reports, in the order it checks for them.
+SHAPE_OK = 0
+ONE_CHILD_LEAF = 1
+LEFT_OUT_OF_RANGE = 2
+RIGHT_OUT_OF_RANGE = 3
+NOT_ONE_PARENT = 4
+UNREACHABLE = 5
+FEATURE_OUT_OF_RANGE = 6
+NAN_THRESHOLD = 7
+BAD_OPERATOR = 8
+
+
+@kernel
+def tree_problem(children_left, children_right, feature, threshold, operator, n_features):
+    """The first structural problem of a tree's node arrays (of equal length, at least
+    one) as ``(problem, node)``, and its depth (``(SHAPE_OK, -1, depth)`` when sound).
+
+    Sound means: both children or neither are ``LEAF``; child ids in ``[1, n)``; every
+    node but the root has exactly one parent (so no node is shared and, once every
+    node is reachable from the root, there is no cycle); split features in
+    ``[0, n_features)``; no NaN threshold at a split; operators ``OP_LE`` or
+    ``OP_LT`` at splits. Each check runs over all nodes before the next, so the
+    problem reported does not depend on where in the tree the first one sits.
+    """
+    n = children_left.shape[0]
+    for node in range(n):
+        if (children_left[node] == LEAF) != (children_right[node] == LEAF):
+            return ONE_CHILD_LEAF, node, -1
+    for node in range(n):
+        child = children_left[node]
+        if child != LEAF and not 1 <= child < n:
+            return LEFT_OUT_OF_RANGE, node, -1
+    for node in range(n):
+        child = children_right[node]
+        if child != LEAF and not 1 <= child < n:
+            return RIGHT_OUT_OF_RANGE, node, -1
+    parents = np.zeros(n, dtype=np.intp)
+    for node in range(n):
+        if children_left[node] != LEAF:
+            parents[children_left[node]] += 1
+            parents[children_right[node]] += 1
+    for node in range(n):
+        if parents[node] != (0 if node == 0 else 1):
+            return NOT_ONE_PARENT, node, -1
+    depth = node_depths(children_left, children_right)
+    for node in range(n):
+        if depth[node] < 0:
+            return UNREACHABLE, node, -1
+    for node in range(n):
+        if children_left[node] != LEAF and not 0 <= feature[node] < n_features:
+            return FEATURE_OUT_OF_RANGE, node, -1
+    for node in range(n):
+        if children_left[node] != LEAF and np.isnan(threshold[node]):
+            return NAN_THRESHOLD, node, -1
+    for node in range(n):
+        if children_left[node] != LEAF and operator[node] > OP_LT:
+            return BAD_OPERATOR, node, -1
+    return SHAPE_OK, -1, depth.max()

@@ -10,6 +10,7 @@ scikit-learn's: :class:`PermutedModel` stands in for the model, and its ``predic
 from __future__ import annotations
 
 import copy
+import queue
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
@@ -355,15 +356,16 @@ class TreeEvaluator:
         if not slots:
             return
         n_columns = self.init.shape[0]
+        # Exact sums: one buffer of differences per thread (a task takes a free one).
+        n_parts = min(self.n_jobs, len(self._tree_chunks()))
         if self.exact:
-            n_parts = len(self._tree_chunks())
             per_slot = n_parts * m * (8 * n_columns + 1)
         else:
             per_slot = self.n_trees * m * np.dtype(np.int32).itemsize
         batch_size = max(1, min(len(slots), _CHANGE_BUDGET // per_slot))
         if self.exact:
-            buffers = (np.zeros((n_parts, batch_size, m, n_columns)),
-                       np.zeros((n_parts, batch_size, m), dtype=np.uint8))
+            buffers = (np.zeros(n_parts * m * batch_size * n_columns),
+                       np.zeros(n_parts * m * batch_size, dtype=np.uint8), n_parts)
         else:
             # Tree-major: the leaves one tree's re-routing writes stay close together.
             buffers = (np.full((batch_size, self.n_trees, m), -1, dtype=np.int32),)
@@ -404,18 +406,33 @@ class TreeEvaluator:
         slot_ranges = [(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:],
                                                              strict=True) if hi > lo]
         if self.exact:
-            deltas, changes = (b[:, :n_slots] for b in buffers)
-            self._parallel(
-                delayed(reroute_packed)(*common, lo, hi, *tail, _NO_LEAVES, deltas[k],
-                                        changes[k], self.fast)
-                for k, (lo, hi) in enumerate(self._tree_chunks()))
+            # Sample-major views of the flat buffers (all zero between batches).
+            flat_deltas, flat_changes, n_parts = buffers
+            n_columns = self.init.shape[0]
+            deltas = flat_deltas[:n_parts * m * n_slots * n_columns].reshape(
+                n_parts, m, n_slots, n_columns)
+            changes = flat_changes[:n_parts * m * n_slots].reshape(n_parts, m, n_slots)
+            free = queue.SimpleQueue()
+            for k in range(n_parts):
+                free.put(k)
+
+            def reroute(lo, hi):
+                # At most n_jobs tasks run at once, so a buffer is always free.
+                k = free.get()
+                try:
+                    reroute_packed(*common, lo, hi, *tail, _NO_LEAVES, deltas[k], changes[k],
+                                   self.fast)
+                finally:
+                    free.put(k)
+
+            self._parallel(delayed(reroute)(lo, hi) for lo, hi in self._tree_chunks())
             self._parallel(
                 delayed(collect_exact)(self.base_totals, deltas, changes, lo, hi, counts,
                                        rows, totals)
                 for lo, hi in slot_ranges)
             return counts, rows, totals
         buffer = buffers[0][:n_slots]
-        changed = np.zeros((n_slots, m), dtype=np.uint8)
+        changed = np.zeros((m, n_slots), dtype=np.uint8)
         self._parallel(
             delayed(reroute_packed)(*common, lo, hi, *tail, buffer, _NO_DELTA, changed,
                                     self.fast)
@@ -545,7 +562,7 @@ class ChunkedTreeEvaluator(TreeEvaluator):
             for s, (g, r) in enumerate(batch):
                 if not used[g]:
                     continue
-                rows = np.flatnonzero(changed[s])
+                rows = np.flatnonzero(changed[:, s])
                 yield g, r, rows, self._finalize(totals[s, rows])
 
     def _evaluate_chunked(self, batch, sources):
@@ -563,7 +580,7 @@ class ChunkedTreeEvaluator(TreeEvaluator):
             columns = self.group_columns[self.group_ptr[slot_group[picked]]]
             permuted[:, picked] = self.X_eval[sources[slot_repeat[picked]], columns[:, None]].T
         context = (permuted, sources, slot_repeat, batch_groups, batch_slot_ptr)
-        changed = np.zeros((n_slots, m), dtype=np.uint8)
+        changed = np.zeros((m, n_slots), dtype=np.uint8)
         totals = np.zeros((n_slots, m, self.init.shape[0]))
         totals += self.init
         used = np.zeros(self.n_groups, dtype=bool)
