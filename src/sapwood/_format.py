@@ -283,15 +283,16 @@ class TreeEnsemble:
         """All trees' routing arrays concatenated, with global child ids and roots."""
         sizes = np.array([t.node_count for t in self.trees], dtype=np.intp)
         roots = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
+        offsets = np.repeat(roots, sizes)
 
-        def cat(name, shift=False):
-            parts = []
-            for tree, root in zip(self.trees, roots, strict=True):
-                part = getattr(tree, name)
-                parts.append(np.where(part == LEAF, LEAF, part + root) if shift else part)
-            return np.ascontiguousarray(np.concatenate(parts))
+        def cat(name):
+            return np.concatenate([getattr(tree, name) for tree in self.trees])
 
-        return (cat("children_left", True), cat("children_right", True), cat("feature"),
+        def shifted(name):
+            children = cat(name)
+            return np.where(children == LEAF, LEAF, children + offsets)
+
+        return (shifted("children_left"), shifted("children_right"), cat("feature"),
                 cat("threshold"), cat("missing_go_to_left"), cat("operator"), roots)
 
     def apply(self, X) -> np.ndarray:

@@ -261,6 +261,32 @@ def test_mismatched_conversion_falls_back_to_generic():
     np.testing.assert_array_equal(result.importances, expected.importances)
 
 
+@pytest.mark.parametrize("kind", ["forest-clf", "tree-reg"])
+def test_scikit_learn_trees_are_checked_tree_by_tree(kind, monkeypatch):
+    # A scikit-learn tree or forest of its own class is checked tree by tree against
+    # ``tree_.predict``; a conversion that differs sends it to the generic evaluator.
+    import sapwood.importance._permutation_tree as tree_module
+
+    model, X, y = _fit(kind, frame=False)
+    other = MODELS[kind]().set_params(random_state=7).fit(X, y[::-1])
+    converted = tree_module.as_ensemble
+    monkeypatch.setattr(tree_module, "as_ensemble", lambda m: converted(other))
+    with pytest.warns(UserWarning, match="tree 0 differs"):
+        result = permutation_importance(model, X, y, n_repeats=2, random_state=0)
+    assert result.params["evaluator"] == "generic"
+    expected = sklearn_permutation_importance(model, X, y, n_repeats=2, random_state=0)
+    np.testing.assert_array_equal(result.importances, expected.importances)
+
+
+def test_scikit_learn_checks_the_feature_names_of_a_frame():
+    model, X, y = _fit("forest-clf", frame=True)
+    shuffled = X[X.columns[::-1]]
+    with pytest.raises(ValueError, match="feature names"):
+        sklearn_permutation_importance(model, shuffled, y, n_repeats=2, random_state=0)
+    with pytest.raises(ValueError, match="feature names"):
+        permutation_importance(model, shuffled, y, n_repeats=2, random_state=0)
+
+
 def test_unused_features_score_exactly_zero_and_one_row():
     model, X, y = _fit("tree-clf", frame=False)
     used = np.unique(model.tree_.feature[model.tree_.feature >= 0])
