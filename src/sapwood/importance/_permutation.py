@@ -289,12 +289,14 @@ def _group_scores(model, X, y, sample_weight, scorer, group, sources):
 
 
 def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns):
-    baseline = _score(scorer, evaluator.responses(evaluator.baseline_raw), X, y,
-                      sample_weight)
+    reference = evaluator.responses(evaluator.baseline_raw)
+    baseline = _score(scorer, reference, X, y, sample_weight)
     X_eval, y_eval, w_eval = _subset(rows, X, y, sample_weight)
     evaluator.prepare(rows, columns)
-    reference = evaluator.responses(evaluator.baseline_eval)
-    unchanged = _score(scorer, reference, X_eval, y_eval, w_eval)
+    unchanged = baseline  # on every row the unpermuted score is the baseline itself
+    if rows is not None:
+        reference = evaluator.responses(evaluator.baseline_eval)
+        unchanged = _score(scorer, reference, X_eval, y_eval, w_eval)
     read = sorted(reference.responses_used)
     scores = [[unchanged] * sources.shape[0] for _ in columns]
     accuracy = _IncrementalAccuracy.make(scorer, evaluator, reference, y_eval, w_eval,
