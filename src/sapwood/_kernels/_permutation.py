@@ -184,6 +184,21 @@ def sort_by_leaf(leaves, rank):
 
 
 @kernel
+def permuted_values(X, source_rows, slot_repeat, slot_column):
+    """``permuted[i, s] = X[source_rows[slot_repeat[s], i], slot_column[s]]``: the value
+    sample ``i`` reads in slot ``s`` of a one-column group (0 where ``slot_column[s]``
+    is -1, a several-column slot). Sample-major, as ``reroute_packed`` reads it."""
+    n_samples = X.shape[0]
+    n_slots = slot_repeat.shape[0]
+    permuted = np.zeros((n_samples, n_slots), dtype=X.dtype)
+    for i in range(n_samples):
+        for s in range(n_slots):
+            if slot_column[s] >= 0:
+                permuted[i, s] = X[source_rows[slot_repeat[s], i], slot_column[s]]
+    return permuted
+
+
+@kernel
 def sum_leaf_values(leaves, node_values, tree_column, init):
     """``init + sum_t node_values[leaf_t]`` per sample, added in tree order.
 

@@ -36,6 +36,7 @@ from .._kernels._permutation import (
     entry_nodes,
     make_fast,
     pack_nodes,
+    permuted_values,
     preorder_spans,
     reroute_packed,
     sort_by_leaf,
@@ -425,22 +426,23 @@ class TreeEvaluator:
                 n = counts[s]
                 yield g, r, rows[s, :n], self._finalize(totals[s, :n])
 
-    def _evaluate(self, batch, sources, buffers):
-        n_slots = len(batch)
-        m = sources.shape[1]
+    def _batch_layout(self, batch, sources):
+        """For a batch of (group, repeat) slots, each group's slots consecutive:
+        ``reroute_packed``'s permuted values, slot repeats, groups and slot pointers."""
         slot_group = np.array([g for g, _ in batch], dtype=np.intp)
         slot_repeat = np.array([r for _, r in batch], dtype=np.intp)
         starts = np.flatnonzero(np.r_[True, slot_group[1:] != slot_group[:-1]])
-        batch_groups = slot_group[starts]
-        batch_slot_ptr = np.r_[starts, n_slots].astype(np.intp)
-        # The value each sample reads in each slot of a one-column group.
+        batch_slot_ptr = np.r_[starts, len(batch)].astype(np.intp)
         single = np.diff(self.group_ptr)[slot_group] == 1
-        # Sample-major: the slots a sample is re-routed in are read together.
-        permuted = np.zeros((m, n_slots), dtype=self.X_eval.dtype)
-        if single.any():
-            picked = np.flatnonzero(single)
-            columns = self.group_columns[self.group_ptr[slot_group[picked]]]
-            permuted[:, picked] = self.X_eval[sources[slot_repeat[picked]], columns[:, None]].T
+        slot_column = np.where(single, self.group_columns[self.group_ptr[slot_group]], -1)
+        permuted = permuted_values(self.X_eval, sources, slot_repeat, slot_column)
+        return permuted, slot_repeat, slot_group[starts], batch_slot_ptr
+
+    def _evaluate(self, batch, sources, buffers):
+        n_slots = len(batch)
+        m = sources.shape[1]
+        permuted, slot_repeat, batch_groups, batch_slot_ptr = self._batch_layout(batch,
+                                                                                 sources)
         common = (self.X_eval, permuted, sources, slot_repeat, batch_groups, batch_slot_ptr,
                   self.group_ptr, self.group_columns, self.entry_ptr, self.entry_node,
                   self.n_groups, self.nodes, self.threshold, self.operator, self.roots,
@@ -619,17 +621,8 @@ class ChunkedTreeEvaluator(TreeEvaluator):
     def _evaluate_chunked(self, batch, sources):
         n_slots = len(batch)
         m = sources.shape[1]
-        slot_group = np.array([g for g, _ in batch], dtype=np.intp)
-        slot_repeat = np.array([r for _, r in batch], dtype=np.intp)
-        starts = np.flatnonzero(np.r_[True, slot_group[1:] != slot_group[:-1]])
-        batch_groups = slot_group[starts]
-        batch_slot_ptr = np.r_[starts, n_slots].astype(np.intp)
-        single = np.diff(self.group_ptr)[slot_group] == 1
-        permuted = np.zeros((m, n_slots), dtype=self.X_eval.dtype)
-        if single.any():
-            picked = np.flatnonzero(single)
-            columns = self.group_columns[self.group_ptr[slot_group[picked]]]
-            permuted[:, picked] = self.X_eval[sources[slot_repeat[picked]], columns[:, None]].T
+        permuted, slot_repeat, batch_groups, batch_slot_ptr = self._batch_layout(batch,
+                                                                                 sources)
         context = (permuted, sources, slot_repeat, batch_groups, batch_slot_ptr)
         changed = np.zeros((m, n_slots), dtype=np.uint8)
         totals = np.zeros((n_slots, m, self.init.shape[0]))
