@@ -7,7 +7,7 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sapwood import TreeArrays, TreeEnsemble
 from sapwood._format import LEAF
 from sapwood._kernels._permutation import entry_nodes, make_fast, preorder_spans
-from sapwood.importance._permutation_tree import TreeEvaluator
+from sapwood.importance._tree_evaluator import TreeEvaluator
 from tests.reference.naive_permutation import as_format_model
 
 
@@ -199,8 +199,13 @@ def test_chunked_evaluator_equals_the_whole_forest_bit_for_bit(monkeypatch, task
     scikit-learn's bit for bit, whatever the piece size and thread count."""
     from sklearn.inspection import permutation_importance as sklearn_permutation_importance
 
-    from sapwood.importance import _permutation_tree, permutation_importance
-    from sapwood.importance._permutation_tree import ChunkedTreeEvaluator, _large_forest
+    from sapwood.adapters import as_ensemble
+    from sapwood.importance import _chunked_evaluator, permutation_importance
+    from sapwood.importance._chunked_evaluator import (
+        ChunkedTreeEvaluator,
+        forest_part,
+        large_forest,
+    )
 
     X, y = _data(n=300, n_features=6, seed=1)
     if not missing:
@@ -220,10 +225,10 @@ def test_chunked_evaluator_equals_the_whole_forest_bit_for_bit(monkeypatch, task
     whole.prepare(None, groups)
     expected = {(g, k): raw for g, k, raw in whole.permuted_outputs(sources)}
     whole.close()
-    monkeypatch.setattr(_permutation_tree, "_CHUNK_NODES", 0)
-    estimators = _large_forest(forest)
+    monkeypatch.setattr(_chunked_evaluator, "_CHUNK_NODES", 0)
+    estimators = large_forest(forest)
     assert estimators is not None
-    first = _permutation_tree.as_ensemble(_permutation_tree._forest_part(forest, estimators[:1]))
+    first = as_ensemble(forest_part(forest, estimators[:1]))
     for piece_trees in (1, 2, 4, 9):
         for n_jobs in (1, 2):
             chunked = ChunkedTreeEvaluator(forest, estimators, first, X32, n_jobs,

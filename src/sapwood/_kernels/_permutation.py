@@ -29,7 +29,7 @@ from the hot loops of these kernels take scalars only: Numba increments and decr
 the reference count of every array passed to a function, inlined or not.
 
 All kernels take arrays of the packed forest (global node ids, ``roots``) and are
-arrays-in / arrays-out with no validation; ``sapwood.importance._permutation_tree``
+arrays-in / arrays-out with no validation; ``sapwood.importance._tree_evaluator``
 prepares their inputs.
 """
 
@@ -631,7 +631,7 @@ def collect_exact(base_totals, deltas, changes, slot_lo, slot_hi, counts, rows, 
 # -- a few trees at a time -------------------------------------------------------------
 # For large forests the evaluator never holds every tree's nodes: it reads a few trees,
 # indexes, re-routes and adds them into running totals, and drops them (see
-# ``sapwood.importance._permutation_tree.ChunkedTreeEvaluator``). Every total gets its
+# ``sapwood.importance._chunked_evaluator.ChunkedTreeEvaluator``). Every total gets its
 # trees' values added one tree at a time in tree order, the additions of
 # ``sum_leaf_values``, so the bits do not depend on how the trees are cut.
 
