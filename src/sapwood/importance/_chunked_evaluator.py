@@ -152,23 +152,8 @@ class ChunkedTreeEvaluator(TreeEvaluator):
         return piece.apply(self.X), piece.node_values, piece.tree_column, piece.roots
 
     def prepare(self, rows, groups):
-        if rows is None:
-            self.leaves_eval, self.X_eval = self.leaves, self.X
-            self.baseline_eval = self.baseline_raw
-        else:
-            self.leaves_eval = np.ascontiguousarray(self.leaves[:, rows])
-            self.X_eval = np.ascontiguousarray(self.X[rows])
-            self.baseline_eval = self.baseline_raw[rows]
-        self.n_groups = len(groups)
-        self.group_ptr = np.concatenate([[0], np.cumsum([len(c) for c in groups])]).astype(np.intp)
-        self.group_columns = np.concatenate(groups).astype(np.intp)
-        membership = [[] for _ in range(self.X.shape[1])]
-        for g, columns in enumerate(groups):
-            for column in columns:
-                membership[column].append(g)
-        self.feature_group_ptr = np.concatenate(
-            [[0], np.cumsum([len(m) for m in membership])]).astype(np.intp)
-        self.feature_groups = np.array([g for m in membership for g in m], dtype=np.intp)
+        # Entry nodes and orders are found piece by piece, in ``_reroute_piece``.
+        self._select(rows, groups)
 
     def permuted_changes(self, sources):
         n_repeats, m = sources.shape

@@ -186,9 +186,9 @@ class TreeEvaluator:
         return None
 
     # -- permuted outputs ---------------------------------------------------------------
-    def prepare(self, rows, groups):
-        """Restrict to evaluation ``rows`` (None: all) and index the ``groups``' entry nodes
-        (a list of column-index arrays)."""
+    def _select(self, rows, groups):
+        """Restrict to evaluation ``rows`` (None: all) and lay out the ``groups`` (a list
+        of column-index arrays) and the groups each column belongs to, as CSR."""
         if rows is None:
             self.leaves_eval, self.X_eval = self.leaves, self.X
             self.baseline_eval = self.baseline_raw
@@ -196,6 +196,21 @@ class TreeEvaluator:
             self.leaves_eval = np.ascontiguousarray(self.leaves[:, rows])
             self.X_eval = np.ascontiguousarray(self.X[rows])
             self.baseline_eval = self.baseline_raw[rows]
+        self.n_groups = len(groups)
+        self.group_ptr = np.concatenate([[0], np.cumsum([len(c) for c in groups])]).astype(np.intp)
+        self.group_columns = np.concatenate(groups).astype(np.intp)
+        membership = [[] for _ in range(self.X.shape[1])]
+        for g, columns in enumerate(groups):
+            for column in columns:
+                membership[column].append(g)
+        self.feature_group_ptr = np.concatenate(
+            [[0], np.cumsum([len(m) for m in membership])]).astype(np.intp)
+        self.feature_groups = np.array([g for m in membership for g in m], dtype=np.intp)
+
+    def prepare(self, rows, groups):
+        """Restrict to evaluation ``rows`` (None: all) and index the ``groups``' entry nodes
+        (a list of column-index arrays)."""
+        self._select(rows, groups)
         if not self.exact:
             # For resuming in-order sums (``collect_changed``); exact sums need none.
             leaves_by_sample = np.ascontiguousarray(self.leaves_eval.T)
@@ -210,20 +225,10 @@ class TreeEvaluator:
         # A row's sum does not depend on the other rows.
         self.base_totals = (self.baseline_total if rows is None
                             else self.baseline_total[rows])
-        self.n_groups = len(groups)
-        self.group_ptr = np.concatenate([[0], np.cumsum([len(c) for c in groups])]).astype(np.intp)
-        self.group_columns = np.concatenate(groups).astype(np.intp)
-        membership = [[] for _ in range(self.X.shape[1])]
-        for g, columns in enumerate(groups):
-            for column in columns:
-                membership[column].append(g)
-        feature_group_ptr = np.concatenate(
-            [[0], np.cumsum([len(m) for m in membership])]).astype(np.intp)
-        feature_groups = np.array([g for m in membership for g in m], dtype=np.intp)
         # The entry nodes on one thread while the others sort the rows by leaf.
         entries = delayed(entry_nodes)(self.nodes[:, 0], self.nodes[:, 1], self.nodes[:, 2],
-                                       self.roots, feature_group_ptr, feature_groups,
-                                       self.n_groups)
+                                       self.roots, self.feature_group_ptr,
+                                       self.feature_groups, self.n_groups)
         self.rank, self.span_end = preorder_spans(self.nodes[:, 0], self.nodes[:, 1],
                                                   self.roots)
         sorts = [delayed(sort_by_leaf)(self.leaves_eval[lo:hi], self.rank)
