@@ -13,14 +13,6 @@ from ._numba import kernel
 from ._sort import RADIX_SIZE, STACK_ROWS
 from ._split import SPLIT_FIELDS, node_split
 
-# Numba keys its on-disk cache of a kernel on the content of the kernel's own file only
-# (a hash of the source, not its time stamp: touching a file does not invalidate it).
-# The builders below compile in the split, criterion and sort kernels of other files,
-# so a change to those must also change this file, or a machine with a cache keeps
-# running the old builders: bump this revision with any change to _split.py, _sort.py
-# or _criteria.py.
-KERNELS_REVISION = 3  # 2: introsort only where ties are; 3: squared-error scan
-
 EPSILON = np.finfo(np.float64).eps
 LEAF = -1
 UNDEFINED = -2

@@ -5,9 +5,61 @@ user waits for, so it is paid once per machine) and ``nogil=True`` (parallel wor
 through joblib threads, which only overlap if the kernels release the GIL).
 """
 
+import hashlib
+import os
+
 import numba
+from numba.core import caching
 
 __all__ = ["allocating_kernel", "kernel", "leaf_kernel"]
+
+_KERNELS_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def kernels_digest(directory=_KERNELS_DIR):
+    """One digest of every Python file in ``directory`` (this package's by default)."""
+    digest = hashlib.sha256()
+    for name in sorted(os.listdir(directory)):
+        if name.endswith(".py"):
+            with open(os.path.join(directory, name), "rb") as source:
+                digest.update(name.encode() + b"\0" + source.read())
+    return digest.digest()
+
+
+class _KernelsStamp:
+    """Numba keys a kernel's on-disk cache on its own file's content, but a kernel
+    compiles in the kernels it calls from other files: after a change to ``_lanes.py``
+    alone, ``_permutation.py``'s cached code would still hold the old lanes (an upgrade
+    that changes one file leaves the others' caches in place too). The kernels of this
+    package are keyed on every file of it instead."""
+
+    _digest = kernels_digest()
+
+    def get_source_stamp(self):
+        return self._digest
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if os.path.dirname(os.path.abspath(py_file)) != _KERNELS_DIR:
+            return None  # not a sapwood kernel: numba's own locators
+        return super().from_function(py_func, py_file)
+
+
+class _UserProvidedLocator(_KernelsStamp, caching.UserProvidedCacheLocator):
+    """``NUMBA_CACHE_DIR``, when set."""
+
+
+class _InTreeLocator(_KernelsStamp, caching.InTreeCacheLocator):
+    """``__pycache__`` beside the source."""
+
+
+class _UserWideLocator(_KernelsStamp, caching.UserWideCacheLocator):
+    """The user's cache directory, when the package's is not writable."""
+
+
+if not any(issubclass(c, _KernelsStamp) for c in caching.CacheImpl._locator_classes):
+    caching.CacheImpl._locator_classes[:0] = [_UserProvidedLocator, _InTreeLocator,
+                                              _UserWideLocator]
 
 
 def kernel(function=None, **options):

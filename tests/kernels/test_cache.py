@@ -1,0 +1,51 @@
+"""Every sapwood kernel's on-disk cache is keyed on all the kernel files.
+
+A kernel compiles in the kernels it calls from other files, so a cache keyed on its
+own file alone (Numba's default) would keep stale code after a change elsewhere.
+"""
+
+import importlib
+import pkgutil
+import shutil
+
+import numba
+from numba.core.caching import FunctionCache
+
+import sapwood._kernels
+from sapwood._kernels._numba import _KernelsStamp, kernels_digest
+
+
+def _cached_kernels():
+    for info in pkgutil.iter_modules(sapwood._kernels.__path__):
+        module = importlib.import_module(f"sapwood._kernels.{info.name}")
+        for value in vars(module).values():
+            if isinstance(getattr(value, "_cache", None), FunctionCache):
+                yield f"{info.name}.{value.py_func.__name__}", value
+
+
+def test_every_kernel_is_keyed_on_all_kernel_files():
+    kernels = dict(_cached_kernels())
+    assert len(kernels) > 30
+    for name, dispatcher in kernels.items():
+        locator = dispatcher._cache._impl._locator
+        assert isinstance(locator, _KernelsStamp), name
+        assert locator.get_source_stamp() == kernels_digest(), name
+
+
+def test_the_key_changes_with_any_kernel_file(tmp_path):
+    copy = tmp_path / "kernels"
+    shutil.copytree(sapwood._kernels.__path__[0], copy,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    before = kernels_digest(copy)
+    assert before == kernels_digest()
+    lanes = copy / "_lanes.py"
+    lanes.write_text(lanes.read_text() + "\n# a change in one file\n")
+    assert kernels_digest(copy) != before
+
+
+def test_other_numba_functions_keep_numbas_own_key():
+    def twice(x):
+        return 2 * x
+
+    dispatcher = numba.njit(cache=True)(twice)
+    assert not isinstance(dispatcher._cache._impl._locator, _KernelsStamp)
