@@ -367,16 +367,16 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
     # leaf's interval) its position, slot and value; per position the sample, its leaf
     # and its entry node. One spare item: the queue writes an item before deciding
     # whether to keep it.
-    n_positions = X.shape[0] if fast else 0
+    position_capacity = X.shape[0] if fast else 0
     capacity = capacity * X.shape[0] + 1 if fast else 0
     item_position = np.empty(capacity, dtype=np.uint32)
     item_slot = np.empty(capacity, dtype=np.uint32)
     item_value = np.empty(capacity)
     item_leaf = np.empty(capacity, dtype=np.intp)
-    position_row = np.empty(n_positions, dtype=np.uint32)
-    position_old = np.empty(n_positions, dtype=np.uint32)
-    position_top = np.empty(n_positions, dtype=np.intp)
-    position_base = np.empty(n_positions, dtype=np.intp)
+    position_row = np.empty(position_capacity, dtype=np.uint32)
+    position_old = np.empty(position_capacity, dtype=np.uint32)
+    position_top = np.empty(position_capacity, dtype=np.intp)
+    position_base = np.empty(position_capacity, dtype=np.intp)
     n_slots = permuted.shape[1]
     flat_permuted = permuted.reshape(-1)
     flat_delta = delta.reshape(-1)
@@ -392,19 +392,19 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
     children_right = nodes[:, 1]
     feature = nodes[:, 2]
     for b in range(batch_groups.shape[0]):
+        g = batch_groups[b]
+        column = group_columns[group_ptr[g]]
+        single = group_ptr[g + 1] - group_ptr[g] == 1
+        for k in range(group_ptr[g], group_ptr[g + 1]):
+            in_group[group_columns[k]] = 1
+        slot_lo = batch_slot_ptr[b]
+        slot_hi = batch_slot_ptr[b + 1]
         for t in range(tree_lo, tree_hi):
-            root = roots[t]
-            tree_ranks = sorted_rank[t]
-            g = batch_groups[b]
             key = t * n_groups + g
             if entry_ptr[key] == entry_ptr[key + 1]:
                 continue
-            column = group_columns[group_ptr[g]]
-            single = group_ptr[g + 1] - group_ptr[g] == 1
-            for k in range(group_ptr[g], group_ptr[g + 1]):
-                in_group[group_columns[k]] = 1
-            slot_lo = batch_slot_ptr[b]
-            slot_hi = batch_slot_ptr[b + 1]
+            root = roots[t]
+            tree_ranks = sorted_rank[t]
             n_items = np.uint64(0)
             n_positions = np.uint64(0)
             for q in range(entry_ptr[key], entry_ptr[key + 1]):
@@ -478,8 +478,6 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                                 else:
                                     new_leaves[s, t, i] = node
                                 changed[i, s] = 1
-            for k in range(group_ptr[g], group_ptr[g + 1]):
-                in_group[group_columns[k]] = 0
             if n_items == 0:
                 continue
             route_lanes(np.intp(n_items), item_position, position_top, position_base,
@@ -503,6 +501,8 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                 else:
                     new_leaves[s, t, i] = node
                 flat_changed[cell] = 1
+        for k in range(group_ptr[g], group_ptr[g + 1]):
+            in_group[group_columns[k]] = 0
 
 
 @kernel
