@@ -10,12 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sapwood import importance
 from sapwood.cli import main
 from sapwood.cli._measures import DEMO_METHODS
 from sapwood.datasets._ground_truth import make_ground_truth
 
-HAS_PERMUTATION = hasattr(importance, "permutation_importance")
 # Large enough for a 100-tree forest to show MDI's bias on every seed we tried.
 DEMO_ROWS = 1000
 
@@ -64,13 +62,11 @@ def test_demo_report_is_complete_and_self_contained(demo_run):
     assert text.startswith("<!DOCTYPE html>") and text.rstrip().endswith("</html>")
     assert '<img alt=\'mdi importance\' src="data:image/png;base64,' in text
     assert "MDI node trace" in text
-    if HAS_PERMUTATION:
-        assert "Ranks side by side" in text
+    assert "Ranks side by side" in text
     assert "http://" not in text and "https://" not in text
     assert [p.name for p in report.parent.iterdir()] == ["report.html"]
 
 
-@pytest.mark.skipif(not HAS_PERMUTATION, reason="sapwood has no permutation_importance yet")
 def test_demo_shows_mdi_bias_toward_the_id_column(demo_run):
     _, document, report = demo_run
     ranks = {row["feature"]: row for row in document["ranks"]}
@@ -92,8 +88,7 @@ def test_demo_tables_in_process(capsys):
     assert "mdi: mean decrease in impurity, on the training data" in out
     assert "MDI evidence: first tree's split nodes" in out
     assert "The ID column noise_id (pure noise): MDI rank " in out
-    if HAS_PERMUTATION:
-        assert "Ranks side by side (1 = most important)" in out
+    assert "Ranks side by side (1 = most important)" in out
 
 
 def test_explain_mixed_types_in_process(capsys, mixed_csv, tmp_path):
