@@ -136,13 +136,10 @@ def test_bad_arguments_name_the_parameter():
 def test_sapwood_estimator_exports_like_sklearn():
     """A fitted sapwood tree prints as scikit-learn prints the same tree, with the
     DataFrame's column names as default feature names."""
-    import sapwood
-
-    cls = getattr(sapwood, "DecisionTreeClassifier", None)
-    if cls is None:
-        pytest.skip("sapwood.DecisionTreeClassifier has not landed yet")
     from sklearn import tree as sklearn_tree
     from sklearn.datasets import load_iris
+
+    from sapwood import DecisionTreeClassifier as cls
 
     X, y = load_iris(return_X_y=True, as_frame=True)
     model = cls(max_depth=3, random_state=0).fit(X, y)

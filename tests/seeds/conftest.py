@@ -1,5 +1,5 @@
 """The seed examples run against scikit-learn (the reference, always) and against
-sapwood's own learners once they exist (skipped until then)."""
+sapwood's own learners."""
 
 import importlib
 
@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from sklearn.base import is_classifier
 
+import sapwood
 from sapwood import TreeEnsemble
 from tests.reference.sklearn_trees import tree_arrays_from_sklearn
 
@@ -22,16 +23,12 @@ _SKLEARN_HOME = {
 @pytest.fixture(params=["sklearn", "sapwood"])
 def learner(request):
     """``learner(name)`` is the estimator class ``name`` of the implementation under
-    test; the sapwood variant skips while sapwood has no class of that name."""
+    test."""
 
     def get(name):
         if request.param == "sklearn":
             return getattr(importlib.import_module(_SKLEARN_HOME[name]), name)
-        sapwood = pytest.importorskip("sapwood")
-        cls = getattr(sapwood, name, None)
-        if cls is None:
-            pytest.skip(f"sapwood.{name} has not landed yet")
-        return cls
+        return getattr(sapwood, name)
 
     return get
 
