@@ -4,8 +4,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
-# shap joins when TreeSHAP lands (its reference tests are the only use).
-EXTRAS := test,xgboost,lightgbm,dask,parquet
+# shap is the reference of the TreeSHAP tests (their only use of it).
+EXTRAS := test,xgboost,lightgbm,shap,dask,parquet
 PYTEST_WORKERS ?= 2
 
 .PHONY: install demo test lint test-fast test-boundscheck bench clean

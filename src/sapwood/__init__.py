@@ -3,7 +3,7 @@
 Layout (each a package of small private modules; public names are re-exported here):
 
 - ``sapwood._format``    the one tree format (:class:`TreeArrays`, :class:`TreeEnsemble`)
-- ``sapwood._kernels``   all Numba code: split search, growth, traversal, permutation
+- ``sapwood._kernels``   all Numba code: split search, growth, traversal, permutation, TreeSHAP
 - ``sapwood.learners``   DecisionTree*, RandomForest*, ExtraTrees*, GradientBoosting*
 - ``sapwood.adapters``   scikit-learn, XGBoost and LightGBM models into the tree format
 - ``sapwood.importance`` the measures, all returning :class:`ImportanceResult`

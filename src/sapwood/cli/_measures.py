@@ -219,6 +219,22 @@ _register(Measure(
     _ufi, rows="oob", optional=True, label="UFI"))
 
 
+def _shap(model, inputs):
+    from sapwood.importance import tree_shap
+
+    return tree_shap(model, inputs.X_test)
+
+
+_register(Measure(
+    "shap", "tree_shap",
+    "mean |SHAP value| on the held-out rows: the feature's average share of each "
+    "prediction (path-dependent TreeSHAP, as the shap package computes it)",
+    _shap, rows="held-out", label="mean |SHAP|",
+    # |SHAP| is never negative, so Janitza's mirrored null does not apply; Altmann's
+    # refits on permuted labels would work but cost S forests: not offered.
+    altmann=False))
+
+
 def is_available(name: str) -> bool:
     from sapwood import importance
 

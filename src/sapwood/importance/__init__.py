@@ -16,6 +16,7 @@ from ._oob import oob_permutation_importance
 from ._permutation import permutation_importance
 from ._pvalues import altmann_pvalues, janitza_pvalues
 from ._result import ImportanceResult, side_by_side
+from ._shap import tree_shap
 from ._ufi import unbiased_mdi
 
 __all__ = [
@@ -33,5 +34,6 @@ __all__ = [
     "permutation_importance",
     "plot_compare",
     "side_by_side",
+    "tree_shap",
     "unbiased_mdi",
 ]
