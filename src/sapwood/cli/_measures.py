@@ -19,7 +19,7 @@ __all__ = ["DEFAULT_METHODS", "DEMO_METHODS", "MEASURES", "Inputs", "Measure",
 N_REPEATS = 5
 DEFAULT_METHODS = ("mdi", "permutation")
 # The demo shows every measure that applies to the forest it fits, side by side.
-DEMO_METHODS = ("mdi", "permutation", "oob", "ufi", "conditional", "air", "drop")
+DEMO_METHODS = ("mdi", "permutation", "oob", "ufi", "conditional", "air", "drop", "shap")
 PVALUE_METHODS = ("janitza", "altmann")
 DEFAULT_N_PERMUTATIONS = 99
 # Condition on a feature only when associated at the 5% level (1 - p > 0.95), as
