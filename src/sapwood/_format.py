@@ -295,6 +295,27 @@ class TreeEnsemble:
         return (shifted("children_left"), shifted("children_right"), cat("feature"),
                 cat("threshold"), cat("missing_go_to_left"), cat("operator"), roots)
 
+    def node_outputs(self):
+        """What each node adds to the raw output, as ``raw_predict`` adds it: per node
+        (all trees, packed in tree order) the tree's weight times its value, shape
+        (n_nodes, width); the output column each tree's values start at; and the initial
+        raw value. A forest's raw output is ``initial + sum / n_trees + base_score[0]``
+        (``combine="mean"``, width = n_outputs x max_n_classes, initial zeros), boosting's
+        ``initial + sum`` (``combine="sum"``: one value per tree, initial =
+        ``base_score``)."""
+        if self.combine == "mean":
+            values = [w * tree.value.reshape(tree.node_count, -1)
+                      for tree, w in zip(self.trees, self.tree_weights, strict=True)]
+            tree_column = np.zeros(self.n_trees, dtype=np.intp)
+            initial = np.zeros(values[0].shape[1])
+        else:
+            values = [w * tree.value[:, 0, :1]
+                      for tree, w in zip(self.trees, self.tree_weights, strict=True)]
+            tree_column = self.tree_output.astype(np.intp)
+            n_columns = max(int(tree_column.max()) + 1, self.base_score.shape[0])
+            initial = np.zeros(n_columns) + self.base_score
+        return np.ascontiguousarray(np.concatenate(values)), tree_column, initial
+
     def apply(self, X) -> np.ndarray:
         """Per-tree leaf ids (local to each tree), shape (n_samples, n_trees)."""
         X = _as_kernel_input(np.asarray(X, dtype=self.input_dtype), self.n_features)

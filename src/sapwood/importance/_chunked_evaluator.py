@@ -26,7 +26,7 @@ from .._kernels._permutation import (
 )
 from .._kernels._traverse import apply_packed
 from ..adapters import as_ensemble
-from ._tree_evaluator import _NO_DELTA, TreeEvaluator, _node_values
+from ._tree_evaluator import _NO_DELTA, TreeEvaluator
 
 __all__ = ["ChunkedTreeEvaluator", "forest_part", "large_forest"]
 
@@ -71,7 +71,7 @@ class _Piece:
         (children_left, children_right, feature, self.threshold, missing_go_to_left,
          self.operator, self.roots) = ensemble.packed()
         self.max_tree_nodes = max(tree.node_count for tree in ensemble.trees)
-        self.node_values, self.tree_column, _ = _node_values(ensemble)
+        self.node_values, self.tree_column, _ = ensemble.node_outputs()
         del ensemble
         self.nodes = pack_nodes(children_left, children_right, feature, missing_go_to_left,
                                 self.operator)
@@ -111,7 +111,7 @@ class ChunkedTreeEvaluator(TreeEvaluator):
         self.is_classifier = ensemble.task == "classification"
         self.n_classes = len(model.classes_) if self.is_classifier else 0
         self.n_trees = len(self.estimators)
-        _, _, self.init = _node_values(ensemble)
+        _, _, self.init = ensemble.node_outputs()
         self.exact = False
         self.fast = bool(np.isfinite(X).all()) if fast is None else bool(fast)
         self.piece_trees = piece_trees

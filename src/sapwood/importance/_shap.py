@@ -30,7 +30,6 @@ from .._kernels._shap import shap_interactions, shap_values
 from ..adapters import as_ensemble
 from ._oob import _feature_names
 from ._result import ImportanceResult
-from ._tree_evaluator import _node_values
 
 __all__ = ["tree_shap"]
 
@@ -128,7 +127,7 @@ def _tree_arrays(ensemble):
      roots) = ensemble.packed()
     cover = np.concatenate([tree.weighted_n_node_samples if tree.cover is None
                             else tree.cover for tree in ensemble.trees])
-    values, tree_column, _ = _node_values(ensemble)
+    values, tree_column, _ = ensemble.node_outputs()
     if ensemble.combine == "mean":
         values = values / ensemble.n_trees
     max_depth = max(tree.max_depth for tree in ensemble.trees)

@@ -69,7 +69,7 @@ class TreeEvaluator:
         self.n_trees = ensemble.n_trees
         sizes = np.array([tree.node_count for tree in ensemble.trees], dtype=np.intp)
         self.max_tree_nodes = int(sizes.max())
-        self.node_values, self.tree_column, self.init = _node_values(ensemble)
+        self.node_values, self.tree_column, self.init = ensemble.node_outputs()
         self.exact_node = _exact_nodes(self.node_values, self.init, self.n_trees)
         # Every leaf exact: sums are order-free and a changed leaf is a difference.
         self.exact = bool(self.exact_node[children_left == LEAF].all())
@@ -364,24 +364,6 @@ def _own_sklearn_trees(model):
     if type(model) in _FORESTS:
         return [e.tree_ for e in model.estimators_]
     return [model.tree_]
-
-
-def _node_values(ensemble):
-    """Per node the numbers its tree adds to the raw output, the output column each tree
-    starts at, and the initial raw value (``TreeEnsemble.raw_predict``'s arithmetic)."""
-    if ensemble.combine == "mean":
-        values = [w * tree.value.reshape(tree.node_count, -1)
-                  for tree, w in zip(ensemble.trees, ensemble.tree_weights, strict=True)]
-        width = values[0].shape[1]
-        tree_column = np.zeros(ensemble.n_trees, dtype=np.intp)
-        init = np.zeros(width)
-    else:
-        values = [w * tree.value[:, 0, :1]
-                  for tree, w in zip(ensemble.trees, ensemble.tree_weights, strict=True)]
-        tree_column = ensemble.tree_output.astype(np.intp)
-        n_columns = max(int(tree_column.max()) + 1, ensemble.base_score.shape[0])
-        init = np.zeros(n_columns) + ensemble.base_score
-    return np.ascontiguousarray(np.concatenate(values)), tree_column, init
 
 
 # Exact sums: node values that are whole multiples of 2**-_EXACT_BITS.
