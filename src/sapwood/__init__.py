@@ -7,6 +7,7 @@ Layout (each a package of small private modules; public names are re-exported he
 - ``sapwood.learners``   DecisionTree*, RandomForest*, ExtraTrees*, GradientBoosting*
 - ``sapwood.adapters``   scikit-learn, XGBoost and LightGBM models into the tree format
 - ``sapwood.importance`` the measures, all returning :class:`ImportanceResult`
+- ``sapwood.selection``  Boruta feature selection with any importance measure
 - ``sapwood.export``     text, Graphviz and matplotlib views of a tree
 - ``sapwood.plotting``   importance charts
 - ``sapwood.datasets``   bundled and generated data (nothing is downloaded)
@@ -40,6 +41,7 @@ _LAZY = {
     "export": (".export", None),
     "importance": (".importance", None),
     "plotting": (".plotting", None),
+    "selection": (".selection", None),
     "from_model": (".adapters", "from_model"),
     "load": ("._persist", "load"),
     "save": ("._persist", "save"),
@@ -77,4 +79,5 @@ __all__ = [
     "importance",
     "load",
     "save",
+    "selection",
 ]

@@ -2,8 +2,8 @@
 
 Given which features beat the largest shadow in each round, replay the rounds:
 after round n, every feature still undecided with h hits is tested against
-Binomial(n, 1/2) with exact fractions (math.comb), Bonferroni over the m features
-undecided at that round; rejection wins if both tails pass.
+Binomial(n, 1/2) with exact fractions (math.comb), Bonferroni over all m features
+(as R's Boruta adjusts, decided ones included); rejection wins if both tails pass.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def naive_boruta_decisions(hit_rounds, alpha):
         for j in range(n_features):
             if decisions[j] != "rejected" and row[j]:
                 hits[j] += 1
-        m = len(undecided)
+        m = n_features
         for j in undecided:
             upper = min(Fraction(1), m * _tail(n, hits[j], n))
             lower = min(Fraction(1), m * _tail(n, 0, hits[j]))

@@ -58,7 +58,7 @@ def test_hand_made_rounds_decide_at_the_earliest_significant_round():
     importance = ScriptedImportance(X.columns, script)
     result = boruta(X, y, estimator=DummyRegressor(), importance=importance, max_rounds=14,
                     random_state=0)
-    # Eight undecided throughout: Bonferroni factor 8 until the first decisions.
+    # Eight features: Bonferroni factor 8 (every feature counts, as in R).
     confirm_at = _first_round_below(lambda n: binom.sf(n - 1, n, 0.5), 8, 0.01)
     reject_at = _first_round_below(lambda n: binom.cdf(0, n, 0.5), 8, 0.01)
     assert confirm_at == reject_at == 10  # 8 / 2**10 < 0.01 <= 8 / 2**9
@@ -95,7 +95,7 @@ def test_decisions_match_naive_replay(seed):
     rng = np.random.default_rng(seed)
     n_features, max_rounds = 7, 40
     # Per-feature hit rates from never to always, so features settle at different
-    # rounds and the Bonferroni factor shrinks as they do.
+    # rounds (the Bonferroni factor stays the number of features, as in R).
     rates = rng.choice([0.0, 0.05, 0.3, 0.5, 0.7, 0.95, 1.0], size=n_features)
     hit_rounds = rng.uniform(size=(max_rounds, n_features)) < rates
     X, y = _data(n_features, seed=seed)
@@ -132,7 +132,10 @@ def test_ground_truth_classification_default_forest_type(seed):
                     random_state=seed)
     informative = [name for name, role in truth.items() if role == "informative"]
     noise = [name for name, role in truth.items() if role == "noise"]
-    assert set(informative) <= set(result.confirmed)
+    # In 20 rounds, with R's Bonferroni over all nine features, the weakest informative
+    # column (inf_3's U-shaped effect) may still be tentative; none is ever rejected.
+    assert len(set(informative) & set(result.confirmed)) >= 4
+    assert not set(informative) & set(result.rejected)
     assert not set(noise) & set(result.confirmed)
 
 

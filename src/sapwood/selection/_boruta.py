@@ -2,8 +2,8 @@
 
 Each round, every feature still in the model competes with shuffled copies of the
 undecided ones (shadows, which carry no information about y by construction). With
-h_j hits (rounds where imp_j > max shadow importance) in n rounds and m features
-undecided at round n::
+h_j hits (rounds where imp_j > max shadow importance) in n rounds and m features in
+all (R's Boruta adjusts over every attribute, decided ones included)::
 
     confirm j  when  min(1, m * P(X >= h_j)) < alpha
     reject  j  when  min(1, m * P(X <= h_j)) < alpha,      X ~ Binomial(n, 1/2)
@@ -150,15 +150,15 @@ class BorutaResult:
                 f"{self.to_frame().to_string(index=False)}")
 
 
-def decide(hits, n_rounds, alpha):
-    """Confirm / reject masks for the undecided features after ``n_rounds`` rounds.
+def decide(hits, n_rounds, alpha, m):
+    """Confirm / reject masks for the features whose ``hits`` are given, after
+    ``n_rounds`` rounds, Bonferroni-adjusted over ``m`` tests: ``min(1, m p) < alpha``.
 
-    ``hits`` holds the hits of the m features undecided before this round's test.
-    Bonferroni over those m: ``min(1, m p) < alpha``; where both tails pass (only
-    possible for alpha > 1/2) rejection wins, as in R's ``doTests``.
+    ``m`` is the number of features, decided ones included: R's ``doTests`` adjusts
+    the p-values of every attribute with ``p.adjust``. Where both tails pass (only
+    possible for alpha > 1/2) rejection wins, as there.
     """
     hits = np.asarray(hits)
-    m = hits.shape[0]
     upper = np.minimum(1.0, m * binom.sf(hits - 1, n_rounds, 0.5))  # P(X >= h)
     lower = np.minimum(1.0, m * binom.cdf(hits, n_rounds, 0.5))     # P(X <= h)
     reject = lower < alpha
@@ -254,9 +254,8 @@ def boruta(X, y, *, estimator=None, importance="oob_permutation", max_rounds=100
        and compute one importance per column;
     3. a feature scores a hit when its importance exceeds the largest shadow
        importance of the round;
-    4. with h_j hits in n rounds and m features undecided at this round, test
-       every undecided feature with the Bonferroni-adjusted binomial tails,
-       X ~ Binomial(n, 1/2)::
+    4. with h_j hits in n rounds and m features in all, test every undecided
+       feature with the Bonferroni-adjusted binomial tails, X ~ Binomial(n, 1/2)::
 
            confirm j  when  min(1, m * P(X >= h_j)) < alpha
            reject  j  when  min(1, m * P(X <= h_j)) < alpha
@@ -270,11 +269,10 @@ def boruta(X, y, *, estimator=None, importance="oob_permutation", max_rounds=100
     (``Boruta.default``): shadows are renamed and shuffled column by column, the
     hit is a strict ``>``, rejected features are dropped from the model and
     confirmed ones kept, NaN importances count as 0 (with a warning), and rejection
-    wins when both tails pass (only possible for alpha > 1/2). Where the spec is
-    explicit it differs from R in three ways: shadows are made of the *undecided*
-    features only (R shadows every non-rejected feature, confirmed ones too); the
-    Bonferroni factor m counts the features undecided at the round (R's ``p.adjust``
-    runs over all features, decided or not, so it is more conservative); and
+    wins when both tails pass (only possible for alpha > 1/2); the Bonferroni factor
+    m counts every feature, decided or not (R's ``p.adjust`` over all attributes).
+    Where the spec is explicit it differs from R: shadows are made of the *undecided*
+    features only (R shadows every non-rejected feature, confirmed ones too); and
     ``max_rounds`` rounds are run (R's ``maxRuns`` runs ``maxRuns - 1`` and must be
     at least 11).
 
@@ -389,7 +387,7 @@ default="oob_permutation"
             "round": n_rounds, "feature": [names[j] for j in in_model], "importance": real,
             "shadow_max": shadow_max, "n_shadows": sources.shape[0], "hit": hit}))
 
-        confirm, reject = decide(hits[undecided], n_rounds, alpha)
+        confirm, reject = decide(hits[undecided], n_rounds, alpha, len(names))
         decision[undecided[confirm]] = CONFIRMED
         decision[undecided[reject]] = REJECTED
         decided_round[undecided[confirm | reject]] = n_rounds
