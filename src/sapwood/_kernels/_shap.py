@@ -250,3 +250,225 @@ def shap_interactions(X, children_left, children_right, feature, threshold, oper
             for c in range(n_columns):
                 out[r, i, i, c] = diagonal[i, c]
     return out
+
+
+# -- many rows: per-leaf tables ---------------------------------------------------------
+# For a leaf whose path meets d distinct features F (each with zero fraction z_j, the
+# product of its splits' cover fractions on the path) and a row that satisfies the
+# splits of the features in m ⊆ F (o_j = 1 for j in m, 0 otherwise), Algorithm 2 adds
+#
+#     phi_i += v (o_i - z_i) T_i(m \ {i}),
+#     T_i(s) = prod_{j in F \ {i} \ s} z_j  *  sum_k w(k) [t^k] prod_{j in s} (z_j + t),
+#
+# with w(k) = k! (d - 1 - k)! / d! (the Shapley weight of a coalition of k of the
+# other d - 1 features; a feature outside m cannot be in a contributing coalition).
+# T depends on the row only through the bit mask of s, so it is tabulated once per leaf
+# (d 2^(d-1) numbers); a row then costs one pass over the tree, computing each leaf's
+# mask, and d table reads per leaf instead of Algorithm 2's d^2 unwinding per leaf.
+
+
+@kernel
+def leaf_paths(root, end, children_left, children_right, feature, cover, max_depth):
+    """Per node of one tree (ids ``root .. end``, local index ``node - root``): the bit
+    its split feature has in the path's list of distinct features (first met first),
+    and whether the split is that feature's first on the path. Per leaf (in the order
+    a depth-first walk meets them): its node, and its d distinct path features and
+    their zero fractions in bit order (CSR over ``leaf_start``)."""
+    n = end - root
+    node_bit = np.zeros(n, dtype=np.intp)
+    node_first = np.zeros(n, dtype=np.uint8)
+    # The path's lists at each depth; a node's are made from its parent's when it is
+    # taken from the stack (the parent's depth is not written meanwhile: only deeper
+    # ones are, by the sibling's subtree).
+    level_features = np.empty((max_depth + 1, max_depth + 1), dtype=np.intp)
+    level_zero = np.empty((max_depth + 1, max_depth + 1))
+    level_count = np.zeros(max_depth + 1, dtype=np.intp)
+    stack_node = np.empty(max_depth + 2, dtype=np.intp)
+    stack_level = np.empty(max_depth + 2, dtype=np.intp)
+    n_leaves = 0
+    for node in range(root, end):
+        if children_left[node] == LEAF:
+            n_leaves += 1
+    leaf_node = np.empty(n_leaves, dtype=np.intp)
+    leaf_start = np.zeros(n_leaves + 1, dtype=np.intp)
+    leaf_features = np.empty(n_leaves * (max_depth + 1), dtype=np.intp)
+    leaf_zero = np.empty(n_leaves * (max_depth + 1))
+    parent_of = np.full(n, -1, dtype=np.intp)
+    stack_node[0] = root
+    stack_level[0] = 0
+    top = 1
+    leaf = 0
+    while top > 0:
+        top -= 1
+        node = stack_node[top]
+        level = stack_level[top]
+        parent = parent_of[node - root]
+        count = 0
+        if parent >= 0:
+            count = level_count[level - 1]
+            for b in range(count):
+                level_features[level, b] = level_features[level - 1, b]
+                level_zero[level, b] = level_zero[level - 1, b]
+            bit = node_bit[parent - root]
+            fraction = cover[node] / cover[parent]
+            if node_first[parent - root]:
+                level_features[level, count] = feature[parent]
+                level_zero[level, count] = fraction
+                count += 1
+            else:
+                level_zero[level, bit] *= fraction
+        level_count[level] = count
+        if children_left[node] == LEAF:
+            leaf_node[leaf] = node
+            start = leaf_start[leaf]
+            for b in range(count):
+                leaf_features[start + b] = level_features[level, b]
+                leaf_zero[start + b] = level_zero[level, b]
+            leaf_start[leaf + 1] = start + count
+            leaf += 1
+            continue
+        f = feature[node]
+        bit = count
+        for b in range(count):
+            if level_features[level, b] == f:
+                bit = b
+        node_bit[node - root] = bit
+        node_first[node - root] = bit == count
+        for child in (children_right[node], children_left[node]):
+            parent_of[child - root] = node
+            stack_node[top] = child
+            stack_level[top] = level + 1
+            top += 1
+    return (node_bit, node_first, leaf_node, leaf_start, leaf_features[:leaf_start[-1]],
+            leaf_zero[:leaf_start[-1]])
+
+
+@kernel
+def leaf_tables(leaf_start, leaf_zero):
+    """Every leaf's table T_i(s) (see above), leaf after leaf: for feature bit i, the
+    2^(d-1) masks s over the other d - 1 bits (bit i removed, higher bits shifted
+    down). CSR over the returned starts.
+
+    T_i(s) = [prod of z_j over the bits outside s but i] x W(s), where
+    W(s) = sum_k w(k) [t^k] prod_{j in s} (z_j + t) does not depend on i: one pass
+    over the 2^d masks builds each mask's polynomial from the mask without its lowest
+    bit, and fills T_i(s) for every bit i outside s with prefix and suffix products.
+    """
+    n_leaves = leaf_start.shape[0] - 1
+    table_start = np.zeros(n_leaves + 1, dtype=np.intp)
+    largest = 0
+    for leaf in range(n_leaves):
+        d = leaf_start[leaf + 1] - leaf_start[leaf]
+        table_start[leaf + 1] = table_start[leaf] + (d << (d - 1) if d > 0 else 0)
+        largest = max(largest, d)
+    table = np.empty(table_start[-1])
+    poly = np.empty((1 << largest, largest + 1))
+    weights = np.empty(largest + 1)
+    before = np.empty(largest + 1)
+    for leaf in range(n_leaves):
+        start = leaf_start[leaf]
+        d = leaf_start[leaf + 1] - start
+        if d == 0:
+            continue
+        half = 1 << (d - 1)
+        base = table_start[leaf]
+        # w(k) = k! (d - 1 - k)! / d!: w(0) = 1 / d, w(k + 1) = w(k) (k + 1) / (d - 1 - k).
+        weights[0] = 1.0 / d
+        for k in range(d - 1):
+            weights[k + 1] = weights[k] * (k + 1) / (d - 1 - k)
+        for s in range(1 << d):
+            if s == 0:
+                poly[0, 0] = 1.0
+                for k in range(1, d + 1):
+                    poly[0, k] = 0.0
+            else:
+                low = 0
+                while not (s >> low) & 1:
+                    low += 1
+                previous = s & (s - 1)
+                z = leaf_zero[start + low]
+                poly[s, 0] = z * poly[previous, 0]
+                for k in range(1, d + 1):
+                    poly[s, k] = z * poly[previous, k] + poly[previous, k - 1]
+            if s == (1 << d) - 1:
+                continue  # no bit outside s
+            total = 0.0
+            for k in range(d):
+                total += weights[k] * poly[s, k]
+            running = 1.0
+            for i in range(d):
+                if not (s >> i) & 1:
+                    before[i] = running
+                    running *= leaf_zero[start + i]
+            running = 1.0
+            for i in range(d - 1, -1, -1):
+                if not (s >> i) & 1:
+                    compressed = (s & ((1 << i) - 1)) | ((s >> (i + 1)) << i)
+                    table[base + i * half + compressed] = total * before[i] * running
+                    running *= leaf_zero[start + i]
+    return table_start, table
+
+
+@kernel
+def shap_values_tables(X, children_left, children_right, feature, threshold, operator,
+                       missing_go_to_left, values, root, column, node_bit, node_first,
+                       leaf_of_node, leaf_start, leaf_features, leaf_zero, table_start,
+                       table, max_depth, phi):
+    """Adds one tree's SHAP values of every row of ``X`` to ``phi`` (n_rows, n_features,
+    n_columns) from its leaf tables.
+
+    One walk down every branch of the tree, carrying for every row at once the mask of
+    path features whose splits the row satisfies (a node's masks are made from its
+    parent's when it is taken from the stack: the parent's level is not written while
+    the sibling's subtree is done); at a leaf, d table reads per row.
+    ``leaf_of_node[node - root]`` is the leaf's index in ``leaf_paths``' order.
+    """
+    n_rows = X.shape[0]
+    width = values.shape[1]
+    masks = np.empty((max_depth + 1, n_rows), dtype=np.int64)
+    stack_node = np.empty(max_depth + 2, dtype=np.intp)
+    stack_level = np.empty(max_depth + 2, dtype=np.intp)
+    stack_parent = np.empty(max_depth + 2, dtype=np.intp)
+    stack_node[0], stack_level[0], stack_parent[0] = root, 0, -1
+    top = 1
+    while top > 0:
+        top -= 1
+        node, level, parent = stack_node[top], stack_level[top], stack_parent[top]
+        if parent < 0:
+            masks[0, :] = 0
+        else:
+            f = feature[parent]
+            bit = np.int64(1) << node_bit[parent - root]
+            first = node_first[parent - root] != 0
+            is_left = node == children_left[parent]
+            for r in range(n_rows):
+                follows = goes_left(X[r, f], threshold[parent], operator[parent],
+                                    missing_go_to_left[parent]) == is_left
+                m = masks[level - 1, r]
+                if follows:
+                    masks[level, r] = m | bit if first else m
+                else:
+                    masks[level, r] = m & ~bit
+        if children_left[node] != LEAF:
+            stack_node[top], stack_level[top], stack_parent[top] = (
+                children_right[node], level + 1, node)
+            stack_node[top + 1], stack_level[top + 1], stack_parent[top + 1] = (
+                children_left[node], level + 1, node)
+            top += 2
+            continue
+        leaf = leaf_of_node[node - root]
+        start = leaf_start[leaf]
+        d = leaf_start[leaf + 1] - start
+        half = 1 << (d - 1) if d > 0 else 0
+        for i in range(d):
+            zero_i = leaf_zero[start + i]
+            f = leaf_features[start + i]
+            base = table_start[leaf] + i * half
+            low_bits = (np.int64(1) << i) - 1
+            for w in range(width):
+                value = values[node, w]
+                for r in range(n_rows):
+                    m = masks[level, r]
+                    compressed = (m & low_bits) | ((m >> (i + 1)) << i)
+                    phi[r, f, column + w] += (((m >> i) & 1) - zero_i) * table[
+                        base + compressed] * value

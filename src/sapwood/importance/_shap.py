@@ -18,6 +18,14 @@ phi_ii + sum_{j != i} phi_ij with phi_ij = phi_ji (Lundberg et al. 2020).
 The global importance of feature i is mean_x |phi_i(x)| (averaged over the output
 columns when there are several), as the ``shap`` package's bar plot shows it. Values
 equal the ``shap`` package's ``TreeExplainer`` on the same model.
+
+How it is computed: a leaf's share of phi_i depends on the row only through which of
+the leaf's path features the row satisfies, so for many rows each leaf's shares are
+tabulated once per mask of its d path features (d 2^(d-1) numbers; the idea of Fast
+TreeSHAP v2, Yang 2021, arXiv:2109.09847) and a row costs one walk over the tree and d
+reads per leaf; trees whose leaves meet too many distinct features, and few rows, use
+Algorithm 2 itself (see :mod:`sapwood._kernels._shap`). Interaction values always use
+Algorithm 2, conditioned on each feature.
 """
 
 from __future__ import annotations
@@ -26,7 +34,13 @@ import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.utils import check_array
 
-from .._kernels._shap import shap_interactions, shap_values
+from .._kernels._shap import (
+    leaf_paths,
+    leaf_tables,
+    shap_interactions,
+    shap_values,
+    shap_values_tables,
+)
 from ..adapters import as_ensemble
 from ._oob import _feature_names
 from ._result import ImportanceResult
@@ -92,14 +106,17 @@ def tree_shap(model, X, *, interactions=False, n_jobs=None) -> ImportanceResult:
     tree_arrays = _tree_arrays(ensemble)
     n_columns = ensemble.base_score.shape[0] if ensemble.combine == "sum" else (
         tree_arrays[7].shape[1])
-    kernel = shap_interactions if interactions else shap_values
     n_threads = max(1, min(effective_n_jobs(n_jobs), rows.shape[0]))
-    bounds = np.linspace(0, rows.shape[0], 4 * n_threads + 1).astype(np.intp)
-    parts = Parallel(n_jobs=n_threads, prefer="threads")(
-        delayed(kernel)(rows[lo:hi], *tree_arrays, n_columns)
-        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True) if hi > lo)
-    values = np.concatenate(parts) if parts else np.zeros(
-        (0,) + (ensemble.n_features,) * (2 if interactions else 1) + (n_columns,))
+    if interactions:
+        # Rows split among the threads, each row's values summed by one thread.
+        bounds = np.linspace(0, rows.shape[0], 4 * n_threads + 1).astype(np.intp)
+        parts = Parallel(n_jobs=n_threads, prefer="threads")(
+            delayed(shap_interactions)(rows[lo:hi], *tree_arrays, n_columns)
+            for lo, hi in zip(bounds[:-1], bounds[1:], strict=True) if hi > lo)
+        values = np.concatenate(parts) if parts else np.zeros(
+            (0, ensemble.n_features, ensemble.n_features, n_columns))
+    else:
+        values = _shap_values(rows, tree_arrays, n_columns, n_threads)
     expected = _expected_value(ensemble, tree_arrays, n_columns)
     phi = values.sum(axis=2) if interactions else values
     magnitude = np.abs(phi).mean(axis=2).T  # (n_features, n_rows)
@@ -117,6 +134,68 @@ def tree_shap(model, X, *, interactions=False, n_jobs=None) -> ImportanceResult:
         params={"interactions": interactions, "n_rows": int(rows.shape[0]),
                 "feature_perturbation": "tree_path_dependent"},
         importances=magnitude, extra=extra)
+
+
+# Fixed pieces of trees (their sums added in piece order, so the values do not depend
+# on the number of threads), rows taken a block at a time so that the pieces' partial
+# sums stay within _PARTIALS_BUDGET bytes, and at most _TABLE_BUDGET table entries per
+# tree (8 bytes each) for the tabulated path (``leaf_tables``).
+_N_PIECES = 8
+_PARTIALS_BUDGET = 64 * 2**20
+_TABLE_BUDGET = 4 * 2**20
+# Leaves with more distinct path features than this are left to Algorithm 2 (a table
+# builds 2^d polynomials).
+_TABLE_DEPTH = 16
+
+
+def _shap_values(rows, tree_arrays, n_columns, n_threads):
+    """SHAP values (n_rows, n_features, n_columns): each piece of trees on one thread,
+    every tree tabulated (``leaf_tables``) when that is cheaper for these rows, else
+    Algorithm 2 (``shap_values``)."""
+    roots = tree_arrays[8]
+    n_trees = roots.shape[0]
+    n_rows, n_features = rows.shape
+    pieces = np.linspace(0, n_trees, min(_N_PIECES, n_trees) + 1).astype(np.intp)
+    block = max(1, _PARTIALS_BUDGET // (8 * (len(pieces) - 1) * n_features * n_columns))
+    out = np.empty((n_rows, n_features, n_columns))
+    with Parallel(n_jobs=n_threads, prefer="threads") as parallel:
+        for lo in range(0, n_rows, block):
+            block_rows = rows[lo:lo + block]
+            parts = parallel(delayed(_piece_values)(block_rows, tree_arrays, n_columns, a, b)
+                             for a, b in zip(pieces[:-1], pieces[1:], strict=True))
+            out[lo:lo + block] = np.sum(parts, axis=0) if parts else 0.0
+    return out
+
+
+def _piece_values(rows, tree_arrays, n_columns, tree_lo, tree_hi):
+    (children_left, children_right, feature, threshold, operator, missing_go_to_left,
+     cover, values, roots, tree_column, max_depth) = tree_arrays
+    ends = np.append(roots[1:], children_left.shape[0])
+    phi = np.zeros((rows.shape[0], rows.shape[1], n_columns))
+    for t in range(tree_lo, tree_hi):
+        paths = leaf_paths(roots[t], ends[t], children_left, children_right, feature, cover,
+                           max_depth)
+        node_bit, node_first, leaf_node, leaf_start, leaf_features, leaf_zero = paths
+        d = np.diff(leaf_start)
+        table_size = int(np.sum(d << np.maximum(d - 1, 0)))
+        # Algorithm 2 costs about d^2 per leaf and row, the tables d 2^d per leaf once
+        # and d per leaf and row.
+        tabulate = (table_size <= _TABLE_BUDGET and d.max(initial=0) <= _TABLE_DEPTH
+                    and rows.shape[0] * np.sum(d * d) > 2 * table_size + rows.shape[0] * d.sum())
+        if tabulate:
+            leaf_of_node = np.full(ends[t] - roots[t], -1, dtype=np.intp)
+            leaf_of_node[leaf_node - roots[t]] = np.arange(leaf_node.shape[0])
+            table_start, table = leaf_tables(leaf_start, leaf_zero)
+            shap_values_tables(rows, children_left, children_right, feature, threshold,
+                               operator, missing_go_to_left, values, roots[t],
+                               tree_column[t], node_bit, node_first, leaf_of_node,
+                               leaf_start, leaf_features, leaf_zero, table_start, table,
+                               max_depth, phi)
+        else:
+            phi += shap_values(rows, children_left, children_right, feature, threshold,
+                               operator, missing_go_to_left, cover, values, roots[t:t + 1],
+                               tree_column[t:t + 1], max_depth, n_columns)
+    return phi
 
 
 def _tree_arrays(ensemble):
