@@ -19,6 +19,7 @@ from sapwood.importance import (  # noqa: E402
     oob_permutation_importance,
     permutation_importance,
     plot_compare,
+    tree_shap,
     unbiased_mdi,
 )
 
@@ -34,11 +35,11 @@ def fitted():
 def test_table_equals_the_measures_one_by_one(fitted):
     model, X, y, X_test, y_test = fitted
     table = compare(model, X, y, methods=["mdi", "permutation", "oob_permutation",
-                                          "drop_column", "unbiased_mdi"],
+                                          "drop_column", "unbiased_mdi", "tree_shap"],
                     X_test=X_test, y_test=y_test, random_state=0)
     assert table.columns.tolist() == ["feature", "method", "importance", "std", "rank"]
     assert table["method"].unique().tolist() == ["mdi", "permutation", "oob_permutation",
-                                                 "drop_column", "unbiased_mdi"]
+                                                 "drop_column", "unbiased_mdi", "tree_shap"]
     expected = {
         "mdi": mdi(model),
         "permutation": permutation_importance(model, X_test, y_test, random_state=0),
@@ -46,6 +47,7 @@ def test_table_equals_the_measures_one_by_one(fitted):
         "drop_column": drop_column_importance(SkRandomForestClassifier(
             n_estimators=15, random_state=0), X, y, X_test, y_test),
         "unbiased_mdi": unbiased_mdi(model, X, y),
+        "tree_shap": tree_shap(model, X_test),
     }
     for method, result in expected.items():
         rows = table[table["method"] == method]

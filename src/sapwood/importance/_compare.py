@@ -13,6 +13,7 @@ from ._native import native_importance
 from ._oob import oob_permutation_importance
 from ._permutation import permutation_importance
 from ._result import ImportanceResult, side_by_side
+from ._shap import tree_shap
 from ._ufi import unbiased_mdi
 
 __all__ = ["compare", "plot_compare"]
@@ -63,6 +64,10 @@ def _impurity_corrected(model, X, y, X_test, y_test, random_state):
     return impurity_corrected(clone(model), X, y, random_state=random_state)
 
 
+def _tree_shap(model, X, y, X_test, y_test, random_state):
+    return tree_shap(model, X if X_test is None else X_test)
+
+
 #: Measures ``compare`` knows by name.
 METHODS = {
     "mdi": _mdi,
@@ -73,6 +78,7 @@ METHODS = {
     "unbiased_mdi": _unbiased_mdi,
     "conditional_permutation": _conditional_permutation,
     "impurity_corrected": _impurity_corrected,
+    "tree_shap": _tree_shap,
 }
 
 
@@ -113,7 +119,9 @@ def compare(model, X, y, methods=("mdi", "permutation"), *, X_test=None, y_test=
           bagged forest, else on ``X_test`` / ``y_test``;
         - ``"impurity_corrected"``: :func:`impurity_corrected` (AIR) of a forest grown
           afresh from ``clone(model)`` on (X, y) plus shadow columns; the fitted model
-          itself is not used.
+          itself is not used;
+        - ``"tree_shap"``: :func:`tree_shap`, the mean |SHAP value| on ``X_test`` when
+          given, else on X.
 
         or callables ``measure(model, X, y) -> ImportanceResult`` (named by the
         result's ``method``).
