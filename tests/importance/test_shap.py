@@ -151,3 +151,24 @@ def test_tabulated_leaves_equal_algorithm_2(monkeypatch):
     np.testing.assert_allclose(tables, recursion, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(tables, shap.TreeExplainer(model).shap_values(X[400:]),
                                rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("library", ["xgboost", "lightgbm"])
+@pytest.mark.parametrize("task", ["regression", "classification"])
+def test_xgboost_and_lightgbm_equal_shap(library, task):
+    # shap's covers: XGBoost's hessian sums, LightGBM's row counts (not its hessians).
+    import lightgbm
+    import xgboost
+
+    X, y = _regression() if task == "regression" else _classification(classes=2)
+    if library == "xgboost":
+        cls = xgboost.XGBRegressor if task == "regression" else xgboost.XGBClassifier
+        model = cls(n_estimators=15, max_depth=4, n_jobs=1).fit(X[:200], y[:200])
+    else:
+        cls = lightgbm.LGBMRegressor if task == "regression" else lightgbm.LGBMClassifier
+        model = cls(n_estimators=15, num_leaves=12, min_child_samples=5, n_jobs=1,
+                    verbose=-1).fit(X[:200], y[:200])
+    ours = tree_shap(model, X[200:]).extra["shap_values"]
+    theirs = shap.TreeExplainer(model).shap_values(X[200:])
+    # XGBoost keeps its model in float32: equal to 1e-6 of the values' scale.
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-6 * np.abs(theirs).max())

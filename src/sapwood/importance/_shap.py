@@ -8,9 +8,9 @@ Intelligence 2, 56-67, doi:10.1038/s42256-019-0138-9.
 Path-dependent TreeSHAP: for a row x the value of a feature set S is the tree's expected
 output when the features in S take x's values and the others follow the training data
 down the tree (each split sends them left and right in proportion to the children's
-cover: training rows for scikit-learn and sapwood trees, the hessian sum for XGBoost
-and LightGBM trees that carry ``cover``). phi_i is the Shapley value of feature i in
-that game; summed over the trees (averaged for a forest) the values add up to the
+cover: the weighted training rows of scikit-learn and sapwood trees, the hessian sums
+of XGBoost trees and the row counts of LightGBM trees, as the ``shap`` package reads
+them). phi_i is the Shapley value of feature i in that game; summed over the trees (averaged for a forest) the values add up to the
 model's raw output: ``expected_value + sum_i phi_i = raw(x)`` (probabilities for a
 forest classifier, the margin for boosting). Interaction values split each phi_i into
 phi_ii + sum_{j != i} phi_ij with phi_ij = phi_ji (Lundberg et al. 2020).
@@ -204,8 +204,9 @@ def _tree_arrays(ensemble):
     output columns and the depth of the deepest tree."""
     (children_left, children_right, feature, threshold, missing_go_to_left, operator,
      roots) = ensemble.packed()
-    cover = np.concatenate([tree.weighted_n_node_samples if tree.cover is None
-                            else tree.cover for tree in ensemble.trees])
+    # The shap package's covers: scikit-learn's weighted rows, XGBoost's hessian sums
+    # and LightGBM's row counts, which is what each adapter puts in this field.
+    cover = np.concatenate([tree.weighted_n_node_samples for tree in ensemble.trees])
     values, tree_column, _ = ensemble.node_outputs()
     if ensemble.combine == "mean":
         values = values / ensemble.n_trees
