@@ -138,18 +138,21 @@ def test_bad_input_is_refused_with_the_reason():
 
 def test_tabulated_leaves_equal_algorithm_2(monkeypatch):
     # Many rows take the per-leaf tables; a zero table budget forces Algorithm 2 on
-    # every tree. Deep and shallow trees, repeated features, ties and missing values.
+    # every tree. Deep and shallow trees, repeated features, ties and missing values;
+    # SHAP values and interaction values.
     import sapwood.importance._shap as shap_module
 
     X, y = _regression(n=600, p=6)
     X[np.random.RandomState(1).rand(*X.shape) < 0.05] = np.nan
     model = RandomForestRegressor(12, max_depth=9, max_features=2, random_state=0).fit(
         X[:400], y[:400])
-    tables = tree_shap(model, X[400:]).extra["shap_values"]
+    tables = tree_shap(model, X[400:], interactions=True).extra
     monkeypatch.setattr(shap_module, "_TABLE_BUDGET", 0)
-    recursion = tree_shap(model, X[400:]).extra["shap_values"]
-    np.testing.assert_allclose(tables, recursion, rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(tables, shap.TreeExplainer(model).shap_values(X[400:]),
+    recursion = tree_shap(model, X[400:], interactions=True).extra
+    for name in ("shap_values", "interaction_values"):
+        np.testing.assert_allclose(tables[name], recursion[name], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(tables["shap_values"],
+                               shap.TreeExplainer(model).shap_values(X[400:]),
                                rtol=1e-6, atol=1e-9)
 
 

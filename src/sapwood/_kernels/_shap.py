@@ -344,69 +344,117 @@ def leaf_paths(root, end, children_left, children_right, feature, cover, max_dep
 
 
 @kernel
-def leaf_tables(leaf_start, leaf_zero):
-    """Every leaf's table T_i(s) (see above), leaf after leaf: for feature bit i, the
-    2^(d-1) masks s over the other d - 1 bits (bit i removed, higher bits shifted
-    down). CSR over the returned starts.
+def _tabulate(zero, d, table, base, poly, weights, before):
+    """Fills ``table[base + i 2^(d-1) + s]`` with T_i(s) for the d zero fractions
+    ``zero[:d]`` (see above): one pass over the 2^d masks builds each mask's
+    polynomial prod_{j in s} (z_j + t) from the mask without its lowest bit; W(s) =
+    sum_k w(k) [t^k] of it does not depend on i, and T_i(s) = W(s) x the product of
+    the z outside s but i, for every bit i outside s (prefix and suffix products)."""
+    half = 1 << (d - 1)
+    # w(k) = k! (d - 1 - k)! / d!: w(0) = 1 / d, w(k + 1) = w(k) (k + 1) / (d - 1 - k).
+    weights[0] = 1.0 / d
+    for k in range(d - 1):
+        weights[k + 1] = weights[k] * (k + 1) / (d - 1 - k)
+    for s in range(1 << d):
+        if s == 0:
+            poly[0, 0] = 1.0
+            for k in range(1, d + 1):
+                poly[0, k] = 0.0
+        else:
+            low = 0
+            while not (s >> low) & 1:
+                low += 1
+            previous = s & (s - 1)
+            z = zero[low]
+            poly[s, 0] = z * poly[previous, 0]
+            for k in range(1, d + 1):
+                poly[s, k] = z * poly[previous, k] + poly[previous, k - 1]
+        if s == (1 << d) - 1:
+            continue  # no bit outside s
+        total = 0.0
+        for k in range(d):
+            total += weights[k] * poly[s, k]
+        running = 1.0
+        for i in range(d):
+            if not (s >> i) & 1:
+                before[i] = running
+                running *= zero[i]
+        running = 1.0
+        for i in range(d - 1, -1, -1):
+            if not (s >> i) & 1:
+                compressed = (s & ((1 << i) - 1)) | ((s >> (i + 1)) << i)
+                table[base + i * half + compressed] = total * before[i] * running
+                running *= zero[i]
 
-    T_i(s) = [prod of z_j over the bits outside s but i] x W(s), where
-    W(s) = sum_k w(k) [t^k] prod_{j in s} (z_j + t) does not depend on i: one pass
-    over the 2^d masks builds each mask's polynomial from the mask without its lowest
-    bit, and fills T_i(s) for every bit i outside s with prefix and suffix products.
+
+@kernel
+def leaf_tables(leaf_start, leaf_zero, pairs):
+    """Every leaf's tables, leaf after leaf (CSR over the returned starts).
+
+    ``pairs`` false: T_i(s) for the leaf's d features, i the feature's bit and s a mask
+    over the other d - 1 bits (bit i removed, higher bits shifted down): d 2^(d-1)
+    numbers. ``pairs`` true, for interaction values: for each feature j, the tables of
+    the game without j (its d - 1 other features), (d - 1) 2^(d-2) numbers each.
     """
     n_leaves = leaf_start.shape[0] - 1
     table_start = np.zeros(n_leaves + 1, dtype=np.intp)
     largest = 0
     for leaf in range(n_leaves):
         d = leaf_start[leaf + 1] - leaf_start[leaf]
-        table_start[leaf + 1] = table_start[leaf] + (d << (d - 1) if d > 0 else 0)
+        if pairs:
+            size = d * ((d - 1) << (d - 2)) if d > 1 else 0
+        else:
+            size = d << (d - 1) if d > 0 else 0
+        table_start[leaf + 1] = table_start[leaf] + size
         largest = max(largest, d)
     table = np.empty(table_start[-1])
     poly = np.empty((1 << largest, largest + 1))
     weights = np.empty(largest + 1)
     before = np.empty(largest + 1)
+    others = np.empty(largest + 1)
     for leaf in range(n_leaves):
         start = leaf_start[leaf]
         d = leaf_start[leaf + 1] - start
-        if d == 0:
+        if not pairs:
+            if d > 0:
+                _tabulate(leaf_zero[start:start + d], d, table, table_start[leaf], poly,
+                          weights, before)
             continue
-        half = 1 << (d - 1)
-        base = table_start[leaf]
-        # w(k) = k! (d - 1 - k)! / d!: w(0) = 1 / d, w(k + 1) = w(k) (k + 1) / (d - 1 - k).
-        weights[0] = 1.0 / d
-        for k in range(d - 1):
-            weights[k + 1] = weights[k] * (k + 1) / (d - 1 - k)
-        for s in range(1 << d):
-            if s == 0:
-                poly[0, 0] = 1.0
-                for k in range(1, d + 1):
-                    poly[0, k] = 0.0
-            else:
-                low = 0
-                while not (s >> low) & 1:
-                    low += 1
-                previous = s & (s - 1)
-                z = leaf_zero[start + low]
-                poly[s, 0] = z * poly[previous, 0]
-                for k in range(1, d + 1):
-                    poly[s, k] = z * poly[previous, k] + poly[previous, k - 1]
-            if s == (1 << d) - 1:
-                continue  # no bit outside s
-            total = 0.0
+        if d < 2:
+            continue
+        size = (d - 1) << (d - 2)
+        for j in range(d):
+            n = 0
             for k in range(d):
-                total += weights[k] * poly[s, k]
-            running = 1.0
-            for i in range(d):
-                if not (s >> i) & 1:
-                    before[i] = running
-                    running *= leaf_zero[start + i]
-            running = 1.0
-            for i in range(d - 1, -1, -1):
-                if not (s >> i) & 1:
-                    compressed = (s & ((1 << i) - 1)) | ((s >> (i + 1)) << i)
-                    table[base + i * half + compressed] = total * before[i] * running
-                    running *= leaf_zero[start + i]
+                if k != j:
+                    others[n] = leaf_zero[start + k]
+                    n += 1
+            _tabulate(others, d - 1, table, table_start[leaf] + j * size, poly, weights,
+                      before)
     return table_start, table
+
+
+@kernel
+def _node_masks(X, children_left, feature, threshold, operator, missing_go_to_left, root,
+                node_bit, node_first, masks, node, level, parent):
+    """``masks[level]``: for every row, the bits of the path features (``leaf_paths``'
+    order) whose splits down to ``node`` the row satisfies, made from the parent's
+    ``masks[level - 1]`` (the root: none)."""
+    if parent < 0:
+        masks[0, :] = 0
+        return
+    f = feature[parent]
+    bit = np.int64(1) << node_bit[parent - root]
+    first = node_first[parent - root] != 0
+    is_left = node == children_left[parent]
+    for r in range(X.shape[0]):
+        follows = goes_left(X[r, f], threshold[parent], operator[parent],
+                            missing_go_to_left[parent]) == is_left
+        m = masks[level - 1, r]
+        if follows:
+            masks[level, r] = m | bit if first else m
+        else:
+            masks[level, r] = m & ~bit
 
 
 @kernel
@@ -434,21 +482,8 @@ def shap_values_tables(X, children_left, children_right, feature, threshold, ope
     while top > 0:
         top -= 1
         node, level, parent = stack_node[top], stack_level[top], stack_parent[top]
-        if parent < 0:
-            masks[0, :] = 0
-        else:
-            f = feature[parent]
-            bit = np.int64(1) << node_bit[parent - root]
-            first = node_first[parent - root] != 0
-            is_left = node == children_left[parent]
-            for r in range(n_rows):
-                follows = goes_left(X[r, f], threshold[parent], operator[parent],
-                                    missing_go_to_left[parent]) == is_left
-                m = masks[level - 1, r]
-                if follows:
-                    masks[level, r] = m | bit if first else m
-                else:
-                    masks[level, r] = m & ~bit
+        _node_masks(X, children_left, feature, threshold, operator, missing_go_to_left,
+                    root, node_bit, node_first, masks, node, level, parent)
         if children_left[node] != LEAF:
             stack_node[top], stack_level[top], stack_parent[top] = (
                 children_right[node], level + 1, node)
@@ -472,3 +507,61 @@ def shap_values_tables(X, children_left, children_right, feature, threshold, ope
                     compressed = (m & low_bits) | ((m >> (i + 1)) << i)
                     phi[r, f, column + w] += (((m >> i) & 1) - zero_i) * table[
                         base + compressed] * value
+
+
+@kernel
+def shap_interactions_tables(X, children_left, children_right, feature, threshold,
+                             operator, missing_go_to_left, values, root, column, node_bit,
+                             node_first, leaf_of_node, leaf_start, leaf_features, leaf_zero,
+                             table_start, table, max_depth, out):
+    """Adds one tree's off-diagonal SHAP interaction values of every row of ``X`` to
+    ``out`` (n_rows, n_features, n_features, n_columns), from ``leaf_tables(...,
+    pairs=True)``: with feature j of a leaf known (o_j) or unknown (z_j), the game of
+    the other d - 1 features has the values (o_j or z_j) v (o_i - z_i) T'_i, so
+    phi_ji = (o_j - z_j) / 2 v (o_i - z_i) T'_i (the ``shap`` package's half
+    difference of the conditioned values). The diagonal is left to the caller."""
+    n_rows = X.shape[0]
+    width = values.shape[1]
+    masks = np.empty((max_depth + 1, n_rows), dtype=np.int64)
+    stack = np.empty((max_depth + 2, 3), dtype=np.intp)
+    stack[0, 0], stack[0, 1], stack[0, 2] = root, 0, -1
+    top = 1
+    while top > 0:
+        top -= 1
+        node, level, parent = stack[top, 0], stack[top, 1], stack[top, 2]
+        _node_masks(X, children_left, feature, threshold, operator, missing_go_to_left,
+                    root, node_bit, node_first, masks, node, level, parent)
+        if children_left[node] != LEAF:
+            stack[top, 0], stack[top, 1], stack[top, 2] = children_right[node], level + 1, node
+            stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2] = (
+                children_left[node], level + 1, node)
+            top += 2
+            continue
+        leaf = leaf_of_node[node - root]
+        start = leaf_start[leaf]
+        d = leaf_start[leaf + 1] - start
+        if d < 2:
+            continue
+        size = (d - 1) << (d - 2)
+        quarter = 1 << (d - 2)
+        for j in range(d):
+            zero_j = leaf_zero[start + j]
+            f_j = leaf_features[start + j]
+            low_j = (np.int64(1) << j) - 1
+            for i in range(d):
+                if i == j:
+                    continue
+                reduced = i if i < j else i - 1
+                zero_i = leaf_zero[start + i]
+                f_i = leaf_features[start + i]
+                low_i = (np.int64(1) << reduced) - 1
+                base = table_start[leaf] + j * size + reduced * quarter
+                for w in range(width):
+                    half_value = 0.5 * values[node, w]
+                    for r in range(n_rows):
+                        m = masks[level, r]
+                        without_j = (m & low_j) | ((m >> (j + 1)) << j)
+                        s = (without_j & low_i) | ((without_j >> (reduced + 1)) << reduced)
+                        out[r, f_j, f_i, column + w] += (
+                            (((m >> j) & 1) - zero_j) * (((m >> i) & 1) - zero_i)
+                            * table[base + s] * half_value)

@@ -10,10 +10,11 @@ output when the features in S take x's values and the others follow the training
 down the tree (each split sends them left and right in proportion to the children's
 cover: the weighted training rows of scikit-learn and sapwood trees, the hessian sums
 of XGBoost trees and the row counts of LightGBM trees, as the ``shap`` package reads
-them). phi_i is the Shapley value of feature i in that game; summed over the trees (averaged for a forest) the values add up to the
-model's raw output: ``expected_value + sum_i phi_i = raw(x)`` (probabilities for a
-forest classifier, the margin for boosting). Interaction values split each phi_i into
-phi_ii + sum_{j != i} phi_ij with phi_ij = phi_ji (Lundberg et al. 2020).
+them). phi_i is the Shapley value of feature i in that game; summed over the trees
+(averaged for a forest) the values add up to the model's raw output:
+``expected_value + sum_i phi_i = raw(x)`` (probabilities for a forest classifier, the
+margin for boosting). Interaction values split each phi_i into phi_ii + sum_{j != i}
+phi_ij with phi_ij = phi_ji (Lundberg et al. 2020).
 
 The global importance of feature i is mean_x |phi_i(x)| (averaged over the output
 columns when there are several), as the ``shap`` package's bar plot shows it. Values
@@ -24,8 +25,9 @@ the leaf's path features the row satisfies, so for many rows each leaf's shares 
 tabulated once per mask of its d path features (d 2^(d-1) numbers; the idea of Fast
 TreeSHAP v2, Yang 2021, arXiv:2109.09847) and a row costs one walk over the tree and d
 reads per leaf; trees whose leaves meet too many distinct features, and few rows, use
-Algorithm 2 itself (see :mod:`sapwood._kernels._shap`). Interaction values always use
-Algorithm 2, conditioned on each feature.
+Algorithm 2 itself (see :mod:`sapwood._kernels._shap`). Interaction values are
+tabulated the same way, per leaf and per feature j the tables of the game without j
+(the ``shap`` package conditions Algorithm 2 on each feature instead).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from .._kernels._shap import (
     leaf_paths,
     leaf_tables,
     shap_interactions,
+    shap_interactions_tables,
     shap_values,
     shap_values_tables,
 )
@@ -65,8 +68,8 @@ def tree_shap(model, X, *, interactions=False, n_jobs=None) -> ImportanceResult:
     X : array-like or DataFrame of shape (n_rows, n_features)
         The rows to explain.
     interactions : bool, default=False
-        Also compute SHAP interaction values (costs about 2 x the number of features
-        each tree splits on times the plain values).
+        Also compute SHAP interaction values (about d times the cost of the plain
+        values, d the number of distinct features on a leaf's path).
     n_jobs : int or None, default=None
         Threads (joblib; the rows are split among them). The values do not depend on it.
 
@@ -107,16 +110,7 @@ def tree_shap(model, X, *, interactions=False, n_jobs=None) -> ImportanceResult:
     n_columns = ensemble.base_score.shape[0] if ensemble.combine == "sum" else (
         tree_arrays[7].shape[1])
     n_threads = max(1, min(effective_n_jobs(n_jobs), rows.shape[0]))
-    if interactions:
-        # Rows split among the threads, each row's values summed by one thread.
-        bounds = np.linspace(0, rows.shape[0], 4 * n_threads + 1).astype(np.intp)
-        parts = Parallel(n_jobs=n_threads, prefer="threads")(
-            delayed(shap_interactions)(rows[lo:hi], *tree_arrays, n_columns)
-            for lo, hi in zip(bounds[:-1], bounds[1:], strict=True) if hi > lo)
-        values = np.concatenate(parts) if parts else np.zeros(
-            (0, ensemble.n_features, ensemble.n_features, n_columns))
-    else:
-        values = _shap_values(rows, tree_arrays, n_columns, n_threads)
+    values = _shap_values(rows, tree_arrays, n_columns, n_threads, interactions)
     expected = _expected_value(ensemble, tree_arrays, n_columns)
     phi = values.sum(axis=2) if interactions else values
     magnitude = np.abs(phi).mean(axis=2).T  # (n_features, n_rows)
@@ -148,30 +142,49 @@ _TABLE_BUDGET = 4 * 2**20
 _TABLE_DEPTH = 16
 
 
-def _shap_values(rows, tree_arrays, n_columns, n_threads):
-    """SHAP values (n_rows, n_features, n_columns): each piece of trees on one thread,
-    every tree tabulated (``leaf_tables``) when that is cheaper for these rows, else
-    Algorithm 2 (``shap_values``)."""
+def _shap_values(rows, tree_arrays, n_columns, n_threads, interactions):
+    """SHAP values (n_rows, n_features, n_columns), or with ``interactions`` the
+    interaction values (n_rows, n_features, n_features, n_columns): each piece of trees
+    on one thread, every tree tabulated (``leaf_tables``) when that is cheaper for these
+    rows, else Algorithm 2 (``shap_values`` / ``shap_interactions``)."""
     roots = tree_arrays[8]
     n_trees = roots.shape[0]
     n_rows, n_features = rows.shape
     pieces = np.linspace(0, n_trees, min(_N_PIECES, n_trees) + 1).astype(np.intp)
-    block = max(1, _PARTIALS_BUDGET // (8 * (len(pieces) - 1) * n_features * n_columns))
-    out = np.empty((n_rows, n_features, n_columns))
+    per_row = 8 * (len(pieces) - 1) * n_features * n_columns * (
+        n_features + 1 if interactions else 1)
+    block = max(1, _PARTIALS_BUDGET // per_row)
+    shape = (n_features,) * (2 if interactions else 1) + (n_columns,)
+    out = np.empty((n_rows, *shape))
     with Parallel(n_jobs=n_threads, prefer="threads") as parallel:
         for lo in range(0, n_rows, block):
             block_rows = rows[lo:lo + block]
-            parts = parallel(delayed(_piece_values)(block_rows, tree_arrays, n_columns, a, b)
+            parts = parallel(delayed(_piece_values)(block_rows, tree_arrays, n_columns, a, b,
+                                                    interactions)
                              for a, b in zip(pieces[:-1], pieces[1:], strict=True))
-            out[lo:lo + block] = np.sum(parts, axis=0) if parts else 0.0
+            phi = np.sum([part[0] for part in parts], axis=0)
+            if not interactions:
+                out[lo:lo + block] = phi
+                continue
+            # Off the diagonal the pieces' sums; on it what is left of each feature's
+            # SHAP value (each row of the matrix sums to the feature's value).
+            pairs = np.sum([part[1] for part in parts], axis=0)
+            diagonal = np.arange(n_features)
+            pairs[:, diagonal, diagonal] = 0.0
+            pairs[:, diagonal, diagonal] = phi - pairs.sum(axis=1)
+            out[lo:lo + block] = pairs
     return out
 
 
-def _piece_values(rows, tree_arrays, n_columns, tree_lo, tree_hi):
+def _piece_values(rows, tree_arrays, n_columns, tree_lo, tree_hi, interactions):
+    """The SHAP values of trees ``tree_lo .. tree_hi`` and, with ``interactions``, their
+    off-diagonal interaction values (the diagonal is left at zero)."""
     (children_left, children_right, feature, threshold, operator, missing_go_to_left,
      cover, values, roots, tree_column, max_depth) = tree_arrays
     ends = np.append(roots[1:], children_left.shape[0])
-    phi = np.zeros((rows.shape[0], rows.shape[1], n_columns))
+    n_rows, n_features = rows.shape
+    phi = np.zeros((n_rows, n_features, n_columns))
+    pairs = np.zeros((n_rows, n_features, n_features, n_columns)) if interactions else None
     for t in range(tree_lo, tree_hi):
         paths = leaf_paths(roots[t], ends[t], children_left, children_right, feature, cover,
                            max_depth)
@@ -179,23 +192,37 @@ def _piece_values(rows, tree_arrays, n_columns, tree_lo, tree_hi):
         d = np.diff(leaf_start)
         table_size = int(np.sum(d << np.maximum(d - 1, 0)))
         # Algorithm 2 costs about d^2 per leaf and row, the tables d 2^d per leaf once
-        # and d per leaf and row.
+        # and d per leaf and row (interaction values: d^2 per leaf and row; Algorithm 2
+        # runs again for every feature of the tree).
         tabulate = (table_size <= _TABLE_BUDGET and d.max(initial=0) <= _TABLE_DEPTH
-                    and rows.shape[0] * np.sum(d * d) > 2 * table_size + rows.shape[0] * d.sum())
-        if tabulate:
-            leaf_of_node = np.full(ends[t] - roots[t], -1, dtype=np.intp)
-            leaf_of_node[leaf_node - roots[t]] = np.arange(leaf_node.shape[0])
-            table_start, table = leaf_tables(leaf_start, leaf_zero)
-            shap_values_tables(rows, children_left, children_right, feature, threshold,
-                               operator, missing_go_to_left, values, roots[t],
-                               tree_column[t], node_bit, node_first, leaf_of_node,
-                               leaf_start, leaf_features, leaf_zero, table_start, table,
-                               max_depth, phi)
-        else:
-            phi += shap_values(rows, children_left, children_right, feature, threshold,
-                               operator, missing_go_to_left, cover, values, roots[t:t + 1],
-                               tree_column[t:t + 1], max_depth, n_columns)
-    return phi
+                    and n_rows * np.sum(d * d) > 2 * table_size + n_rows * d.sum())
+        if interactions and tabulate:
+            tabulate = int(np.sum(d * np.maximum(d - 1, 0) << np.maximum(d - 2, 0))) <= (
+                _TABLE_BUDGET)
+        if not tabulate:
+            arrays = (rows, children_left, children_right, feature, threshold, operator,
+                      missing_go_to_left, cover, values, roots[t:t + 1],
+                      tree_column[t:t + 1], max_depth, n_columns)
+            if interactions:
+                tree_pairs = shap_interactions(*arrays)
+                phi += tree_pairs.sum(axis=2)
+                diagonal = np.arange(n_features)
+                tree_pairs[:, diagonal, diagonal] = 0.0
+                pairs += tree_pairs
+            else:
+                phi += shap_values(*arrays)
+            continue
+        leaf_of_node = np.full(ends[t] - roots[t], -1, dtype=np.intp)
+        leaf_of_node[leaf_node - roots[t]] = np.arange(leaf_node.shape[0])
+        common = (rows, children_left, children_right, feature, threshold, operator,
+                  missing_go_to_left, values, roots[t], tree_column[t], node_bit, node_first,
+                  leaf_of_node, leaf_start, leaf_features, leaf_zero)
+        shap_values_tables(*common, *leaf_tables(leaf_start, leaf_zero, False), max_depth,
+                           phi)
+        if interactions:
+            shap_interactions_tables(*common, *leaf_tables(leaf_start, leaf_zero, True),
+                                     max_depth, pairs)
+    return phi, pairs
 
 
 def _tree_arrays(ensemble):
