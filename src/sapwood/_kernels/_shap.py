@@ -458,71 +458,73 @@ def _node_masks(X, children_left, feature, threshold, operator, missing_go_to_le
 
 
 @kernel
-def shap_values_tables(X, children_left, children_right, feature, threshold, operator,
-                       missing_go_to_left, values, root, column, node_bit, node_first,
-                       leaf_of_node, leaf_start, leaf_features, leaf_zero, table_start,
-                       table, max_depth, phi):
+def _leaf_values(masks_level, leaf_zero, leaf_features, start, d, table, base, values,
+                 node, column, phi):
+    """Adds a leaf's SHAP values for every row (``masks_level``: the rows' masks)."""
+    half = 1 << (d - 1)
+    for i in range(d):
+        zero_i = leaf_zero[start + i]
+        f = leaf_features[start + i]
+        low_bits = (np.int64(1) << i) - 1
+        for w in range(values.shape[1]):
+            value = values[node, w]
+            for r in range(masks_level.shape[0]):
+                m = masks_level[r]
+                compressed = (m & low_bits) | ((m >> (i + 1)) << i)
+                phi[r, f, column + w] += (((m >> i) & 1) - zero_i) * table[
+                    base + i * half + compressed] * value
+
+
+@kernel
+def _leaf_pairs(masks_level, leaf_zero, leaf_features, start, d, table, base, values,
+                node, column, pairs):
+    """Adds a leaf's off-diagonal interaction values for every row: with feature j of
+    the leaf known (o_j) or unknown (z_j), the game of the other d - 1 features has the
+    values (o_j or z_j) v (o_i - z_i) T'_i, so phi_ji = (o_j - z_j) / 2 v (o_i - z_i)
+    T'_i (the ``shap`` package's half difference of the conditioned values)."""
+    size = (d - 1) << (d - 2)
+    quarter = 1 << (d - 2)
+    for j in range(d):
+        zero_j = leaf_zero[start + j]
+        f_j = leaf_features[start + j]
+        low_j = (np.int64(1) << j) - 1
+        for i in range(d):
+            if i == j:
+                continue
+            reduced = i if i < j else i - 1
+            zero_i = leaf_zero[start + i]
+            f_i = leaf_features[start + i]
+            low_i = (np.int64(1) << reduced) - 1
+            offset = base + j * size + reduced * quarter
+            for w in range(values.shape[1]):
+                half_value = 0.5 * values[node, w]
+                for r in range(masks_level.shape[0]):
+                    m = masks_level[r]
+                    without_j = (m & low_j) | ((m >> (j + 1)) << j)
+                    s = (without_j & low_i) | ((without_j >> (reduced + 1)) << reduced)
+                    pairs[r, f_j, f_i, column + w] += (
+                        (((m >> j) & 1) - zero_j) * (((m >> i) & 1) - zero_i)
+                        * table[offset + s] * half_value)
+
+
+@kernel
+def shap_tables(X, children_left, children_right, feature, threshold, operator,
+                missing_go_to_left, values, root, column, node_bit, node_first, leaf_of_node,
+                leaf_start, leaf_features, leaf_zero, table_start, table, pair_start,
+                pair_table, max_depth, with_pairs, phi, pairs):
     """Adds one tree's SHAP values of every row of ``X`` to ``phi`` (n_rows, n_features,
-    n_columns) from its leaf tables.
+    n_columns) from its leaf tables (``leaf_tables(..., False)``) and, with
+    ``with_pairs``, its off-diagonal interaction values to ``pairs`` (n_rows,
+    n_features, n_features, n_columns) from ``leaf_tables(..., True)``; the diagonal is
+    left to the caller.
 
     One walk down every branch of the tree, carrying for every row at once the mask of
     path features whose splits the row satisfies (a node's masks are made from its
     parent's when it is taken from the stack: the parent's level is not written while
-    the sibling's subtree is done); at a leaf, d table reads per row.
+    the sibling's subtree is done); at a leaf, d (and d (d - 1)) table reads per row.
     ``leaf_of_node[node - root]`` is the leaf's index in ``leaf_paths``' order.
     """
-    n_rows = X.shape[0]
-    width = values.shape[1]
-    masks = np.empty((max_depth + 1, n_rows), dtype=np.int64)
-    stack_node = np.empty(max_depth + 2, dtype=np.intp)
-    stack_level = np.empty(max_depth + 2, dtype=np.intp)
-    stack_parent = np.empty(max_depth + 2, dtype=np.intp)
-    stack_node[0], stack_level[0], stack_parent[0] = root, 0, -1
-    top = 1
-    while top > 0:
-        top -= 1
-        node, level, parent = stack_node[top], stack_level[top], stack_parent[top]
-        _node_masks(X, children_left, feature, threshold, operator, missing_go_to_left,
-                    root, node_bit, node_first, masks, node, level, parent)
-        if children_left[node] != LEAF:
-            stack_node[top], stack_level[top], stack_parent[top] = (
-                children_right[node], level + 1, node)
-            stack_node[top + 1], stack_level[top + 1], stack_parent[top + 1] = (
-                children_left[node], level + 1, node)
-            top += 2
-            continue
-        leaf = leaf_of_node[node - root]
-        start = leaf_start[leaf]
-        d = leaf_start[leaf + 1] - start
-        half = 1 << (d - 1) if d > 0 else 0
-        for i in range(d):
-            zero_i = leaf_zero[start + i]
-            f = leaf_features[start + i]
-            base = table_start[leaf] + i * half
-            low_bits = (np.int64(1) << i) - 1
-            for w in range(width):
-                value = values[node, w]
-                for r in range(n_rows):
-                    m = masks[level, r]
-                    compressed = (m & low_bits) | ((m >> (i + 1)) << i)
-                    phi[r, f, column + w] += (((m >> i) & 1) - zero_i) * table[
-                        base + compressed] * value
-
-
-@kernel
-def shap_interactions_tables(X, children_left, children_right, feature, threshold,
-                             operator, missing_go_to_left, values, root, column, node_bit,
-                             node_first, leaf_of_node, leaf_start, leaf_features, leaf_zero,
-                             table_start, table, max_depth, out):
-    """Adds one tree's off-diagonal SHAP interaction values of every row of ``X`` to
-    ``out`` (n_rows, n_features, n_features, n_columns), from ``leaf_tables(...,
-    pairs=True)``: with feature j of a leaf known (o_j) or unknown (z_j), the game of
-    the other d - 1 features has the values (o_j or z_j) v (o_i - z_i) T'_i, so
-    phi_ji = (o_j - z_j) / 2 v (o_i - z_i) T'_i (the ``shap`` package's half
-    difference of the conditioned values). The diagonal is left to the caller."""
-    n_rows = X.shape[0]
-    width = values.shape[1]
-    masks = np.empty((max_depth + 1, n_rows), dtype=np.int64)
+    masks = np.empty((max_depth + 1, X.shape[0]), dtype=np.int64)
     stack = np.empty((max_depth + 2, 3), dtype=np.intp)
     stack[0, 0], stack[0, 1], stack[0, 2] = root, 0, -1
     top = 1
@@ -540,28 +542,9 @@ def shap_interactions_tables(X, children_left, children_right, feature, threshol
         leaf = leaf_of_node[node - root]
         start = leaf_start[leaf]
         d = leaf_start[leaf + 1] - start
-        if d < 2:
-            continue
-        size = (d - 1) << (d - 2)
-        quarter = 1 << (d - 2)
-        for j in range(d):
-            zero_j = leaf_zero[start + j]
-            f_j = leaf_features[start + j]
-            low_j = (np.int64(1) << j) - 1
-            for i in range(d):
-                if i == j:
-                    continue
-                reduced = i if i < j else i - 1
-                zero_i = leaf_zero[start + i]
-                f_i = leaf_features[start + i]
-                low_i = (np.int64(1) << reduced) - 1
-                base = table_start[leaf] + j * size + reduced * quarter
-                for w in range(width):
-                    half_value = 0.5 * values[node, w]
-                    for r in range(n_rows):
-                        m = masks[level, r]
-                        without_j = (m & low_j) | ((m >> (j + 1)) << j)
-                        s = (without_j & low_i) | ((without_j >> (reduced + 1)) << reduced)
-                        out[r, f_j, f_i, column + w] += (
-                            (((m >> j) & 1) - zero_j) * (((m >> i) & 1) - zero_i)
-                            * table[base + s] * half_value)
+        if d > 0:
+            _leaf_values(masks[level], leaf_zero, leaf_features, start, d, table,
+                         table_start[leaf], values, node, column, phi)
+        if with_pairs and d > 1:
+            _leaf_pairs(masks[level], leaf_zero, leaf_features, start, d, pair_table,
+                        pair_start[leaf], values, node, column, pairs)

@@ -40,9 +40,8 @@ from .._kernels._shap import (
     leaf_paths,
     leaf_tables,
     shap_interactions,
-    shap_interactions_tables,
+    shap_tables,
     shap_values,
-    shap_values_tables,
 )
 from ..adapters import as_ensemble
 from ._oob import _feature_names
@@ -140,6 +139,10 @@ _TABLE_BUDGET = 4 * 2**20
 # Leaves with more distinct path features than this are left to Algorithm 2 (a table
 # builds 2^d polynomials).
 _TABLE_DEPTH = 16
+# Placeholders for the interaction tables and output when only values are wanted.
+_NO_STARTS = np.zeros(1, dtype=np.intp)
+_NO_TABLE = np.zeros(1)
+_NO_PAIRS = np.zeros((1, 1, 1, 1))
 
 
 def _shap_values(rows, tree_arrays, n_columns, n_threads, interactions):
@@ -214,14 +217,13 @@ def _piece_values(rows, tree_arrays, n_columns, tree_lo, tree_hi, interactions):
             continue
         leaf_of_node = np.full(ends[t] - roots[t], -1, dtype=np.intp)
         leaf_of_node[leaf_node - roots[t]] = np.arange(leaf_node.shape[0])
-        common = (rows, children_left, children_right, feature, threshold, operator,
-                  missing_go_to_left, values, roots[t], tree_column[t], node_bit, node_first,
-                  leaf_of_node, leaf_start, leaf_features, leaf_zero)
-        shap_values_tables(*common, *leaf_tables(leaf_start, leaf_zero, False), max_depth,
-                           phi)
-        if interactions:
-            shap_interactions_tables(*common, *leaf_tables(leaf_start, leaf_zero, True),
-                                     max_depth, pairs)
+        pair_tables = (leaf_tables(leaf_start, leaf_zero, True) if interactions
+                       else (_NO_STARTS, _NO_TABLE))
+        shap_tables(rows, children_left, children_right, feature, threshold, operator,
+                    missing_go_to_left, values, roots[t], tree_column[t], node_bit,
+                    node_first, leaf_of_node, leaf_start, leaf_features, leaf_zero,
+                    *leaf_tables(leaf_start, leaf_zero, False), *pair_tables, max_depth,
+                    interactions, phi, _NO_PAIRS if pairs is None else pairs)
     return phi, pairs
 
 
