@@ -30,6 +30,23 @@ def _loss(classification, target, prediction):
 
 
 @kernel
+def _start(X, rows, target, n_classes, classification, children_left, children_right,
+           feature, threshold, missing_go_to_left, operator, node_prediction):
+    """What both OOB kernels start from: ``first_splits``' (used, first, leaf), the loss
+    of the tree's own prediction on every OOB row, and zeroed sums (increase, per class,
+    per row)."""
+    m = rows.shape[0]
+    n_features = X.shape[1]
+    used, first, leaf = first_splits(X, rows, children_left, children_right, feature,
+                                     threshold, missing_go_to_left, operator)
+    base_loss = np.empty(m)
+    for k in range(m):
+        base_loss[k] = _loss(classification, target[k], node_prediction[leaf[k]])
+    return (used, first, leaf, base_loss, np.zeros(n_features),
+            np.zeros((n_features, n_classes)), np.zeros((m, n_features)))
+
+
+@kernel
 def oob_tree_permutation(X, rows, target, target_class, n_classes, classification,
                          children_left, children_right, feature, threshold,
                          missing_go_to_left, operator, node_prediction, permutations):
@@ -65,14 +82,9 @@ def oob_tree_permutation(X, rows, target, target_class, n_classes, classificatio
     m = rows.shape[0]
     n_features = X.shape[1]
     n_repeats = permutations.shape[0]
-    used, first, leaf = first_splits(X, rows, children_left, children_right, feature,
-                                     threshold, missing_go_to_left, operator)
-    base_loss = np.empty(m)
-    for k in range(m):
-        base_loss[k] = _loss(classification, target[k], node_prediction[leaf[k]])
-    increase = np.zeros(n_features)
-    increase_by_class = np.zeros((n_features, n_classes))
-    casewise = np.zeros((m, n_features))
+    used, first, leaf, base_loss, increase, increase_by_class, casewise = _start(
+        X, rows, target, n_classes, classification, children_left, children_right, feature,
+        threshold, missing_go_to_left, operator, node_prediction)
     n_nodes = children_left.shape[0]
     lower = np.empty(n_nodes)
     upper = np.empty(n_nodes)
@@ -120,15 +132,16 @@ def oob_tree_permutation_fast(X, rows, target, target_class, n_classes, classifi
 
     Every split is read as ``x <= threshold`` (``x < t`` is ``x <= nextafter(t, -inf)``
     for every float64 ``x``); for each feature and repeat the rows whose permuted value
-    leaves their leaf's interval are queued and routed ``_LANES`` at a time, each lane
-    one branch-free step per round over a packed copy of the tree (16-byte records,
-    flat arrays, unsigned indices), a lane on a leaf staying there.
+    leaves their leaf's interval are queued and routed side by side (``route_lanes``)
+    over a packed copy of the tree (16-byte records, ``x <= threshold`` splits).
     """
     m = rows.shape[0]
     n_features = X.shape[1]
     n_repeats = permutations.shape[0]
     n_nodes = children_left.shape[0]
-    used = np.zeros(n_features, dtype=np.uint8)
+    used, first, leaf, base_loss, increase, increase_by_class, casewise = _start(
+        X, rows, target, n_classes, classification, children_left, children_right, feature,
+        threshold, missing_go_to_left, operator, node_prediction)
     packed = np.zeros(4 * n_nodes, dtype=np.int32)
     le_threshold = np.empty(n_nodes)
     for node in range(n_nodes):
@@ -137,20 +150,11 @@ def oob_tree_permutation_fast(X, rows, target, target_class, n_classes, classifi
             packed[4 * node + 1] = LEAF
             le_threshold[node] = 0.0
             continue
-        used[feature[node]] = 1
         packed[4 * node] = children_left[node]
         packed[4 * node + 1] = children_right[node]
         packed[4 * node + 2] = feature[node]
         le_threshold[node] = (threshold[node] if operator[node] == OP_LE
                               else np.nextafter(threshold[node], -np.inf))
-    _, first, leaf = first_splits(X, rows, children_left, children_right, feature,
-                                  threshold, missing_go_to_left, operator)
-    base_loss = np.empty(m)
-    for k in range(m):
-        base_loss[k] = _loss(classification, target[k], node_prediction[leaf[k]])
-    increase = np.zeros(n_features)
-    increase_by_class = np.zeros((n_features, n_classes))
-    casewise = np.zeros((m, n_features))
     lower = np.empty(n_nodes)
     upper = np.empty(n_nodes)
     stack = np.empty(n_nodes + 1, dtype=np.intp)
