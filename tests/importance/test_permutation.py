@@ -363,3 +363,47 @@ def test_default_score_shortcut_and_repeated_outputs_equal_sklearn(labels, scori
                                         scoring=scoring, n_repeats=6, random_state=3)
         assert result.params["evaluator"] == "tree"
         np.testing.assert_array_equal(result.importances, expected.importances)
+
+
+@pytest.mark.parametrize("labels", ["int", "str", "unseen"])
+@pytest.mark.parametrize("min_samples_leaf", [1, 4])
+def test_incremental_accuracy_equals_the_scorer_on_every_permutation(labels, min_samples_leaf,
+                                                                     monkeypatch):
+    # With every score checked against the scorer (not only the first two), the
+    # shortcut must never differ from it: its class choice is the model's argmax, ties
+    # included (few trees and three classes make ties between class votes common).
+    from sapwood.importance import _permutation
+
+    X_train, y_train, X_test, y_test = _classification(3)
+    names = {"int": np.array([3, 5, 9]), "str": np.array(["ant", "bee", "cat"]),
+             "unseen": np.array([3, 5, 9])}[labels]
+    y_train, y_test = names[y_train], names[y_test]
+    if labels == "unseen":
+        y_test = np.where(np.arange(y_test.shape[0]) % 7 == 0, 4, y_test)  # no class 4
+    model = RandomForestClassifier(n_estimators=6, min_samples_leaf=min_samples_leaf,
+                                   random_state=0).fit(X_train, y_train)
+    made, scored = [], []
+    make, score = _permutation._IncrementalAccuracy.make, _permutation._score
+
+    def make_checking_all(*args):
+        accuracy = make(*args)
+        if accuracy is not None:
+            accuracy.checks_left = 10**9
+        made.append(accuracy)
+        return accuracy
+
+    monkeypatch.setattr(_permutation._IncrementalAccuracy, "make",
+                        staticmethod(make_checking_all))
+    monkeypatch.setattr(_permutation, "_score", lambda *a: scored.append(1) or score(*a))
+    calls = []
+    incremental = _permutation._IncrementalAccuracy.score
+    monkeypatch.setattr(_permutation._IncrementalAccuracy, "score",
+                        lambda self, *a: calls.append(1) or incremental(self, *a))
+    expected = sklearn_permutation_importance(model, X_test, y_test, n_repeats=8,
+                                              random_state=1)
+    result = permutation_importance(model, X_test, y_test, n_repeats=8, random_state=1)
+    np.testing.assert_array_equal(result.importances, expected.importances)
+    assert made and made[0] is not None
+    assert len(calls) > 20
+    # The baseline and one check per incremental score: no score ever fell back.
+    assert len(scored) == len(calls) + 1

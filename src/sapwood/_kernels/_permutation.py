@@ -628,6 +628,32 @@ def collect_exact(base_totals, deltas, changes, slot_lo, slot_hi, counts, rows, 
             counts[s] = n + 1
 
 
+@kernel
+def accuracy_change(rows, totals, n_trees, offset, y_code, correct):
+    """How many more evaluation rows a classifier gets right when rows ``rows`` have the
+    class sums ``totals`` (one row of sums each) instead of their baseline ones.
+
+    The predicted class is the first largest ``totals[k, c] / n_trees + offset[c]``: the
+    probabilities of a mean-combined forest (the evaluator's ``finalize``) and the
+    class its ``predict`` picks (NumPy's argmax), over the ``offset.shape[0]`` classes.
+    A row is right when that class is ``y_code[i]``; ``correct[i]`` says whether it was
+    right before.
+    """
+    n_classes = offset.shape[0]
+    change = 0
+    for k in range(rows.shape[0]):
+        i = rows[k]
+        best = 0
+        best_value = totals[k, 0] / n_trees + offset[0]
+        for c in range(1, n_classes):
+            value = totals[k, c] / n_trees + offset[c]
+            if value > best_value:
+                best = c
+                best_value = value
+        change += np.intp(best == y_code[i]) - np.intp(correct[i])
+    return change
+
+
 # -- a few trees at a time -------------------------------------------------------------
 # For large forests the evaluator never holds every tree's nodes: it reads a few trees,
 # indexes, re-routes and adds them into running totals, and drops them (see

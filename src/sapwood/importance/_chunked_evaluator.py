@@ -126,7 +126,7 @@ class ChunkedTreeEvaluator(TreeEvaluator):
                                                                            strict=True):
                 add_leaf_values(leaves, node_values, tree_column, totals)
                 self.leaves[lo:hi] = leaves - roots[:, None]
-        self.baseline_raw = self._finalize(totals)
+        self.baseline_raw = self.finalize(totals)
 
     def _trees_to_check(self):
         return None  # no node values held: the model's own predictions are checked
@@ -168,7 +168,7 @@ class ChunkedTreeEvaluator(TreeEvaluator):
                 if not used[g]:
                     continue
                 rows = np.flatnonzero(changed[:, s])
-                yield g, r, rows, self._finalize(totals[s, rows])
+                yield g, r, rows, totals[s, rows]
 
     def _evaluate_chunked(self, batch, sources):
         n_slots = len(batch)

@@ -40,6 +40,7 @@ from sklearn.utils._param_validation import (
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.random import sample_without_replacement
 
+from .._kernels._permutation import accuracy_change
 from ._permutation_tree import tree_evaluator
 from ._result import ImportanceResult
 
@@ -304,22 +305,23 @@ def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns)
     # A scorer sees only the outputs it reads, y and the weights: two permuted data sets
     # whose read outputs are equal have equal scores.
     known = {}
-    for g, k, changed_rows, changed_raw in evaluator.permuted_changes(sources):
+    for g, k, changed_rows, changed_totals in evaluator.permuted_changes(sources):
         if changed_rows.shape[0] == 0:
             continue
         if accuracy is not None:
-            value = accuracy.score(changed_rows, changed_raw)
+            value = accuracy.score(changed_rows, changed_totals)
             if accuracy.checks_left > 0:
                 # The first few against the scorer itself; any difference ends the
                 # shortcut (none is expected: see _IncrementalAccuracy).
                 raw = evaluator.baseline_eval.copy()
-                raw[changed_rows] = changed_raw
+                raw[changed_rows] = evaluator.finalize(changed_totals)
                 real = _score(scorer, evaluator.responses(raw), X_eval, y_eval, w_eval)
                 accuracy.checks_left -= 1
                 if not (isinstance(real, float) and real == value):
                     accuracy, value = None, real
             scores[g][k] = value
             continue
+        changed_raw = evaluator.finalize(changed_totals)
         key = _outputs_key(evaluator, read, changed_rows, changed_raw) if read else None
         if key == ():
             continue  # no output the scorer reads changed (a class vote that did not flip)
@@ -341,21 +343,28 @@ class _IncrementalAccuracy:
     ``accuracy_score`` returns ``float(np.average(y_true == y_pred))``: a mean of 0/1
     values, whose float64 sum is the exact count of correct rows, divided by the row
     count. So the score is ``correct / n`` with ``correct`` counted incrementally, the
-    same bits. It is used only when the scorer is that score, there are no weights, y
-    is one label per row, and it reproduces the unpermuted score; the first permuted
-    scores are still checked against the scorer.
+    same bits. The changed rows' classes are picked from their sums by a kernel
+    (``accuracy_change``) as the model's ``predict`` picks them from its probabilities.
+    It is used only when the scorer is that score, there are no weights, y is one label
+    per row, the model averages its trees, and it reproduces the unpermuted score; the
+    first permuted scores are still checked against the scorer.
     """
 
-    def __init__(self, evaluator, correct, y):
+    def __init__(self, evaluator, correct, y_code):
         self.evaluator = evaluator
         self.correct = correct
         self.n_correct = int(np.count_nonzero(correct))
-        self.y = y
+        self.y_code = y_code
+        # finalize() of a mean-combined model: sums / n_trees + the base score.
+        self.offset = np.ascontiguousarray(
+            np.broadcast_to(evaluator.ensemble.base_score[0], (evaluator.n_classes,)),
+            dtype=np.float64)
         self.checks_left = 2
 
     @classmethod
     def make(cls, scorer, evaluator, reference, y, sample_weight, unchanged):
         if not (evaluator.is_classifier and sample_weight is None
+                and evaluator.ensemble.combine == "mean"
                 and isinstance(scorer, _PassthroughScorer)
                 and getattr(type(evaluator.model), "score", None) is ClassifierMixin.score
                 and isinstance(unchanged, float)):
@@ -363,25 +372,32 @@ class _IncrementalAccuracy:
         try:
             y = np.asarray(y)
             predicted = np.asarray(reference.predict(None))
+            classes = np.asarray(evaluator.model.classes_)
             if y.ndim != 1 or y.shape != predicted.shape or y.dtype == object \
-                    or predicted.dtype == object:
+                    or predicted.dtype == object or classes.ndim != 1 \
+                    or classes.shape[0] != evaluator.n_classes:
                 return None
             correct = np.asarray(y == predicted, dtype=bool)
+            # Each label's class index (-1: none): y == classes[c] exactly when
+            # y_code == c, as the classes are distinct.
+            y_code = np.full(y.shape[0], -1, dtype=np.intp)
+            for c, label in enumerate(classes):
+                y_code[np.asarray(y == label, dtype=bool)] = c
         except (TypeError, ValueError):
             return None
         if correct.shape != y.shape:
             return None
-        accuracy = cls(evaluator, correct, y)
+        accuracy = cls(evaluator, correct.astype(np.uint8), y_code)
         return accuracy if accuracy._value(accuracy.n_correct) == unchanged else None
 
     def _value(self, n_correct):
-        return float(np.float64(n_correct) / self.y.shape[0])
+        return float(np.float64(n_correct) / self.y_code.shape[0])
 
-    def score(self, rows, raw_rows):
-        predicted = self.evaluator.responses(raw_rows).predict(None)
-        n_correct = (self.n_correct - int(np.count_nonzero(self.correct[rows]))
-                     + int(np.count_nonzero(self.y[rows] == predicted)))
-        return self._value(n_correct)
+    def score(self, rows, totals):
+        """The score when ``rows`` have the sums ``totals`` and the others their own."""
+        change = accuracy_change(rows, totals, self.evaluator.n_trees, self.offset,
+                                 self.y_code, self.correct)
+        return self._value(self.n_correct + change)
 
 
 def _outputs_key(evaluator, read, changed_rows, changed_raw):

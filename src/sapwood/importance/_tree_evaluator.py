@@ -92,7 +92,7 @@ class TreeEvaluator:
         # Each row's sum of its trees' values, before the mean (``prepare`` reuses it).
         self.baseline_total = sum_leaf_values(self.leaves, self.node_values,
                                               self.tree_column, self.init)
-        self.baseline_raw = self._finalize(self.baseline_total)
+        self.baseline_raw = self.finalize(self.baseline_total)
 
     # -- set-up ----------------------------------------------------------------------
     def _parallel(self, tasks):
@@ -133,7 +133,8 @@ class TreeEvaluator:
                                for lo, hi in self._tree_chunks())
         return np.ascontiguousarray(np.concatenate(parts, axis=1).T)
 
-    def _finalize(self, total):
+    def finalize(self, total):
+        """Raw outputs from per-row sums of the trees' values (the model's mean or sum)."""
         if self.ensemble.combine == "mean":
             return total / self.n_trees + self.ensemble.base_score[0]
         return total
@@ -244,18 +245,19 @@ class TreeEvaluator:
         """Yield ``(group, repeat, raw)`` for every used group and every repeat, where row
         ``i`` reads the group's columns from row ``sources[repeat, i]``; ``raw`` is None
         when no prediction changed."""
-        for g, r, rows, changed in self.permuted_changes(sources):
+        for g, r, rows, totals in self.permuted_changes(sources):
             if rows.shape[0] == 0:
                 yield g, r, None
                 continue
             raw = self.baseline_eval.copy()
-            raw[rows] = changed
+            raw[rows] = self.finalize(totals)
             yield g, r, raw
 
     def permuted_changes(self, sources):
-        """Yield ``(group, repeat, rows, raw_rows)`` for every used group and every
-        repeat: the evaluation rows whose raw output changed and their new raw outputs
-        (every other row keeps ``baseline_eval``)."""
+        """Yield ``(group, repeat, rows, totals)`` for every used group and every
+        repeat: the evaluation rows whose raw output changed and their new sums of the
+        trees' values (``finalize`` makes them raw outputs; every other row keeps
+        ``baseline_eval``)."""
         n_repeats, m = sources.shape
         slots = [(g, r) for g in np.flatnonzero(self.group_used) for r in range(n_repeats)]
         if not slots:
@@ -280,7 +282,7 @@ class TreeEvaluator:
             counts, rows, totals = self._evaluate(batch, sources, buffers)
             for s, (g, r) in enumerate(batch):
                 n = counts[s]
-                yield g, r, rows[s, :n], self._finalize(totals[s, :n])
+                yield g, r, rows[s, :n], totals[s, :n]
 
     def _batch_layout(self, batch, sources):
         """For a batch of (group, repeat) slots, each group's slots consecutive:
