@@ -13,9 +13,10 @@ Run from the repository root::
     .venv/bin/python -m benchmarks.bench_permutation --quick --oob  # small data, with B8
     .venv/bin/python -m benchmarks.bench_permutation --datasets D3 D4 --runs 5 --memory D4
 
-Times are medians of ``--runs`` warm runs; sapwood's first call (Numba compile or cache
-load plus the run) is reported separately. The in-process memory figure is the largest
-resident-set growth above the level before the call, sampled every 5 ms; B10's figure
+Times are medians of ``--runs`` warm runs, the two tools taking turns; sapwood's first
+call (Numba compile or cache load plus the run) is reported separately. The in-process
+memory figure is the largest resident-set growth above the level before the call,
+sampled every 5 ms (in an extra, untimed sapwood call); B10's figure
 (``--memory``, D2 by default) is measured properly: one fresh process per library loads
 the pickled forest and data, and reports its peak resident set (``VmHWM``) during the
 one call minus its resident set just before it (so the forest itself is excluded).
@@ -67,9 +68,10 @@ def _rss():
     return psutil.Process().memory_info().rss
 
 
-def measure(function):
-    """(seconds, result, peak resident-set growth in bytes or None)."""
-    start_rss = _rss()
+def measure(function, sample=True):
+    """(seconds, result, peak resident-set growth in bytes or None; None too when not
+    ``sample``d)."""
+    start_rss = _rss() if sample else None
     peak = [0]
     done = threading.Event()
 
@@ -116,12 +118,18 @@ def run_dataset(name, quick, runs, memory=False):
                                               random_state=0, n_jobs=1)
 
     first, result, _ = measure(ours)
-    ours_runs = [measure(ours) for _ in range(runs)]
-    theirs_runs = [measure(theirs) for _ in range(runs)]
+    # Turns: a change in the machine's load moves both tools' times alike. sapwood's
+    # timed runs go unsampled (the sampler thread would compete with its two threads
+    # for the cores and the GIL); one extra call gives its memory figure.
+    ours_runs, theirs_runs = [], []
+    for _ in range(runs):
+        ours_runs.append(measure(ours, sample=False))
+        theirs_runs.append(measure(theirs))
+    ours_runs.append((None, None, measure(ours)[2]))
     reference = theirs_runs[0][1]
     identical = np.array_equal(result.importances, reference.importances)
     max_difference = float(np.max(np.abs(result.importances - reference.importances)))
-    ours_time = statistics.median(r[0] for r in ours_runs)
+    ours_time = statistics.median(r[0] for r in ours_runs if r[0] is not None)
     theirs_time = statistics.median(r[0] for r in theirs_runs)
     row = {
         "dataset": name, "id": TARGETS[name][0], "target": TARGETS[name][1],

@@ -184,6 +184,76 @@ def sort_by_leaf(leaves, rank):
 
 
 @kernel
+def flip_potential(children_left, children_right, feature, roots, tree_lo, tree_hi, order,
+                   sorted_leaf, node_values, best, n_features):
+    """For trees ``tree_lo .. tree_hi`` of a classifier whose trees add their leaf's
+    class values, ``potential[i, f]``: how far permuting column ``f`` can move sample
+    ``i``'s lead of its class ``best[i]`` over any other class.
+
+    Only trees whose path for ``i`` splits on ``f`` can change their leaf; such a tree
+    can lower the lead by at most ``values[leaf, b] - low[b]`` (the best class's value
+    falling to its lowest) plus ``max_c high[c] - values[leaf, c]`` (another class's
+    rising to its highest), ``low`` and ``high`` taken over every node of these trees
+    (the trees are packed end to end from ``roots``). ``order`` and ``sorted_leaf`` are
+    ``sort_by_leaf``'s: a depth-first walk meets the leaves in the order of their
+    samples, keeping the distinct features of the current path on a stack.
+    """
+    n_samples = order.shape[1]
+    width = node_values.shape[1]
+    first_node = roots[tree_lo]
+    end_node = roots[tree_hi] if tree_hi < roots.shape[0] else children_left.shape[0]
+    low = node_values[first_node].copy()
+    high = node_values[first_node].copy()
+    for node in range(first_node, end_node):
+        for c in range(width):
+            low[c] = min(low[c], node_values[node, c])
+            high[c] = max(high[c], node_values[node, c])
+    potential = np.zeros((n_samples, n_features))
+    on_path = np.zeros(n_features, dtype=np.intp)
+    distinct = np.empty(n_features, dtype=np.intp)
+    # A negative stack entry ~node marks leaving node's subtree.
+    stack = np.empty(2 * _largest_tree(roots, children_left.shape[0]) + 1, dtype=np.intp)
+    for t in range(tree_lo, tree_hi):
+        position = 0
+        n_distinct = 0
+        stack[0] = roots[t]
+        top = 1
+        while top > 0:
+            top -= 1
+            entry = stack[top]
+            if entry < 0:
+                f = feature[~entry]
+                on_path[f] -= 1
+                if on_path[f] == 0:
+                    n_distinct -= 1
+                continue
+            node = entry
+            if children_left[node] == LEAF:
+                while position < n_samples and sorted_leaf[t, position] == node:
+                    i = order[t, position]
+                    b = best[i]
+                    rise = 0.0
+                    for c in range(width):
+                        if c != b:
+                            rise = max(rise, high[c] - node_values[node, c])
+                    bound = node_values[node, b] - low[b] + rise
+                    for k in range(n_distinct):
+                        potential[i, distinct[k]] += bound
+                    position += 1
+                continue
+            f = feature[node]
+            if on_path[f] == 0:
+                distinct[n_distinct] = f
+                n_distinct += 1
+            on_path[f] += 1
+            stack[top] = ~node
+            stack[top + 1] = children_right[node]
+            stack[top + 2] = children_left[node]
+            top += 3
+    return potential
+
+
+@kernel
 def permuted_values(X, source_rows, slot_repeat, slot_column):
     """``permuted[i, s] = X[source_rows[slot_repeat[s], i], slot_column[s]]``: the value
     sample ``i`` reads in slot ``s`` of a one-column group (0 where ``slot_column[s]``
@@ -335,7 +405,7 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                    group_ptr, group_columns, entry_ptr, entry_node, n_groups, nodes,
                    thresholds, operator, roots, rank, span_end, order, sorted_rank, sorted_leaf,
                    tree_lo, tree_hi, max_tree_nodes, exact, node_values, tree_column,
-                   new_leaves, delta, changed, fast):
+                   new_leaves, delta, changed, fast, skip):
     """Leaves reached with permuted group columns, for trees ``tree_lo .. tree_hi``.
 
     A slot is one (group, repeat). Group ``batch_groups[b]`` owns slots
@@ -357,7 +427,12 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
 
     ``fast``: the layout is ``make_fast``'s and the data finite; one-column groups then
     queue the traversals of a tree and run them side by side (``route_lanes``).
+
+    ``skip`` (shape (n_groups, n_samples), or (0, 0) for none): sample ``i`` is not
+    re-routed for group ``g`` where ``skip[g, i]`` is set (its consumer has shown that
+    no change there can matter to it, see ``flip_potential``).
     """
+    use_skip = skip.shape[0] > 0
     n_features = X.shape[1]
     width = node_values.shape[1]
     capacity = 0
@@ -416,6 +491,8 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                 last = np.searchsorted(tree_ranks, span_end[top])
                 for position in range(first, last):
                     i = order[t, position]
+                    if use_skip and skip[g, i] != 0:
+                        continue
                     old = sorted_leaf[t, position]
                     if single and fast:
                         low = lower[old - root]

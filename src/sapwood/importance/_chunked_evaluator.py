@@ -26,7 +26,7 @@ from .._kernels._permutation import (
 )
 from .._kernels._traverse import apply_packed
 from ..adapters import as_ensemble
-from ._tree_evaluator import _NO_DELTA, TreeEvaluator
+from ._tree_evaluator import _NO_DELTA, _NO_SKIP, TreeEvaluator
 
 __all__ = ["ChunkedTreeEvaluator", "forest_part", "large_forest"]
 
@@ -220,5 +220,6 @@ class ChunkedTreeEvaluator(TreeEvaluator):
                        entry_node, self.n_groups, nodes, piece.threshold, piece.operator,
                        piece.roots, rank, span_end, order, sorted_rank, sorted_leaf, 0,
                        n_trees, piece.max_tree_nodes, False, piece.node_values,
-                       piece.tree_column, new_leaves, _NO_DELTA, changed, self.fast)
+                       piece.tree_column, new_leaves, _NO_DELTA, changed, self.fast,
+                       _NO_SKIP)
         return leaves, new_leaves, piece.node_values, piece.tree_column, used

@@ -302,6 +302,10 @@ def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns)
     scores = [[unchanged] * sources.shape[0] for _ in columns]
     accuracy = _IncrementalAccuracy.make(scorer, evaluator, reference, y_eval, w_eval,
                                          unchanged)
+    if accuracy is not None:
+        # The score reads the predicted classes only: rows whose class cannot change
+        # need not be re-routed.
+        evaluator.only_class_changes()
     # A scorer sees only the outputs it reads, y and the weights: two permuted data sets
     # whose read outputs are equal have equal scores.
     known = {}

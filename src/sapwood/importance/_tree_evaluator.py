@@ -29,6 +29,7 @@ from .._kernels._permutation import (
     collect_changed,
     collect_exact,
     entry_nodes,
+    flip_potential,
     make_fast,
     pack_nodes,
     permuted_values,
@@ -47,6 +48,8 @@ _CHANGE_BUDGET = 64 * 2**20
 # Placeholders for the buffer the current mode of ``reroute_packed`` does not use.
 _NO_LEAVES = np.full((1, 1, 1), -1, dtype=np.int32)
 _NO_DELTA = np.zeros((1, 1, 1))
+# ``reroute_packed``'s skip mask when every (group, sample) is re-routed.
+_NO_SKIP = np.zeros((0, 0), dtype=np.uint8)
 # Rows on which the converted model's predictions are checked against the model's own,
 # and (fewer: each tree is checked on its own) against each scikit-learn tree's.
 _CHECK_ROWS = 512
@@ -197,6 +200,7 @@ class TreeEvaluator:
             self.leaves_eval = np.ascontiguousarray(self.leaves[:, rows])
             self.X_eval = np.ascontiguousarray(self.X[rows])
             self.baseline_eval = self.baseline_raw[rows]
+        self.skip = _NO_SKIP
         self.n_groups = len(groups)
         self.group_ptr = np.concatenate([[0], np.cumsum([len(c) for c in groups])]).astype(np.intp)
         self.group_columns = np.concatenate(groups).astype(np.intp)
@@ -240,6 +244,40 @@ class TreeEvaluator:
         self.sorted_leaf = np.concatenate([p[2] for p in parts])
         per_group = np.diff(self.entry_ptr).reshape(self.n_trees, self.n_groups)
         self.group_used = per_group.sum(axis=0) > 0
+
+    def only_class_changes(self):
+        """Let the re-routing leave out the (group, row) pairs whose predicted class no
+        permutation of the group can change: their outputs may still change, so only a
+        consumer that reads the predicted class alone may ask (the accuracy shortcut).
+
+        A pair is left out when its row's lead of its class over every other class is
+        larger than all the trees whose path splits on the group could take from it
+        (``flip_potential``). Only for exact sums of class values (no rounding, so a
+        positive lead stays positive through the model's mean) and a zero base score.
+        Call after ``prepare``.
+        """
+        if not (self.exact and self.is_classifier and not self.ensemble.base_score.any()
+                and not self.tree_column.any()
+                and self.node_values.shape[1] == self.n_classes):
+            return
+        width = self.n_classes
+        totals = self.base_totals
+        rows = np.arange(totals.shape[0])
+        best = np.argmax(self.baseline_eval[:, :width], axis=1)
+        others = totals.copy()
+        others[rows, best] = -np.inf
+        lead = totals[rows, best] - others.max(axis=1)
+        parts = self._parallel(
+            delayed(flip_potential)(self.nodes[:, 0], self.nodes[:, 1], self.nodes[:, 2],
+                                    self.roots, lo, hi, self.order, self.sorted_leaf,
+                                    self.node_values, best, self.X.shape[1])
+            for lo, hi in self._tree_chunks())
+        potential = np.add.reduce(parts)
+        # A group's potential: its columns' summed (a tree meeting two of them counts
+        # twice: still a bound).
+        by_group = np.add.reduceat(potential[:, self.group_columns], self.group_ptr[:-1],
+                                   axis=1)
+        self.skip = np.ascontiguousarray((lead[:, None] > by_group).T, dtype=np.uint8)
 
     def permuted_outputs(self, sources):
         """Yield ``(group, repeat, raw)`` for every used group and every repeat, where row
@@ -329,7 +367,7 @@ class TreeEvaluator:
                 k = free.get()
                 try:
                     reroute_packed(*common, lo, hi, *tail, _NO_LEAVES, deltas[k], changes[k],
-                                   self.fast)
+                                   self.fast, self.skip)
                 finally:
                     free.put(k)
 
@@ -343,7 +381,7 @@ class TreeEvaluator:
         changed = np.zeros((m, n_slots), dtype=np.uint8)
         self._parallel(
             delayed(reroute_packed)(*common, lo, hi, *tail, buffer, _NO_DELTA, changed,
-                                    self.fast)
+                                    self.fast, self.skip)
             for lo, hi in self._tree_chunks())
         self._parallel(
             delayed(collect_changed)(self.leaf_values, buffer, changed,
