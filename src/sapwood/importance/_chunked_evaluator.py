@@ -101,7 +101,8 @@ class ChunkedTreeEvaluator(TreeEvaluator):
     (and of the model). Only every tree's leaf per row (4 bytes) is kept throughout.
     """
 
-    def __init__(self, model, estimators, ensemble, X, n_jobs, fast=None, piece_trees=None):
+    def __init__(self, model, estimators, ensemble, X, n_jobs, fast=None, piece_trees=None,
+                 given=None):
         self.model = model
         self.ensemble = ensemble  # the first tree only: task, link, init
         self.estimators = list(estimators)
@@ -127,6 +128,7 @@ class ChunkedTreeEvaluator(TreeEvaluator):
                 add_leaf_values(leaves, node_values, tree_column, totals)
                 self.leaves[lo:hi] = leaves - roots[:, None]
         self.baseline_raw = self.finalize(totals)
+        self.mismatch = self._differences(*self._their_outputs(X if given is None else given))
 
     def _trees_to_check(self):
         return None  # no node values held: the model's own predictions are checked

@@ -52,10 +52,11 @@ def tree_evaluator(model, X, n_jobs, scorer_uses_score):
         return None
     if estimators is not None:
         evaluator = ChunkedTreeEvaluator(model, estimators, ensemble,
-                                         np.ascontiguousarray(values), n_jobs)
+                                         np.ascontiguousarray(values), n_jobs, given=X)
     else:
-        evaluator = TreeEvaluator(model, ensemble, np.ascontiguousarray(values), n_jobs)
-    mismatch = evaluator.check_against_model(X)
+        evaluator = TreeEvaluator(model, ensemble, np.ascontiguousarray(values), n_jobs,
+                                  given=X)
+    mismatch = evaluator.mismatch
     if mismatch is not None:
         evaluator.close()
         warnings.warn(f"permutation_importance: the model's tree-format conversion does not "

@@ -59,7 +59,11 @@ _CHECK_TREE_ROWS = 128
 class TreeEvaluator:
     """Precomputed routing of the evaluation rows and the permuted-output generator."""
 
-    def __init__(self, model, ensemble, X, n_jobs, fast=None):
+    def __init__(self, model, ensemble, X, n_jobs, fast=None, given=None):
+        """``X``: the evaluation data as float64 or float32; ``given``: the same data as
+        the caller gave it (a DataFrame keeps its column names for the model's own input
+        checks; default ``X``). ``mismatch`` is then None when the model's own outputs
+        on the first rows equal the evaluator's, else why they differ."""
         self.model = model
         self.ensemble = ensemble
         self.n_jobs = n_jobs
@@ -72,46 +76,63 @@ class TreeEvaluator:
         self.n_trees = ensemble.n_trees
         sizes = np.array([tree.node_count for tree in ensemble.trees], dtype=np.intp)
         self.max_tree_nodes = int(sizes.max())
-        self.node_values, self.tree_column, self.init = ensemble.node_outputs()
-        self.exact_node = _exact_nodes(self.node_values, self.init, self.n_trees)
-        # Every leaf exact: sums are order-free and a changed leaf is a difference.
-        self.exact = bool(self.exact_node[children_left == LEAF].all())
         # From here on the nodes are read from the packed records only (16 bytes a node
         # instead of 34 in the separate arrays, which are dropped).
         self.nodes = pack_nodes(children_left, children_right, feature, missing_go_to_left,
                                 self.operator)
+        theirs = []
+
+        def meanwhile():
+            # While the threads route the rows: the model's own outputs for the check,
+            # and the node values.
+            theirs.append(self._their_outputs(X if given is None else given))
+            self.node_values, self.tree_column, self.init = ensemble.node_outputs()
+            self.exact_node = _exact_nodes(self.node_values, self.init, self.n_trees)
+            # Every leaf exact: sums are order-free and a changed leaf is a difference.
+            self.exact = bool(self.exact_node[self.nodes[:, 0] == LEAF].all())
+
         # Finite data (no missing values) takes the fast path, whose layout replaces the
         # packed one in place (``fast=False`` keeps the general path, for tests).
         self.fast = bool(np.isfinite(X).all()) if fast is None else bool(fast)
         if self.fast:
             del children_left, children_right, feature, missing_go_to_left
             make_fast(self.nodes, self.threshold, self.operator)
-            self.leaves = self._apply_fast(X)
+            self.leaves = self._apply_fast(X, meanwhile)
         else:
             routing = (children_left, children_right, feature, self.threshold,
                        missing_go_to_left, self.operator)
-            self.leaves = self._apply(X, routing)
+            self.leaves = self._apply(X, routing, meanwhile)
             del children_left, children_right, feature, missing_go_to_left, routing
         # Each row's sum of its trees' values, before the mean (``prepare`` reuses it).
         self.baseline_total = sum_leaf_values(self.leaves, self.node_values,
                                               self.tree_column, self.init)
         self.baseline_raw = self.finalize(self.baseline_total)
+        self.mismatch = self._differences(*theirs[0])
 
     # -- set-up ----------------------------------------------------------------------
-    def _parallel(self, tasks):
+    def _parallel(self, tasks, meanwhile=None):
         """Run ``delayed`` kernel calls on the evaluator's threads; results in order.
+        ``meanwhile`` (no arguments) runs on the calling thread while they work.
 
         One pool for the evaluator's life: a new joblib pool per call costs a few ms
         and joblib polls for results every 10 ms, both large next to a kernel call.
         """
         tasks = list(tasks)
-        if self.n_jobs == 1 or len(tasks) == 1:
-            return [function(*args, **kwargs) for function, args, kwargs in tasks]
+        if self.n_jobs == 1 or (len(tasks) == 1 and meanwhile is None):
+            results = [function(*args, **kwargs) for function, args, kwargs in tasks]
+            if meanwhile is not None:
+                meanwhile()
+            return results
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self.n_jobs)
         futures = [self._pool.submit(function, *args, **kwargs)
                    for function, args, kwargs in tasks]
-        return [future.result() for future in futures]
+        try:
+            if meanwhile is not None:
+                meanwhile()
+        finally:
+            results = [future.result() for future in futures]
+        return results
 
     def close(self):
         """Stop the evaluator's threads (also done when it is garbage collected)."""
@@ -119,21 +140,21 @@ class TreeEvaluator:
             self._pool.shutdown(wait=False)
             self._pool = None
 
-    def _tree_chunks(self):
+    def _tree_chunks(self, per_thread=4):
         # Several chunks per thread: a thread slowed by other work gets fewer of them.
-        n_chunks = 1 if self.n_jobs == 1 else min(self.n_trees, 4 * self.n_jobs)
+        n_chunks = 1 if self.n_jobs == 1 else min(self.n_trees, per_thread * self.n_jobs)
         bounds = np.linspace(0, self.n_trees, n_chunks + 1).astype(np.intp)
         return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
 
-    def _apply_fast(self, X):
-        parts = self._parallel(delayed(apply_lanes)(X, self.nodes, self.threshold,
-                                                    self.roots[lo:hi])
-                               for lo, hi in self._tree_chunks())
+    def _apply_fast(self, X, meanwhile=None):
+        parts = self._parallel((delayed(apply_lanes)(X, self.nodes, self.threshold,
+                                                     self.roots[lo:hi])
+                                for lo, hi in self._tree_chunks()), meanwhile)
         return np.concatenate(parts, axis=0)
 
-    def _apply(self, X, routing):
-        parts = self._parallel(delayed(apply_packed)(X, *routing, self.roots[lo:hi])
-                               for lo, hi in self._tree_chunks())
+    def _apply(self, X, routing, meanwhile=None):
+        parts = self._parallel((delayed(apply_packed)(X, *routing, self.roots[lo:hi])
+                                for lo, hi in self._tree_chunks()), meanwhile)
         return np.ascontiguousarray(np.concatenate(parts, axis=1).T)
 
     def finalize(self, total):
@@ -145,25 +166,42 @@ class TreeEvaluator:
     def responses(self, raw):
         return permuted_model(self.model, raw, self.is_classifier, self.n_classes)
 
-    def check_against_model(self, X):
-        """None when the model's own predictions on the first rows equal ours, else why.
+    def _their_outputs(self, given):
+        """``(kind, outputs)``: the model's own outputs on the first rows of ``given``.
 
         A scikit-learn tree or forest of scikit-learn's own class (not a subclass) has
-        each tree checked instead (``tree_.predict`` on fewer rows): the forest's average
-        is the same sum as ours (tests compare it bit for bit), and its ``predict_proba``
-        pays ~0.1 ms per tree in scikit-learn's parallel machinery (D3's 100-tree
-        forest: 8 ms of a 66 ms call; tree by tree on 128 rows: 1.2 ms).
+        each tree's ``tree_.predict`` taken instead ("trees", on fewer rows): the
+        forest's average is the same sum as ours (tests compare it bit for bit), and its
+        ``predict_proba`` pays ~0.1 ms per tree in scikit-learn's parallel machinery
+        (D3's 100-tree forest: 8 ms of a 66 ms call; tree by tree on 128 rows: 1.2 ms).
+        Other models give ``predict_proba`` ("proba") or ``predict`` ("predict").
         """
         trees = self._trees_to_check()
+        if trees is not None and len(trees) != self.n_trees:
+            trees = None
         k = min(_CHECK_ROWS if trees is None else _CHECK_TREE_ROWS, self.X.shape[0])
-        head = X.iloc[:k] if hasattr(X, "iloc") else X[:k]
-        if trees is not None and len(trees) == self.n_trees:
-            return self._check_trees(head, trees)
-        ours = self.responses(self.baseline_raw[:k])
+        head = given.iloc[:k] if hasattr(given, "iloc") else given[:k]
+        if trees is not None:
+            # scikit-learn's own input checks (feature names, dtype) as its predict runs
+            # them.
+            rows = validate_data(self.model, head, reset=False, dtype=np.float32,
+                                 ensure_all_finite=False)
+            return "trees", np.stack([tree.predict(rows).reshape(k, -1) for tree in trees])
         if self.is_classifier:
-            theirs, mine = np.asarray(self.model.predict_proba(head)), ours.predict_proba(None)
-        else:
-            theirs, mine = np.asarray(self.model.predict(head)), ours.predict(None)
+            return "proba", np.asarray(self.model.predict_proba(head))
+        return "predict", np.asarray(self.model.predict(head))
+
+    def _differences(self, kind, theirs):
+        """None when ``_their_outputs`` equal the evaluator's outputs, else why not."""
+        if kind == "trees":
+            k = theirs.shape[1]
+            theirs = theirs * self.ensemble.tree_weights[:, None, None]
+            differs = (theirs != self.node_values[self.leaves[:, :k]]).any(axis=(1, 2))
+            if differs.any():
+                return f"tree {int(np.argmax(differs))} differs on the first {k} rows"
+            return None
+        ours = self.responses(self.baseline_raw[:theirs.shape[0]])
+        mine = ours.predict_proba(None) if kind == "proba" else ours.predict(None)
         if theirs.shape != mine.shape:
             return f"output shape {theirs.shape} != {mine.shape}"
         # Probabilities must match bit for bit: ranking scorers see ties between rows and
@@ -176,18 +214,6 @@ class TreeEvaluator:
 
     def _trees_to_check(self):
         return _own_sklearn_trees(self.model)
-
-    def _check_trees(self, head, trees):
-        # scikit-learn's own input checks (feature names, dtype) as its predict runs them.
-        rows = validate_data(self.model, head, reset=False, dtype=np.float32,
-                             ensure_all_finite=False)
-        k = rows.shape[0]
-        theirs = np.stack([tree.predict(rows).reshape(k, -1) for tree in trees])
-        theirs *= self.ensemble.tree_weights[:, None, None]
-        differs = (theirs != self.node_values[self.leaves[:, :k]]).any(axis=(1, 2))
-        if differs.any():
-            return f"tree {int(np.argmax(differs))} differs on the first {k} rows"
-        return None
 
     # -- permuted outputs ---------------------------------------------------------------
     def _select(self, rows, groups):
@@ -230,18 +256,18 @@ class TreeEvaluator:
         # A row's sum does not depend on the other rows.
         self.base_totals = (self.baseline_total if rows is None
                             else self.baseline_total[rows])
-        # The entry nodes on one thread while the others sort the rows by leaf.
         entries = delayed(entry_nodes)(self.nodes[:, 0], self.nodes[:, 1], self.nodes[:, 2],
                                        self.roots, self.feature_group_ptr,
                                        self.feature_groups, self.n_groups)
-        self.rank, self.span_end = preorder_spans(self.nodes[:, 0], self.nodes[:, 1],
-                                                  self.roots)
-        sorts = [delayed(sort_by_leaf)(self.leaves_eval[lo:hi], self.rank)
-                 for lo, hi in self._tree_chunks()]
-        (self.entry_ptr, self.entry_node), *parts = self._parallel([entries, *sorts])
-        self.order = np.concatenate([p[0] for p in parts])
-        self.sorted_rank = np.concatenate([p[1] for p in parts])
-        self.sorted_leaf = np.concatenate([p[2] for p in parts])
+
+        def order_rows():
+            # Meanwhile: the rows of each tree in the pre-order of their leaves.
+            self.rank, self.span_end = preorder_spans(self.nodes[:, 0], self.nodes[:, 1],
+                                                      self.roots)
+            self.order, self.sorted_rank, self.sorted_leaf = sort_by_leaf(self.leaves_eval,
+                                                                          self.rank)
+
+        [(self.entry_ptr, self.entry_node)] = self._parallel([entries], order_rows)
         per_group = np.diff(self.entry_ptr).reshape(self.n_trees, self.n_groups)
         self.group_used = per_group.sum(axis=0) > 0
 
@@ -271,7 +297,7 @@ class TreeEvaluator:
             delayed(flip_potential)(self.nodes[:, 0], self.nodes[:, 1], self.nodes[:, 2],
                                     self.roots, lo, hi, self.order, self.sorted_leaf,
                                     self.node_values, best, self.X.shape[1])
-            for lo, hi in self._tree_chunks())
+            for lo, hi in self._tree_chunks(per_thread=1))  # one potential array each
         potential = np.add.reduce(parts)
         # A group's potential: its columns' summed (a tree meeting two of them counts
         # twice: still a bound).
