@@ -23,6 +23,7 @@ from sklearn.utils import _safe_indexing, check_array
 from sklearn.utils._param_validation import HasMethods, Integral, StrOptions, validate_params
 from sklearn.utils.parallel import Parallel, delayed
 
+from .._progress import progress_bar
 from ._permutation import _resolve_groups
 from ._result import ImportanceResult
 
@@ -40,11 +41,12 @@ __all__ = ["drop_column_importance"]
         "groups": [dict, None],
         "scoring": [StrOptions(set(get_scorer_names())), callable, None],
         "n_jobs": [Integral, None],
+        "progress": ["boolean"],
     },
     prefer_skip_nested_validation=True,
 )
 def drop_column_importance(estimator, X, y, X_test=None, y_test=None, *, cv=None,
-                           groups=None, scoring=None, n_jobs=None):
+                           groups=None, scoring=None, n_jobs=None, progress=False):
     """Drop-column importance: the loss in score when the model is refit without a column.
 
     For every column (or group of columns) G [1]_ [2]_::
@@ -86,6 +88,9 @@ def drop_column_importance(estimator, X, y, X_test=None, y_test=None, *, cv=None
         Refits run in parallel with joblib (threads preferred; tree learners release
         the GIL while fitting; change with ``joblib.parallel_config``). The numbers do
         not depend on ``n_jobs``.
+    progress : bool, default=False
+        Show a bar on stderr counting the refits (one per column or group, and the
+        full model's).
 
     Returns
     -------
@@ -155,8 +160,12 @@ def drop_column_importance(estimator, X, y, X_test=None, y_test=None, *, cv=None
         model = clone(estimator).fit(X_fit, y)
         return np.array([scorer(model, X_eval, y_test)], dtype=np.float64)
 
-    all_scores = Parallel(n_jobs=n_jobs, prefer="threads")(
-        delayed(score_without)(keep) for keep in [None, *kept])
+    all_scores = []
+    with progress_bar(len(kept) + 1, "drop-column refits", progress) as steps:
+        for scores in Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(
+                delayed(score_without)(keep) for keep in [None, *kept]):
+            all_scores.append(scores)
+            steps.advance()
     baseline = np.asarray(all_scores[0], dtype=np.float64)
     scores = np.vstack(all_scores[1:]).astype(np.float64)
     importances = baseline[None, :] - scores

@@ -28,6 +28,7 @@ from sklearn.utils._param_validation import (
 )
 from sklearn.utils.parallel import Parallel, delayed
 
+from .._progress import progress_bar
 from ..adapters import as_ensemble
 from ._mdi import mdi, tree_impurity_decrease
 from ._oob import oob_permutation_importance
@@ -129,11 +130,12 @@ def janitza_pvalues(result):
         "n_permutations": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
+        "progress": ["boolean"],
     },
     prefer_skip_nested_validation=True,
 )
 def altmann_pvalues(estimator, X, y, *, measure, n_permutations=100, random_state=None,
-                    n_jobs=None, **measure_kwargs):
+                    n_jobs=None, progress=False, **measure_kwargs):
     """Altmann's permutation p-values (PIMP) for any importance measure.
 
     Fit a clone of ``estimator`` on (X, y) and compute the observed importances; then,
@@ -179,6 +181,8 @@ def altmann_pvalues(estimator, X, y, *, measure, n_permutations=100, random_stat
     n_jobs : int or None, default=None
         Refits run in parallel with joblib (threads preferred); the numbers do not
         depend on it.
+    progress : bool, default=False
+        Show a bar on stderr counting the refits on permuted responses.
     **measure_kwargs
         Passed to ``measure`` (for instance ``n_repeats``).
 
@@ -223,9 +227,13 @@ def altmann_pvalues(estimator, X, y, *, measure, n_permutations=100, random_stat
         return result
 
     observed = importances(y)
-    null = Parallel(n_jobs=n_jobs, prefer="threads")(
-        delayed(importances)(_safe_indexing(y, order)) for order in permutations)
-    null = np.column_stack([result.importances_mean for result in null])
+    null = []
+    with progress_bar(n_permutations, "refits on permuted y", progress) as steps:
+        for result in Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(
+                delayed(importances)(_safe_indexing(y, order)) for order in permutations):
+            null.append(result.importances_mean)
+            steps.advance()
+    null = np.column_stack(null)
     exceed = np.sum(null >= observed.importances_mean[:, None], axis=1)
     pvalues = (exceed + 1) / (n_permutations + 1)
     params = {**observed.params, "pvalues": "altmann", "n_permutations": n_permutations,

@@ -33,6 +33,7 @@ from sklearn.utils._param_validation import (
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import _num_samples
 
+from .._progress import progress_bar
 from ..importance import ImportanceResult, mdi, oob_permutation_importance
 
 __all__ = ["BorutaResult", "boruta"]
@@ -238,11 +239,12 @@ def _column_importances(values, n_columns):
         "alpha": [Interval(Real, 0, 1, closed="neither")],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
+        "progress": ["boolean"],
     },
     prefer_skip_nested_validation=True,
 )
 def boruta(X, y, *, estimator=None, importance="oob_permutation", max_rounds=100,
-           alpha=0.01, random_state=None, n_jobs=None):
+           alpha=0.01, random_state=None, n_jobs=None, progress=False):
     """Boruta: which features are relevant at all, tested against shuffled copies.
 
     Each round [1]_:
@@ -318,6 +320,8 @@ default="oob_permutation"
     n_jobs : int or None, default=None
         Threads for the default estimator and the named importances. The result
         does not depend on it.
+    progress : bool, default=False
+        Show a bar on stderr counting the rounds.
 
     Returns
     -------
@@ -357,40 +361,44 @@ default="oob_permutation"
     decided_round = np.zeros(n_features, dtype=np.int64)
     history = []
     n_rounds = 0
-    while n_rounds < max_rounds and (decision == TENTATIVE).any():
-        n_rounds += 1
-        undecided = np.flatnonzero(decision == TENTATIVE)
-        in_model = np.flatnonzero(decision != REJECTED)
-        sources = undecided
-        while sources.shape[0] < MIN_SHADOWS:
-            sources = np.concatenate([sources, sources])
-        permutations = [rng.permutation(n_samples) for _ in sources]
-        model_seed = int(rng.randint(seed_bound))
-        importance_seed = int(rng.randint(seed_bound))
+    with progress_bar(max_rounds, "Boruta rounds", progress) as steps:
+        while n_rounds < max_rounds and (decision == TENTATIVE).any():
+            n_rounds += 1
+            undecided = np.flatnonzero(decision == TENTATIVE)
+            in_model = np.flatnonzero(decision != REJECTED)
+            sources = undecided
+            while sources.shape[0] < MIN_SHADOWS:
+                sources = np.concatenate([sources, sources])
+            permutations = [rng.permutation(n_samples) for _ in sources]
+            model_seed = int(rng.randint(seed_bound))
+            importance_seed = int(rng.randint(seed_bound))
 
-        X_round = _with_shadows(frame, in_model, sources, permutations, prefix)
-        model = clone(estimator)
-        if "random_state" in model.get_params(deep=False):
-            model.set_params(random_state=model_seed)
-        model.fit(X_round, y)
-        if named:
-            values = compute(model, X_round, y, random_state=importance_seed, n_jobs=n_jobs)
-        else:
-            values = compute(model, X_round, y)
-        values = _column_importances(values, X_round.shape[1])
+            X_round = _with_shadows(frame, in_model, sources, permutations, prefix)
+            model = clone(estimator)
+            if "random_state" in model.get_params(deep=False):
+                model.set_params(random_state=model_seed)
+            model.fit(X_round, y)
+            if named:
+                values = compute(model, X_round, y, random_state=importance_seed, n_jobs=n_jobs)
+            else:
+                values = compute(model, X_round, y)
+            values = _column_importances(values, X_round.shape[1])
 
-        real = values[:in_model.shape[0]]
-        shadow_max = values[in_model.shape[0]:].max()
-        hit = real > shadow_max
-        hits[in_model] += hit
-        history.append(pd.DataFrame({
-            "round": n_rounds, "feature": [names[j] for j in in_model], "importance": real,
-            "shadow_max": shadow_max, "n_shadows": sources.shape[0], "hit": hit}))
+            real = values[:in_model.shape[0]]
+            shadow_max = values[in_model.shape[0]:].max()
+            hit = real > shadow_max
+            hits[in_model] += hit
+            history.append(pd.DataFrame({
+                "round": n_rounds, "feature": [names[j] for j in in_model], "importance": real,
+                "shadow_max": shadow_max, "n_shadows": sources.shape[0], "hit": hit}))
 
-        confirm, reject = decide(hits[undecided], n_rounds, alpha, len(names))
-        decision[undecided[confirm]] = CONFIRMED
-        decision[undecided[reject]] = REJECTED
-        decided_round[undecided[confirm | reject]] = n_rounds
+            confirm, reject = decide(hits[undecided], n_rounds, alpha, len(names))
+            decision[undecided[confirm]] = CONFIRMED
+            decision[undecided[reject]] = REJECTED
+            decided_round[undecided[confirm | reject]] = n_rounds
+            steps.advance()
+        if n_rounds < max_rounds:
+            steps.finish_early(f"Boruta: every feature decided after {n_rounds} rounds")
 
     params = {"estimator": repr(estimator), "importance": importance if named
               else repr(importance), "max_rounds": max_rounds, "alpha": alpha,

@@ -1,0 +1,54 @@
+"""Progress bars for the library's long calls: many refits or rounds of a model.
+
+Library calls are quiet unless asked (``progress=True``), as scikit-learn's are; the bar
+goes to stderr, so results printed on stdout stay clean. The CLI shows its own bars.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+__all__ = ["progress_bar"]
+
+
+class _Steps:
+    """What a long call tells its bar (nothing when the bar is off)."""
+
+    def __init__(self, bar=None, task=None):
+        self._bar = bar
+        self._task = task
+
+    def advance(self, steps=1):
+        if self._bar is not None:
+            self._bar.advance(self._task, steps)
+
+    def finish_early(self, description):
+        """Done before ``total`` steps (Boruta deciding every feature): the bar ends
+        full, with ``description``."""
+        if self._bar is not None:
+            done = self._bar.tasks[0].completed
+            self._bar.update(self._task, total=done, description=description)
+
+
+@contextmanager
+def progress_bar(total: int, description: str, enabled: bool):
+    """Yield a :class:`_Steps`; when ``enabled``, a bar on stderr counts ``total`` steps
+    with the time taken and the time left, and stays on screen when done."""
+    if not enabled:
+        yield _Steps()
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), TimeRemainingColumn(),
+                   console=Console(stderr=True))
+    with bar:
+        yield _Steps(bar, bar.add_task(description, total=total))

@@ -1,0 +1,67 @@
+"""Progress bars of the long library calls: on stderr when asked, silent otherwise, and
+never a change in the numbers."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+from sapwood import DecisionTreeClassifier, RandomForestClassifier
+from sapwood.importance import altmann_pvalues, drop_column_importance
+from sapwood.selection import boruta
+
+
+def _data():
+    return make_classification(n_samples=120, n_features=4, n_informative=2,
+                               n_redundant=0, random_state=0)
+
+
+def _calls():
+    X, y = _data()
+    tree = DecisionTreeClassifier(max_depth=3, random_state=0)
+    return {
+        "drop_column": (lambda progress: drop_column_importance(
+            tree, X, y, cv=3, progress=progress).importances, "drop-column refits", "5/5"),
+        "altmann": (lambda progress: altmann_pvalues(
+            tree, X, y, measure="mdi", n_permutations=6, random_state=0,
+            progress=progress).pvalues, "refits on permuted y", "6/6"),
+        "boruta": (lambda progress: boruta(
+            X, y, estimator=RandomForestClassifier(n_estimators=10), importance="mdi",
+            max_rounds=4, random_state=0, progress=progress).hits, "Boruta", "4/4"),
+    }
+
+
+@pytest.mark.parametrize("name", ["drop_column", "altmann", "boruta"])
+def test_a_bar_counts_the_steps_on_stderr_only_when_asked(name, capsys):
+    call, label, count = _calls()[name]
+    quiet = call(False)
+    out, err = capsys.readouterr()
+    assert out == "" and err == ""
+    shown = call(True)
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert label in err and count in err
+    np.testing.assert_array_equal(quiet, shown)
+
+
+def test_boruta_that_decides_early_ends_a_full_bar(capsys):
+    X, y = make_classification(n_samples=300, n_features=5, n_informative=3,
+                               n_redundant=0, random_state=0)
+    result = boruta(X, y, estimator=RandomForestClassifier(n_estimators=20),
+                    importance="mdi", max_rounds=60, alpha=0.2, random_state=0,
+                    progress=True)
+    err = capsys.readouterr().err
+    assert result.n_rounds < 60
+    assert f"every feature decided after {result.n_rounds} rounds" in err
+    assert f"{result.n_rounds}/{result.n_rounds}" in err
+
+
+@pytest.mark.parametrize("call", [
+    lambda X, y: drop_column_importance(DecisionTreeClassifier(), X, y, progress="yes"),
+    lambda X, y: altmann_pvalues(DecisionTreeClassifier(), X, y, measure="mdi",
+                                 progress=1),
+    lambda X, y: boruta(X, y, progress=None),
+])
+def test_progress_must_be_a_bool(call):
+    X, y = _data()
+    with pytest.raises(ValueError, match="'progress' parameter"):
+        call(X, y)
