@@ -31,10 +31,8 @@ import warnings
 
 import numpy as np
 from scipy import special
-from scipy.stats import gmean
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.dummy import DummyClassifier, DummyRegressor
-from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
@@ -163,6 +161,8 @@ class BaseGradientBoosting(BaseEstimator):
         self._check_loss()
 
         if self.n_iter_no_change is not None:
+            from sklearn.model_selection import train_test_split  # lazy: import time
+
             stratify = y if isinstance(self, ClassifierMixin) else None
             X_train, X_val, y_train, y_val, w_train, w_val = train_test_split(
                 X, y, sample_weight, random_state=self.random_state,
@@ -663,6 +663,8 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
             proba = proba[:, 1]
         proba = np.clip(proba, _EPS, 1 - _EPS, dtype=np.float64)
         if self._multiclass:
+            from scipy.stats import gmean  # lazy: scipy.stats takes 0.3 s to import
+
             return np.log(proba / gmean(proba, axis=1)[:, None])
         raw = special.logit(proba)
         if self.loss == "exponential":

@@ -34,7 +34,6 @@ from sklearn.base import (
     _fit_context,
 )
 from sklearn.exceptions import DataConversionWarning
-from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils import check_random_state, compute_class_weight, compute_sample_weight
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
@@ -397,7 +396,8 @@ class ForestClassifier(ClassifierMixin, BaseForest):
         width = int(np.atleast_1d(self.n_classes_)[0])
         decision = self._oob_average(X, width)
         self.oob_decision_function_ = decision[..., 0] if self.n_outputs_ == 1 else decision
-        scoring_function = scoring_function or accuracy_score
+        if scoring_function is None:
+            from sklearn.metrics import accuracy_score as scoring_function  # lazy: import time
         self.oob_score_ = scoring_function(y, np.argmax(self.oob_decision_function_, axis=1))
 
     def predict_proba(self, X):
@@ -460,7 +460,8 @@ class ForestRegressor(RegressorMixin, BaseForest):
     def _set_oob_attributes(self, X, y, scoring_function):
         prediction = self._oob_average(X, 1)[:, 0, :]
         self.oob_prediction_ = prediction[:, 0] if self.n_outputs_ == 1 else prediction
-        scoring_function = scoring_function or r2_score
+        if scoring_function is None:
+            from sklearn.metrics import r2_score as scoring_function  # lazy: import time
         self.oob_score_ = scoring_function(y, self.oob_prediction_)
 
     def predict(self, X):
