@@ -123,9 +123,7 @@ class TreeEvaluator:
             if meanwhile is not None:
                 meanwhile()
             return results
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=self.n_jobs)
-        futures = [self._pool.submit(function, *args, **kwargs)
+        futures = [self._executor().submit(function, *args, **kwargs)
                    for function, args, kwargs in tasks]
         try:
             if meanwhile is not None:
@@ -133,6 +131,20 @@ class TreeEvaluator:
         finally:
             results = [future.result() for future in futures]
         return results
+
+    def _start(self, task):
+        """Start one ``delayed`` call on the evaluator's threads; returns a function that
+        waits for its result (with one job: runs it now)."""
+        function, args, kwargs = task
+        if self.n_jobs == 1:
+            result = function(*args, **kwargs)
+            return lambda: result
+        return self._executor().submit(function, *args, **kwargs).result
+
+    def _executor(self):
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.n_jobs)
+        return self._pool
 
     def close(self):
         """Stop the evaluator's threads (also done when it is garbage collected)."""
@@ -256,18 +268,18 @@ class TreeEvaluator:
         # A row's sum does not depend on the other rows.
         self.base_totals = (self.baseline_total if rows is None
                             else self.baseline_total[rows])
-        entries = delayed(entry_nodes)(self.nodes[:, 0], self.nodes[:, 1], self.nodes[:, 2],
-                                       self.roots, self.feature_group_ptr,
-                                       self.feature_groups, self.n_groups)
-
-        def order_rows():
-            # Meanwhile: the rows of each tree in the pre-order of their leaves.
-            self.rank, self.span_end = preorder_spans(self.nodes[:, 0], self.nodes[:, 1],
-                                                      self.roots)
-            self.order, self.sorted_rank, self.sorted_leaf = sort_by_leaf(self.leaves_eval,
-                                                                          self.rank)
-
-        [(self.entry_ptr, self.entry_node)] = self._parallel([entries], order_rows)
+        # The entry nodes on one thread while the others order the rows by leaf.
+        entries = self._start(delayed(entry_nodes)(
+            self.nodes[:, 0], self.nodes[:, 1], self.nodes[:, 2], self.roots,
+            self.feature_group_ptr, self.feature_groups, self.n_groups))
+        self.rank, self.span_end = preorder_spans(self.nodes[:, 0], self.nodes[:, 1],
+                                                  self.roots)
+        parts = self._parallel(delayed(sort_by_leaf)(self.leaves_eval[lo:hi], self.rank)
+                               for lo, hi in self._tree_chunks())
+        self.order = np.concatenate([p[0] for p in parts])
+        self.sorted_rank = np.concatenate([p[1] for p in parts])
+        self.sorted_leaf = np.concatenate([p[2] for p in parts])
+        self.entry_ptr, self.entry_node = entries()
         per_group = np.diff(self.entry_ptr).reshape(self.n_trees, self.n_groups)
         self.group_used = per_group.sum(axis=0) > 0
 
