@@ -253,7 +253,9 @@ def test_chunked_evaluator_equals_the_whole_forest_bit_for_bit(monkeypatch, task
 
 @pytest.mark.parametrize("n_classes", [2, 3])
 @pytest.mark.parametrize("n_jobs", [1, 2])
-def test_rows_left_out_for_a_class_only_consumer_keep_their_class(n_classes, n_jobs):
+@pytest.mark.parametrize("min_samples_leaf", [1, 3])  # exact sums, then rounded ones
+def test_rows_left_out_for_a_class_only_consumer_keep_their_class(n_classes, n_jobs,
+                                                                 min_samples_leaf):
     # only_class_changes may leave a (group, row) out only if no value of the group's
     # columns can change the row's predicted class: try every value the permutations
     # can bring (the column's values in the data) against the model's own predict.
@@ -262,11 +264,13 @@ def test_rows_left_out_for_a_class_only_consumer_keep_their_class(n_classes, n_j
     X, y = make_classification(n_samples=160, n_features=8, n_informative=3,
                                n_redundant=0, n_classes=n_classes, random_state=1)
     X[:, 4] = np.round(X[:, 4])
-    forest = RandomForestClassifier(25, random_state=0).fit(X[:80], y[:80])  # pure leaves
+    forest = RandomForestClassifier(25, min_samples_leaf=min_samples_leaf,
+                                    random_state=0).fit(X[:80], y[:80])
     X_eval = X[80:]
     groups = [np.array([j]) for j in range(8)] + [np.array([0, 2]), np.array([4, 5, 7])]
     evaluator = TreeEvaluator(forest, as_format_model(forest).to_ensemble(), X_eval, n_jobs)
     evaluator.prepare(None, groups)
+    assert evaluator.exact == (min_samples_leaf == 1)
     assert evaluator.skip.shape == (0, 0)
     evaluator.only_class_changes()
     assert evaluator.skip.shape == (len(groups), X_eval.shape[0])
@@ -282,11 +286,11 @@ def test_rows_left_out_for_a_class_only_consumer_keep_their_class(n_classes, n_j
             np.testing.assert_array_equal(forest.predict(X_new), predicted[rows])
 
 
-def test_only_class_changes_needs_exact_sums():
+def test_only_class_changes_leaves_regression_alone():
     X, y = _data()
     X = np.nan_to_num(X)
-    forest = RandomForestClassifier(10, min_samples_leaf=7, random_state=0).fit(X, y)
+    forest = RandomForestRegressor(10, random_state=0).fit(X, y)
     evaluator = TreeEvaluator(forest, as_format_model(forest).to_ensemble(), X, 1)
     evaluator.prepare(None, [np.array([j]) for j in range(X.shape[1])])
     evaluator.only_class_changes()
-    assert not evaluator.exact and evaluator.skip.shape == (0, 0)
+    assert evaluator.skip.shape == (0, 0)

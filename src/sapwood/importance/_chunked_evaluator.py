@@ -133,6 +133,9 @@ class ChunkedTreeEvaluator(TreeEvaluator):
     def _trees_to_check(self):
         return None  # no node values held: the model's own predictions are checked
 
+    def only_class_changes(self):
+        pass  # every row is re-routed: the bound needs every tree's nodes at once
+
     def _piece_size(self, bytes_per_tree):
         """Trees per piece: a round (one piece per thread) holds about ``_ROUND_BUDGET``
         bytes of per-tree buffers, at least one tree per piece."""

@@ -290,15 +290,20 @@ class TreeEvaluator:
 
         A pair is left out when its row's lead of its class over every other class is
         larger than all the trees whose path splits on the group could take from it
-        (``flip_potential``). Only for exact sums of class values (no rounding, so a
-        positive lead stays positive through the model's mean) and a zero base score.
-        Call after ``prepare``.
+        (``flip_potential``), with room for rounding: a float sum of n terms is within
+        n * 2**-53 of their absolute sum from the exact one, and the lead compares two
+        sums before and two after (exact sums, as of pure leaves, do not round at all).
+        For class values added into one row per class and a zero base score. Call after
+        ``prepare``.
         """
-        if not (self.exact and self.is_classifier and not self.ensemble.base_score.any()
+        if not (self.is_classifier and not self.ensemble.base_score.any()
                 and not self.tree_column.any()
                 and self.node_values.shape[1] == self.n_classes):
             return
         width = self.n_classes
+        # Every sum (and every potential, at most 4 n_trees max|value|) is below scale.
+        scale = np.abs(self.init).max() + 4 * self.n_trees * np.abs(self.node_values).max()
+        rounding = 16 * (self.n_trees + 1) * scale * 2.0**-53
         totals = self.base_totals
         rows = np.arange(totals.shape[0])
         best = np.argmax(self.baseline_eval[:, :width], axis=1)
@@ -315,7 +320,8 @@ class TreeEvaluator:
         # twice: still a bound).
         by_group = np.add.reduceat(potential[:, self.group_columns], self.group_ptr[:-1],
                                    axis=1)
-        self.skip = np.ascontiguousarray((lead[:, None] > by_group).T, dtype=np.uint8)
+        self.skip = np.ascontiguousarray((lead[:, None] - by_group > rounding).T,
+                                         dtype=np.uint8)
 
     def permuted_outputs(self, sources):
         """Yield ``(group, repeat, raw)`` for every used group and every repeat, where row
