@@ -46,6 +46,7 @@ from .._kernels._shap import (
 from ..adapters import as_ensemble
 from ._oob import _feature_names
 from ._result import ImportanceResult
+from ._shap_dask import dask_tree_shap, is_dask_collection
 
 __all__ = ["tree_shap"]
 
@@ -65,12 +66,16 @@ def tree_shap(model, X, *, interactions=False, n_jobs=None) -> ImportanceResult:
         Anything :func:`sapwood.adapters.as_ensemble` reads: sapwood and scikit-learn
         trees, forests and boosting, XGBoost and LightGBM models.
     X : array-like or DataFrame of shape (n_rows, n_features)
-        The rows to explain.
+        The rows to explain. A Dask DataFrame or array is explained block by block on
+        Dask's workers (rows that need not fit in memory): the result then holds the
+        mean and standard deviation of |SHAP| over all rows, no per-row
+        ``importances``, and lazy Dask arrays of the values in ``extra``.
     interactions : bool, default=False
         Also compute SHAP interaction values (about d times the cost of the plain
         values, d the number of distinct features on a leaf's path).
     n_jobs : int or None, default=None
-        Threads (joblib; the rows are split among them). The values do not depend on it.
+        Threads (joblib; the rows are split among them; per block for Dask input). The
+        values do not depend on it.
 
     Returns
     -------
@@ -98,6 +103,8 @@ def tree_shap(model, X, *, interactions=False, n_jobs=None) -> ImportanceResult:
     """
     if not isinstance(interactions, bool | np.bool_):
         raise TypeError(f"interactions must be True or False; got {interactions!r}")
+    if is_dask_collection(X):
+        return dask_tree_shap(model, X, interactions, effective_n_jobs(n_jobs))
     ensemble = as_ensemble(model)
     feature_names = _feature_names(X, model, ensemble.n_features)
     rows = check_array(X, dtype=ensemble.input_dtype, ensure_all_finite="allow-nan")
