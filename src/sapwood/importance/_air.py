@@ -228,10 +228,9 @@ def impurity_corrected(estimator, X, y, *, random_state=None) -> ImportanceResul
         "task": ensemble.task,
         "decrease": "split gain / root cover" if boosting_library else "impurity decrease",
     }
-    return ImportanceResult(
-        importances_mean=importances.mean(axis=1), importances_std=importances.std(axis=1),
-        feature_names=names, method="impurity_corrected", params=params,
-        importances=importances, trace=pd.concat(traces, ignore_index=True),
+    return ImportanceResult.from_draws(
+        importances, feature_names=names, method="impurity_corrected", params=params,
+        trace=pd.concat(traces, ignore_index=True),
         extra={"shadow": shadow.mean(axis=1), "row_permutation": permutation})
 
 

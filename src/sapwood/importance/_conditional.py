@@ -32,7 +32,7 @@ from ..adapters import as_ensemble
 from ..adapters._predict import _TIES_TO_POSITIVE, _classes_per_output
 from ..learners._forest import BaseForest
 from ._oob import _feature_names, _inbag_counter, randomforest_summary
-from ._result import ImportanceResult
+from ._result import ImportanceResult, mean_interval
 
 __all__ = ["association_test", "conditional_permutation_importance"]
 
@@ -248,9 +248,11 @@ def conditional_permutation_importance(model, X, y, *, threshold=0.2, n_repeats=
               "random_state": random_state, "n_jobs": n_jobs, "n_trees": n_trees,
               "task": ensemble.task, "rows": "out-of-bag" if bagged else "held-out",
               "scoring": scoring}
+    ci_low, ci_high = mean_interval(importances)
     return ImportanceResult(importances_mean=mean, importances_std=std,
                             feature_names=feature_names, method="conditional_permutation",
-                            params=params, importances=importances, extra=extra)
+                            params=params, importances=importances, ci_low=ci_low,
+                            ci_high=ci_high, extra=extra)
 
 
 def association_test(X):

@@ -178,8 +178,6 @@ def drop_column_importance(estimator, X, y, X_test=None, y_test=None, *, cv=None
         "groups": None if groups is None else {k: list(v) for k, v in groups.items()},
         "n_jobs": n_jobs,
     }
-    return ImportanceResult(importances_mean=importances.mean(axis=1),
-                            importances_std=importances.std(axis=1),
-                            feature_names=names, method="drop_column", params=params,
-                            importances=importances,
-                            extra={"baseline_score": baseline, "scores": scores})
+    return ImportanceResult.from_draws(importances, feature_names=names,
+                                       method="drop_column", params=params,
+                                       extra={"baseline_score": baseline, "scores": scores})

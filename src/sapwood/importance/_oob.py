@@ -26,7 +26,7 @@ from sklearn.utils._param_validation import Integral, Interval, validate_params
 from .._kernels._oob import oob_tree_permutation, oob_tree_permutation_fast
 from ..adapters import as_ensemble
 from ..learners._forest import BaseForest, bootstrap_indices
-from ._result import ImportanceResult
+from ._result import ImportanceResult, mean_interval
 
 __all__ = ["oob_permutation_importance", "randomforest_summary"]
 
@@ -196,9 +196,11 @@ def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, 
                                               columns=list(classes))
     params = {"n_repeats": n_repeats, "random_state": random_state, "n_jobs": n_jobs,
               "n_trees": n_trees, "task": ensemble.task}
+    ci_low, ci_high = mean_interval(importances)
     return ImportanceResult(importances_mean=mean, importances_std=std,
                             feature_names=feature_names, method="oob_permutation",
-                            params=params, importances=importances, extra=extra)
+                            params=params, importances=importances, ci_low=ci_low,
+                            ci_high=ci_high, extra=extra)
 
 
 def randomforest_summary(per_tree):

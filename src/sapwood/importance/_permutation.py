@@ -436,12 +436,5 @@ def _result(baseline, scores, names, params, labels):
         extra["output_labels"] = (list(labels) if labels is not None
                                   and len(labels) == n_outputs else list(range(n_outputs)))
         importances = importances.mean(axis=2)
-    return ImportanceResult(
-        importances_mean=np.mean(importances, axis=1),
-        importances_std=np.std(importances, axis=1),
-        feature_names=names,
-        method="permutation",
-        params=params,
-        importances=importances,
-        extra=extra,
-    )
+    return ImportanceResult.from_draws(importances, feature_names=names,
+                                       method="permutation", params=params, extra=extra)

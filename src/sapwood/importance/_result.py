@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-__all__ = ["ImportanceResult", "side_by_side"]
+__all__ = ["ImportanceResult", "mean_interval", "side_by_side", "t_interval"]
 
 
 @dataclass(eq=False)
@@ -28,7 +28,9 @@ class ImportanceResult:
     importances : ndarray of shape (n_features, n_draws) or None
         Raw values per repeat or per tree, when the measure has them.
     ci_low, ci_high : ndarray of shape (n_features,) or None
-        Confidence interval bounds, when the measure provides them.
+        Confidence interval bounds, when the measure provides them: where the
+        importance is the mean of its draws (repeats, trees, folds, rows), the 95%
+        Student-t interval of that mean (:meth:`from_draws`; NaN below two draws).
     pvalues : ndarray of shape (n_features,) or None
     trace : pandas.DataFrame or None
         Per-node (or per-tree) table the numbers were computed from.
@@ -57,6 +59,21 @@ class ImportanceResult:
             raise ValueError("importances_mean, importances_std and feature_names must have "
                              f"the same length; got {n}, {self.importances_std.shape[0]} "
                              f"and {len(self.feature_names)}")
+
+    @classmethod
+    def from_draws(cls, draws, **fields) -> ImportanceResult:
+        """A result whose importance is each feature's mean over its ``draws`` (shape
+        (n_features, n_draws)): ``importances_std`` over the draws (ddof=0, as
+        scikit-learn's ``permutation_importance``) and the 95% Student-t confidence
+        interval of the mean (:func:`mean_interval`)."""
+        draws = np.asarray(draws, dtype=np.float64)
+        if draws.shape[1] == 0:
+            zeros = np.zeros(draws.shape[0])
+            return cls(importances_mean=zeros, importances_std=zeros, importances=draws,
+                       **fields)
+        low, high = mean_interval(draws)
+        return cls(importances_mean=draws.mean(axis=1), importances_std=draws.std(axis=1),
+                   importances=draws, ci_low=low, ci_high=high, **fields)
 
     @property
     def n_features(self) -> int:
@@ -94,6 +111,27 @@ class ImportanceResult:
     def __repr__(self) -> str:
         head = self.to_frame().head(10).to_string(index=False)
         return f"ImportanceResult(method={self.method!r})\n{head}"
+
+
+def mean_interval(draws, level=0.95):
+    """(low, high): the Student-t confidence interval at ``level`` of each row's mean,
+    ``mean -/+ t_{(1 + level) / 2, k - 1} s / sqrt(k)`` over its k draws (s with
+    ddof=1); NaN for rows of fewer than two draws."""
+    draws = np.asarray(draws, dtype=np.float64)
+    k = draws.shape[1]
+    if k < 2:
+        nan = np.full(draws.shape[0], np.nan)
+        return nan, nan.copy()
+    return t_interval(draws.mean(axis=1), draws.std(axis=1, ddof=1), k, level)
+
+
+def t_interval(mean, sample_std, k, level=0.95):
+    """:func:`mean_interval` from each row's mean and sample standard deviation
+    (ddof=1) over k >= 2 draws."""
+    from scipy.stats import t
+
+    half = t.ppf((1 + level) / 2, k - 1) * np.asarray(sample_std) / np.sqrt(k)
+    return mean - half, mean + half
 
 
 def side_by_side(*results: ImportanceResult, names=None) -> pd.DataFrame:

@@ -125,15 +125,10 @@ def tree_shap(model, X, *, interactions=False, n_jobs=None) -> ImportanceResult:
              "expected_value": float(expected[0]) if squeeze else expected}
     if interactions:
         extra["interaction_values"] = values[..., 0] if squeeze else values
-    return ImportanceResult(
-        importances_mean=magnitude.mean(axis=1) if magnitude.shape[1] else
-        np.zeros(ensemble.n_features),
-        importances_std=magnitude.std(axis=1) if magnitude.shape[1] else
-        np.zeros(ensemble.n_features),
-        feature_names=feature_names, method="tree_shap",
+    return ImportanceResult.from_draws(
+        magnitude, feature_names=feature_names, method="tree_shap",
         params={"interactions": interactions, "n_rows": int(rows.shape[0]),
-                "feature_perturbation": "tree_path_dependent"},
-        importances=magnitude, extra=extra)
+                "feature_perturbation": "tree_path_dependent"}, extra=extra)
 
 
 # Fixed pieces of trees (their sums added in piece order, so the values do not depend

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..adapters import as_ensemble
 from ._oob import _feature_names
-from ._result import ImportanceResult
+from ._result import ImportanceResult, t_interval
 
 __all__ = ["dask_tree_shap", "is_dask_collection"]
 
@@ -65,7 +65,11 @@ def dask_tree_shap(model, X, interactions, n_jobs) -> ImportanceResult:
                                new_axis=list(range(2, 1 + len(shape))))
     phi = values.sum(axis=2) if interactions else values
     magnitude = abs(phi).mean(axis=2)  # (n_rows, n_features)
-    mean, std = dask.compute(magnitude.mean(axis=0), magnitude.std(axis=0))
+    n_rows = int(blocks.shape[0])
+    mean, std, sample_std = dask.compute(magnitude.mean(axis=0), magnitude.std(axis=0),
+                                         magnitude.std(axis=0, ddof=1 if n_rows > 1 else 0))
+    ci_low, ci_high = (t_interval(mean, sample_std, n_rows) if n_rows > 1
+                       else (np.full(n_features, np.nan), np.full(n_features, np.nan)))
     expected = _expected_value(ensemble, tree_arrays, n_columns)
     squeeze = n_columns == 1
     extra = {"shap_values": phi[..., 0] if squeeze else phi,
@@ -76,6 +80,7 @@ def dask_tree_shap(model, X, interactions, n_jobs) -> ImportanceResult:
         importances_mean=np.asarray(mean, dtype=np.float64),
         importances_std=np.asarray(std, dtype=np.float64),
         feature_names=feature_names, method="tree_shap",
-        params={"interactions": interactions, "n_rows": int(blocks.shape[0]),
+        params={"interactions": interactions, "n_rows": n_rows,
                 "feature_perturbation": "tree_path_dependent", "dask": True},
-        importances=None, extra=extra)
+        importances=None, ci_low=np.asarray(ci_low, dtype=np.float64),
+        ci_high=np.asarray(ci_high, dtype=np.float64), extra=extra)

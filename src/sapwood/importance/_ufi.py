@@ -145,10 +145,8 @@ def unbiased_mdi(model, X, y, *, held_out=None) -> ImportanceResult:
     trace = _trace_frame(traces)
     trace["feature"] = np.asarray(feature_names, dtype=object)[trace["feature"].to_numpy()]
     params = {"held_out": bool(held_out), "task": task, "n_trees": ensemble.n_trees}
-    return ImportanceResult(importances_mean=importances.mean(axis=1),
-                            importances_std=importances.std(axis=1),
-                            feature_names=feature_names, method="unbiased_mdi",
-                            params=params, importances=importances, trace=trace)
+    return ImportanceResult.from_draws(importances, feature_names=feature_names,
+                                       method="unbiased_mdi", params=params, trace=trace)
 
 
 def _targets(model, ensemble, y, n_samples):

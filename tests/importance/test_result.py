@@ -1,0 +1,84 @@
+"""The result type's confidence intervals: Student-t intervals of the mean over draws."""
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.datasets import make_classification
+
+from sapwood import RandomForestClassifier
+from sapwood.importance import (
+    ImportanceResult,
+    oob_permutation_importance,
+    permutation_importance,
+    tree_shap,
+)
+from sapwood.importance._result import mean_interval
+
+
+def _reference(draws, level=0.95):
+    """scipy's t interval of each row's mean."""
+    low, high = [], []
+    for row in draws:
+        a, b = stats.t.interval(level, len(row) - 1, loc=np.mean(row),
+                                scale=stats.sem(row))
+        low.append(a)
+        high.append(b)
+    return np.array(low), np.array(high)
+
+
+def test_mean_interval_equals_scipy():
+    draws = np.random.default_rng(0).normal(size=(6, 7))
+    for level in (0.9, 0.95):
+        low, high = mean_interval(draws, level)
+        expected = _reference(draws, level)
+        np.testing.assert_allclose(low, expected[0], rtol=1e-12)
+        np.testing.assert_allclose(high, expected[1], rtol=1e-12)
+    low, high = mean_interval(draws[:, :1])
+    assert np.isnan(low).all() and np.isnan(high).all()
+    low, high = mean_interval(np.ones((2, 4)))
+    np.testing.assert_array_equal(low, 1.0)
+    np.testing.assert_array_equal(high, 1.0)
+
+
+def test_from_draws_keeps_numpy_mean_and_std():
+    draws = np.random.default_rng(1).exponential(size=(3, 5))
+    result = ImportanceResult.from_draws(draws, feature_names=["a", "b", "c"], method="x")
+    np.testing.assert_array_equal(result.importances_mean, np.mean(draws, axis=1))
+    np.testing.assert_array_equal(result.importances_std, np.std(draws, axis=1))
+    np.testing.assert_array_equal(result.ci_low, mean_interval(draws)[0])
+    frame = result.to_frame(sort=False)
+    np.testing.assert_array_equal(frame["ci_high"], mean_interval(draws)[1])
+    empty = ImportanceResult.from_draws(np.zeros((2, 0)), feature_names=["a", "b"],
+                                        method="x")
+    np.testing.assert_array_equal(empty.importances_mean, 0.0)
+    assert empty.ci_low is None
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X, y = make_classification(n_samples=400, n_features=5, random_state=0)
+    forest = RandomForestClassifier(20, random_state=0).fit(X[:300], y[:300])
+    return forest, X, y
+
+
+def test_measures_report_the_interval_of_their_draws(fitted):
+    forest, X, y = fitted
+    held_out = permutation_importance(forest, X[300:], y[300:], n_repeats=6,
+                                      random_state=0)
+    oob = oob_permutation_importance(forest, X[:300], y[:300], random_state=0)
+    shap = tree_shap(forest, X[300:])
+    for result in (held_out, oob, shap):
+        low, high = _reference(result.importances)
+        np.testing.assert_allclose(result.ci_low, low, rtol=1e-10, atol=1e-15)
+        np.testing.assert_allclose(result.ci_high, high, rtol=1e-10, atol=1e-15)
+        assert (result.ci_low <= result.importances_mean).all()
+        assert (result.importances_mean <= result.ci_high).all()
+
+
+def test_dask_tree_shap_interval_equals_in_memory(fitted):
+    da = pytest.importorskip("dask.array")
+    forest, X, _ = fitted
+    expected = tree_shap(forest, X)
+    result = tree_shap(forest, da.from_array(X, chunks=90))
+    np.testing.assert_allclose(result.ci_low, expected.ci_low, rtol=1e-9)
+    np.testing.assert_allclose(result.ci_high, expected.ci_high, rtol=1e-9)
