@@ -85,6 +85,16 @@ def test_drop_by_cross_validation_on_the_training_rows(csv):
         dict(zip(expected.feature_names, expected.importances_mean, strict=True)), abs=1e-12)
     assert by_feature(rows, "std") == pytest.approx(
         dict(zip(expected.feature_names, expected.importances_std, strict=True)), abs=1e-12)
+    # The 95% interval of the mean over the three folds.
+    for bound in ("ci_low", "ci_high"):
+        assert by_feature(rows, bound) == pytest.approx(
+            dict(zip(expected.feature_names, getattr(expected, bound), strict=True)),
+            abs=1e-12)
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["explain", str(csv), "--target", "y", "--model", "tree",
+                     "--max-depth", "3", "--methods", "drop", "--cv", "3"]) == 0
+    assert "95% CI" in stdout.getvalue()
 
 
 def test_drop_is_skipped_with_a_note_for_a_loaded_model(csv, tmp_path):

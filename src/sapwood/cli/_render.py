@@ -20,7 +20,8 @@ def _number(value, digits=4) -> str:
 
 def _row(row, pvalues: bool) -> dict:
     entry = {"feature": row.feature, "importance": _finite(row.importance),
-             "std": _finite(row.std), "rank": int(row.rank)}
+             "std": _finite(row.std), "ci_low": _finite(row.ci_low),
+             "ci_high": _finite(row.ci_high), "rank": int(row.rank)}
     if pvalues:
         entry["pvalue"] = _finite(row.pvalue) if hasattr(row, "pvalue") else None
     return entry
@@ -64,9 +65,15 @@ def measure_title(run: Run, name: str) -> str:
 
 
 def measure_frame(run: Run, name: str):
-    """The table of one measure: rank, feature, [truth], importance, std, [p-value]."""
+    """The table of one measure: rank, feature, [truth], importance, std, [95% CI],
+    [p-value]."""
     frame = run.results[name].to_frame()
     columns = ["rank", "feature", "importance", "std"]
+    if frame["ci_low"].notna().any():
+        frame["95% CI"] = [f"{_number(low)} to {_number(high)}" if high == high else ""
+                           for low, high in zip(frame["ci_low"], frame["ci_high"],
+                                                strict=True)]
+        columns.append("95% CI")
     if run.truth is not None:
         frame["truth"] = frame["feature"].map(run.truth).fillna("")
         columns.insert(2, "truth")
