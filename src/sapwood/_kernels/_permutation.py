@@ -20,6 +20,11 @@ pairs whose leaf changed and redoes each changed sample's sum in tree order
 (``collect_changed``). Either way every prediction is bit-identical to summing the
 trees in order.
 
+A consumer that reads only the predicted class (the default accuracy score) can skip
+more: ``flip_potential`` bounds how far the trees whose path meets a column can move a
+row's lead of its class, and ``reroute_packed`` leaves out the (group, row) pairs whose
+lead is larger (``skip``).
+
 Nodes are read from a packed layout (``pack_nodes``): one 16-byte record per node and
 the thresholds beside it. For finite data (the common case) ``make_fast`` turns it into
 the fast path's layout, where every split reads ``x <= threshold``: the traversals of
