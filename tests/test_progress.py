@@ -6,7 +6,11 @@ import pytest
 from sklearn.datasets import make_classification
 
 from sapwood import DecisionTreeClassifier, RandomForestClassifier
-from sapwood.importance import altmann_pvalues, drop_column_importance
+from sapwood.importance import (
+    altmann_pvalues,
+    conditional_permutation_importance,
+    drop_column_importance,
+)
 from sapwood.selection import boruta
 
 
@@ -24,13 +28,17 @@ def _calls():
         "altmann": (lambda progress: altmann_pvalues(
             tree, X, y, measure="mdi", n_permutations=6, random_state=0,
             progress=progress).pvalues, "refits on permuted y", "6/6"),
+        "conditional": (lambda progress: conditional_permutation_importance(
+            RandomForestClassifier(n_estimators=7, random_state=0).fit(X, y), X, y,
+            random_state=0, n_jobs=2, progress=progress).importances,
+            "conditional permutation, trees", "7/7"),
         "boruta": (lambda progress: boruta(
             X, y, estimator=RandomForestClassifier(n_estimators=10), importance="mdi",
             max_rounds=4, random_state=0, progress=progress).hits, "Boruta", "4/4"),
     }
 
 
-@pytest.mark.parametrize("name", ["drop_column", "altmann", "boruta"])
+@pytest.mark.parametrize("name", ["drop_column", "altmann", "conditional", "boruta"])
 def test_a_bar_counts_the_steps_on_stderr_only_when_asked(name, capsys):
     call, label, count = _calls()[name]
     quiet = call(False)
@@ -60,6 +68,8 @@ def test_boruta_that_decides_early_ends_a_full_bar(capsys):
     lambda X, y: altmann_pvalues(DecisionTreeClassifier(), X, y, measure="mdi",
                                  progress=1),
     lambda X, y: boruta(X, y, progress=None),
+    lambda X, y: conditional_permutation_importance(
+        RandomForestClassifier(n_estimators=2).fit(X, y), X, y, progress=0),
 ])
 def test_progress_must_be_a_bool(call):
     X, y = _data()

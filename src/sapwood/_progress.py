@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-__all__ = ["progress_bar"]
+__all__ = ["counted", "progress_bar"]
 
 
 class _Steps:
@@ -52,3 +52,10 @@ def progress_bar(total: int, description: str, enabled: bool):
                    console=Console(stderr=True))
     with bar:
         yield _Steps(bar, bar.add_task(description, total=total))
+
+
+def counted(items, steps):
+    """Yield ``items``, advancing ``steps`` (a :class:`_Steps`) after each is used."""
+    for item in items:
+        yield item
+        steps.advance()

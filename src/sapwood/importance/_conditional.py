@@ -28,6 +28,7 @@ from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval, validate_params
 
 from .._kernels._conditional import conditional_tree_permutation, pairwise_correlation
+from .._progress import counted, progress_bar
 from ..adapters import as_ensemble
 from ..adapters._predict import _TIES_TO_POSITIVE, _classes_per_output
 from ..learners._forest import BaseForest
@@ -48,11 +49,12 @@ TEST_NAME = "party ctree quad univariate: (n-1) r^2 ~ chi2(1), pairwise complete
         "n_repeats": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
+        "progress": ["boolean"],
     },
     prefer_skip_nested_validation=True,
 )
 def conditional_permutation_importance(model, X, y, *, threshold=0.2, n_repeats=1,
-                                       random_state=None, n_jobs=None):
+                                       random_state=None, n_jobs=None, progress=False):
     """Conditional permutation importance (Strobl et al. 2008), per tree on a grid of
     the tree's own split points.
 
@@ -138,6 +140,8 @@ def conditional_permutation_importance(model, X, y, *, threshold=0.2, n_repeats=
         the cell's rows in the order pi lists them.
     n_jobs : int or None, default=None
         Threads over trees (joblib). The numbers do not depend on it.
+    progress : bool, default=False
+        Show a bar on stderr counting the trees.
 
     Returns
     -------
@@ -226,16 +230,18 @@ def conditional_permutation_importance(model, X, y, *, threshold=0.2, n_repeats=
         per_tree = Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(
             delayed(one_tree)(t) for t in range(n_trees))
 
-    if ensemble.combine == "mean":
-        scoring = "per tree"
-        importances, n_cells = _score_per_tree(ensemble, per_tree, target, classification,
-                                               n_repeats, n_features)
-        mean, std, _ = randomforest_summary(importances)
-    else:
-        scoring = "model"
-        importances, n_cells = _score_model(ensemble, per_tree, X, target, classification,
-                                            n_repeats, n_features)
-        mean, std = importances.mean(axis=1), importances.std(axis=1)
+    with progress_bar(n_trees, "conditional permutation, trees", progress) as steps:
+        per_tree = counted(per_tree, steps)
+        if ensemble.combine == "mean":
+            scoring = "per tree"
+            importances, n_cells = _score_per_tree(ensemble, per_tree, target,
+                                                   classification, n_repeats, n_features)
+            mean, std, _ = randomforest_summary(importances)
+        else:
+            scoring = "model"
+            importances, n_cells = _score_model(ensemble, per_tree, X, target,
+                                                classification, n_repeats, n_features)
+            mean, std = importances.mean(axis=1), importances.std(axis=1)
     names = np.asarray(feature_names, dtype=object)
     extra = {
         "conditioning": {feature_names[j]: names[conditioning[j] == 1].tolist()
