@@ -82,3 +82,21 @@ def test_dask_tree_shap_interval_equals_in_memory(fitted):
     result = tree_shap(forest, da.from_array(X, chunks=90))
     np.testing.assert_allclose(result.ci_low, expected.ci_low, rtol=1e-9)
     np.testing.assert_allclose(result.ci_high, expected.ci_high, rtol=1e-9)
+
+
+def test_forest_mdi_interval_is_that_of_its_trees_mean(fitted):
+    from sapwood.importance import mdi
+
+    forest, _, _ = fitted
+    result = mdi(forest)
+    draws = result.importances  # each tree's normalised importances (no stumps here)
+    low, high = _reference(draws)
+    scale = 1.0 / draws.mean(axis=1).sum()
+    np.testing.assert_allclose(result.ci_low, low * scale, rtol=1e-10)
+    np.testing.assert_allclose(result.ci_high, high * scale, rtol=1e-10)
+    assert (result.ci_low <= result.importances_mean).all()
+    assert (result.importances_mean <= result.ci_high).all()
+    np.testing.assert_allclose(result.importances_mean, forest.feature_importances_,
+                               rtol=1e-12)
+    single = mdi(forest.estimators_[0])
+    assert single.ci_low is None

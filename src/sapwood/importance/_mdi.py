@@ -22,7 +22,7 @@ import pandas as pd
 
 from .._format import LEAF, TreeArrays
 from ..adapters import as_ensemble
-from ._result import ImportanceResult
+from ._result import ImportanceResult, mean_interval
 
 __all__ = ["mdi", "tree_impurity_decrease"]
 
@@ -128,6 +128,7 @@ def mdi(model, feature_names=None) -> ImportanceResult:
     trace["contribution"] = unnormalised / grand_total if grand_total > 0 else 0.0
     trace = trace.drop(columns="_scale")
     per_tree = np.column_stack(per_tree)
+    ci_low, ci_high = _forest_interval(ensemble, per_tree, importances)
     return ImportanceResult(
         importances_mean=importances,
         importances_std=per_tree.std(axis=1) if ensemble.n_trees > 1 else np.zeros(n_features),
@@ -135,8 +136,25 @@ def mdi(model, feature_names=None) -> ImportanceResult:
         method="mdi",
         params={"combine": ensemble.combine, "n_trees": ensemble.n_trees},
         importances=per_tree,
+        ci_low=ci_low,
+        ci_high=ci_high,
         trace=trace,
     )
+
+
+def _forest_interval(ensemble, per_tree, importances):
+    """A forest's MDI is the mean of its (non-stump) trees' normalised importances,
+    renormalised: the 95% t interval of that mean, scaled alike. None for one tree and
+    for boosting (whose trees are not draws of one quantity)."""
+    used = np.array([tree.node_count > 1 for tree in ensemble.trees])
+    if ensemble.combine != "mean" or used.sum() < 2:
+        return None, None
+    draws = per_tree[:, used]
+    total = draws.mean(axis=1).sum()
+    if total <= 0:
+        return None, None
+    low, high = mean_interval(draws)
+    return low / total, high / total
 
 
 def _require_impurities(ensemble):
