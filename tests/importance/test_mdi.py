@@ -59,7 +59,7 @@ def test_trace_explains_every_number():
     by_feature = trace.groupby("feature").contribution.sum().reindex(list("abcde"), fill_value=0)
     np.testing.assert_allclose(by_feature.to_numpy(), result.importances_mean, atol=1e-12)
     assert list(result.to_frame().columns) == ["feature", "importance", "std", "ci_low",
-                                               "ci_high", "rank"]
+                                               "ci_high", "rank", "rank_low", "rank_high"]
 
 
 @pytest.mark.parametrize("forest", [RandomForestClassifier(n_estimators=15, random_state=0),

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ._ranks import RankIntervals, rank_intervals
+
 __all__ = ["ImportanceResult", "mean_interval", "side_by_side", "t_interval"]
 
 
@@ -32,6 +34,10 @@ class ImportanceResult:
         importance is the mean of its draws (repeats, trees, folds, rows), the 95%
         Student-t interval of that mean (:meth:`from_draws`; NaN below two draws).
     pvalues : ndarray of shape (n_features,) or None
+        (The simultaneous 95% rank intervals come from ``importances``: see
+        :meth:`rank_intervals`. The draws are repeats for held-out permutation, trees
+        for OOB, conditional, UFI, AIR and a forest's MDI, folds for drop-column by
+        cross-validation, rows for tree_shap.)
     trace : pandas.DataFrame or None
         Per-node (or per-tree) table the numbers were computed from.
     extra : dict
@@ -49,6 +55,7 @@ class ImportanceResult:
     pvalues: np.ndarray | None = None
     trace: pd.DataFrame | None = None
     extra: dict = field(default_factory=dict)
+    _rank_intervals: object = field(default=None, init=False, repr=False)
 
     def __post_init__(self):
         self.importances_mean = np.asarray(self.importances_mean, dtype=np.float64)
@@ -84,8 +91,22 @@ class ImportanceResult:
         return pd.Series(self.importances_mean).rank(ascending=False, method="min").to_numpy(
             dtype=np.int64)
 
+    def rank_intervals(self) -> RankIntervals | None:
+        """Simultaneous 95% confidence intervals for the ranks, from the draws in
+        ``importances`` (:func:`~sapwood.importance._ranks.rank_intervals`: a max-t
+        bound over all pairwise differences, Mogstad et al. 2024,
+        doi:10.1093/restud/rdad006), or None where the measure has fewer than two
+        draws (a single tree's MDI, split gain, Friedman's importance). Computed once."""
+        if self._rank_intervals is None and self.importances is not None \
+                and self.importances.ndim == 2 \
+                and self.importances.shape[0] == self.n_features:
+            self._rank_intervals = rank_intervals(self.importances)
+        return self._rank_intervals
+
     def to_frame(self, sort: bool = True) -> pd.DataFrame:
-        """Tidy table: feature, importance, std, ci_low, ci_high, [pvalue], rank."""
+        """Tidy table: feature, importance, std, ci_low, ci_high, [pvalue], rank,
+        rank_low, rank_high (the simultaneous 95% rank interval; missing without
+        draws)."""
         nan = np.full(self.n_features, np.nan)
         frame = pd.DataFrame({
             "feature": self.feature_names,
@@ -97,6 +118,15 @@ class ImportanceResult:
         if self.pvalues is not None:
             frame["pvalue"] = self.pvalues
         frame["rank"] = self.ranks()
+        intervals = self.rank_intervals()
+        missing = pd.array([pd.NA] * self.n_features, dtype="Int64")
+        if intervals is None:
+            frame["rank_low"], frame["rank_high"] = missing, missing.copy()
+        else:
+            known = intervals.low > 0
+            frame["rank_low"] = pd.array(np.where(known, intervals.low, 0), dtype="Int64")
+            frame["rank_high"] = pd.array(np.where(known, intervals.high, 0), dtype="Int64")
+            frame.loc[~known, ["rank_low", "rank_high"]] = pd.NA
         if sort:
             frame = frame.sort_values(["rank", "feature"], kind="stable").reset_index(drop=True)
         return frame
