@@ -17,7 +17,7 @@ from scipy import stats
 import sapwood
 from sapwood import importance
 from sapwood.cli import _measures, main
-from sapwood.cli._agreement import agreement, disagreements, warning_texts
+from sapwood.cli._agreement import agreement
 from sapwood.cli._data import prepare
 from sapwood.cli._run import _split
 from tests.cli._helpers import run_bad
@@ -260,8 +260,20 @@ def test_agreement_numbers_are_scipy_s_and_the_top_k_overlap(csv, capsys):
     assert document["agreement"]["top_k"] == 2
     assert [(p["measure_a"], p["measure_b"]) for p in pairs] == [
         ("mdi", "permutation"), ("mdi", "drop"), ("permutation", "drop")]
-    features = [row["feature"] for row in measures["mdi"]]
     for pair in pairs:
+        # Over the features either measure finds above zero (those whose 95% interval
+        # is above zero under permutation, or drop when it has intervals), or all.
+        centred = [name for name in (pair["measure_a"], pair["measure_b"])
+                   if name != "mdi" and any(row["ci_low"] is not None
+                                            for row in measures[name])]
+        features = [f for f in (row["feature"] for row in measures["mdi"])
+                    if not centred or any(by_feature(measures[name], "ci_low")[f] is not None
+                                          and by_feature(measures[name], "ci_low")[f] > 0
+                                          for name in centred)]
+        assert pair["features"] == features
+        if len(features) < 2:
+            assert pair["spearman"] is None
+            continue
         a = [by_feature(measures[pair["measure_a"]])[f] for f in features]
         b = [by_feature(measures[pair["measure_b"]])[f] for f in features]
         assert pair["spearman"] == pytest.approx(stats.spearmanr(a, b).statistic)
@@ -274,7 +286,7 @@ def test_agreement_numbers_are_scipy_s_and_the_top_k_overlap(csv, capsys):
                  "mdi,permutation", "--top-k", "2"]) == 0
     out = capsys.readouterr().out
     assert out.index("Ranks side by side") < out.index("Rank agreement between the measures")
-    assert "mdi vs permutation" in out and "top-2 overlap" in out
+    assert "mdi vs permutation" in out and "top-k overlap" in out
 
 
 def result(name, means, stds=None):
@@ -285,28 +297,11 @@ def result(name, means, stds=None):
         feature_names=["signal", "weak", "id", "noise"], method=name)
 
 
-def test_the_warning_follows_the_agreement_numbers():
-    # MDI puts the useless "id" second; held-out permutation finds "weak" useful.
-    results = {"mdi": result("mdi", [0.5, 0.1, 0.3, 0.1]),
-               "permutation": result("permutation", [0.2, 0.05, 0.0, -0.01],
-                                     [0.01, 0.01, 0.01, 0.01])}
-    pairs = agreement(results, k=2)
-    assert pairs[0]["top_k_overlap"] == 1 and not pairs[0]["agree"]
-    texts = warning_texts(disagreements(results, pairs))
-    assert len(texts) == 1
-    assert texts[0].startswith("MDI and permutation disagree (Spearman ")
-    assert "top-2 overlap 1/2). MDI ranks 'id' #2 of 4, above 'weak'" in texts[0]
-    # The same feature-level disagreement, but the pair agrees by the numbers: no warning.
-    assert disagreements(results, [{**pairs[0], "agree": True}]) == []
-    # Rows that were not held out cannot contradict MDI.
-    assert disagreements(results, pairs, held_out=False) == []
-
-
 def test_a_constant_measure_has_no_rank_correlation():
     results = {"mdi": result("mdi", [0.4, 0.3, 0.2, 0.1]),
                "permutation": result("permutation", [0.0, 0.0, 0.0, 0.0])}
     pair = agreement(results, k=2)[0]
-    assert pair["spearman"] is None and pair["kendall"] is None and not pair["agree"]
+    assert pair["spearman"] is None and pair["kendall"] is None
 
 
 def test_report_has_agreement_and_pvalue_columns(csv, tmp_path):
@@ -328,7 +323,7 @@ def test_demo_loan_is_seed_003s_tree_on_all_rows():
     assert by_feature(document["measures"]["mdi"]) == pytest.approx(
         {"car": 0.0, "income": 0.5295, "existloan": 0.4705}, abs=5e-5)
     assert "too few to hold any out" in err
-    assert document["warnings"] == []
+    assert [w["kind"] for w in document["warnings"]] == ["small-data"]
 
 
 def test_demo_iris_in_process(capsys):

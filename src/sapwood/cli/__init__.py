@@ -67,6 +67,16 @@ def _at_least_two(text: str) -> int:
     return value
 
 
+def _max_rows(text: str):
+    if text.strip().lower() == "all":
+        return None
+    try:
+        return _positive_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer or 'all'; got {text!r}"
+                                         ) from None
+
+
 def _n_jobs(text: str) -> int:
     try:
         value = int(text)
@@ -91,7 +101,7 @@ def _output_options(parser):
 
 
 def _measure_options(parser, default_methods):
-    from ._measures import DEFAULT_N_PERMUTATIONS, MEASURES, PVALUE_METHODS
+    from ._measures import DEFAULT_MAX_ROWS, DEFAULT_N_PERMUTATIONS, MEASURES, PVALUE_METHODS
 
     parser.add_argument("--methods", default=",".join(default_methods), metavar="M1,M2,...",
                         help=f"comma-separated measures from: {', '.join(MEASURES)} "
@@ -108,6 +118,10 @@ def _measure_options(parser, default_methods):
     parser.add_argument("--top-k", type=_positive_int, default=None, metavar="K",
                         help="how many top features the rank-agreement table compares "
                              "(default: 5, or one less than the number of features)")
+    parser.add_argument("--max-rows", type=_max_rows, default=DEFAULT_MAX_ROWS, metavar="N",
+                        help="per-row measures (shap) explain a random sample of at most N "
+                             f"held-out rows (default: {DEFAULT_MAX_ROWS}; 'all' for every "
+                             "row); the 95%% intervals include the sampling")
     parser.add_argument("--n-jobs", type=_n_jobs, default=-1, metavar="N",
                         help="threads for fitting the model and computing the measures "
                              "(default: -1, every core); the numbers do not depend on it")
@@ -167,8 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="auto: classification for a non-numeric target or one with "
                               "at most 20 distinct integer values, else regression")
     explain.add_argument("--max-depth", type=_positive_int, default=None,
-                         help="maximum tree depth (default: 8 for tree, unlimited for "
-                              "ensembles)")
+                         help="maximum tree depth (default: the model's own: 8 for tree, "
+                              "3 for gb, unlimited for rf and et)")
     _output_options(explain)
     explain.set_defaults(handler=_commands.explain)
 

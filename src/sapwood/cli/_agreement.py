@@ -1,5 +1,5 @@
-"""How far the measures agree: rank tables, pairwise rank correlations, top-k overlap,
-and the plain-language warning when a training-data measure and a held-out one part."""
+"""How far the measures agree: rank tables, rank correlations over the features that
+matter, discordant pairs beyond uncertainty, top-k overlap."""
 
 from __future__ import annotations
 
@@ -10,13 +10,9 @@ import pandas as pd
 
 from ._measures import MEASURES
 
-__all__ = ["agreement", "agrees", "default_top_k", "disagreements", "rank_table",
-           "warning_text", "warning_texts"]
+__all__ = ["agreement", "centred", "default_top_k", "rank_table", "top_features"]
 
 MAX_DEFAULT_TOP_K = 5
-# Two rankings "agree" when their top-k sets are the same and Kendall's tau-b over all
-# features is at least this.
-KENDALL_AGREE = 0.7
 
 
 def default_top_k(n_features: int) -> int:
@@ -43,141 +39,92 @@ def top_features(result, k: int) -> list:
 
 
 def agreement(results: dict, k: int) -> list:
-    """Every pair of measures: Spearman's rho and Kendall's tau-b between their
-    importances (scipy.stats; None where undefined, e.g. a constant measure) and the
-    overlap of their top-k features."""
-    from scipy import stats
+    """Every pair of measures: how far they agree, over the features that matter.
 
+    The features compared are those distinguishable from zero (95% interval above
+    zero) by either measure of the pair whose importance is zero for an unused feature
+    (permutation-type measures, drop, AIR); when neither is such a measure, all
+    features. Over them: Spearman's rho and Kendall's tau-b (scipy.stats; None for
+    fewer than two features or a constant measure), and the *discordant* pairs:
+    features a, b that one measure puts significantly above the other (the
+    simultaneous pairwise tests of the rank intervals; a measure without draws orders
+    by its exact values) while the other measure puts b significantly above a. Pairs
+    whose order either measure cannot tell apart are ties, not disagreement. A pair of
+    measures agrees when none of its feature pairs is discordant. The top-k overlap is
+    over all features, as before."""
     names = list(results)
     rows = []
     for i, first in enumerate(names):
         for second in names[i + 1:]:
-            a = results[first].importances_mean
-            b = results[second].importances_mean
-            finite = np.isfinite(a) & np.isfinite(b)
-            with warnings.catch_warnings():
-                # A constant input has no rank correlation: reported as None.
-                warnings.simplefilter("ignore")
-                rho = stats.spearmanr(a[finite], b[finite]).statistic
-                tau = stats.kendalltau(a[finite], b[finite]).statistic
-            top_a = top_features(results[first], k)
-            top_b = top_features(results[second], k)
-            shared = [name for name in top_a if name in top_b]
+            a, b = results[first], results[second]
+            compared = _compared(a, b, first, second)
+            rho, tau = _correlations(a.importances_mean[compared],
+                                     b.importances_mean[compared])
+            discordant = _discordant(a, b, compared)
+            top_a = top_features(a, k)
+            top_b = top_features(b, k)
             rows.append({"measure_a": first, "measure_b": second,
-                         "spearman": _number(rho), "kendall": _number(tau), "top_k": k,
-                         "top_k_overlap": len(shared),
-                         "only_a": [name for name in top_a if name not in top_b],
-                         "only_b": [name for name in top_b if name not in top_a]})
-            rows[-1]["agree"] = agrees(rows[-1])
+                         "features": [a.feature_names[j] for j in compared],
+                         "spearman": rho, "kendall": tau,
+                         "n_discordant": len(discordant), "discordant": discordant,
+                         "agree": not discordant, "top_k": k,
+                         "top_k_overlap": len([n for n in top_a if n in top_b]),
+                         "only_a": [n for n in top_a if n not in top_b],
+                         "only_b": [n for n in top_b if n not in top_a]})
     return rows
+
+
+def centred(name: str) -> bool:
+    """Whether measure ``name`` is zero, up to noise, for a feature the model does not
+    use (so "above zero" means "used")."""
+    measure = MEASURES[name]
+    return bool(measure.janitza) or name == "drop"
+
+
+def _compared(a, b, first: str, second: str) -> np.ndarray:
+    keep = np.zeros(a.n_features, dtype=bool)
+    judged = False
+    for name, result in ((first, a), (second, b)):
+        if centred(name) and result.ci_low is not None and np.isfinite(result.ci_low).any():
+            keep |= np.nan_to_num(result.ci_low, nan=-np.inf) > 0
+            judged = True
+    if not judged:
+        keep[:] = True
+    finite = np.isfinite(a.importances_mean) & np.isfinite(b.importances_mean)
+    return np.flatnonzero(keep & finite)
+
+
+def _correlations(a, b):
+    from scipy import stats
+
+    if len(a) < 2:
+        return None, None
+    with warnings.catch_warnings():
+        # A constant input has no rank correlation: reported as None.
+        warnings.simplefilter("ignore")
+        return (_number(stats.spearmanr(a, b).statistic),
+                _number(stats.kendalltau(a, b).statistic))
+
+
+def _order(result) -> np.ndarray:
+    """j significantly above k (rank-interval tests), or by exact values without draws."""
+    intervals = result.rank_intervals()
+    if intervals is not None:
+        return intervals.above
+    mean = result.importances_mean
+    return mean[:, None] > mean[None, :]
+
+
+def _discordant(a, b, compared) -> list:
+    above_a, above_b = _order(a), _order(b)
+    found = []
+    for x in compared:
+        for y in compared:
+            if above_a[x, y] and above_b[y, x]:
+                found.append([a.feature_names[x], a.feature_names[y]])
+    return found
 
 
 def _number(value):
     value = float(value)
     return value if np.isfinite(value) else None
-
-
-def agrees(row: dict) -> bool:
-    """Same top-k features and Kendall's tau-b at least :data:`KENDALL_AGREE`."""
-    return (row["top_k_overlap"] == row["top_k"] and row["kendall"] is not None
-            and row["kendall"] >= KENDALL_AGREE)
-
-
-def disagreements(results: dict, pairs: list, held_out: bool = True) -> list:
-    """For every pair of a training-data measure (MDI, split gain, Friedman) and a
-    held-out measure with an ``effect`` (permutation: not drop or conditional, which
-    also give a feature duplicated by another little importance) whose rank agreement
-    is poor (:func:`agrees` is False): the features
-    the training-data measure ranks above a feature the held-out measure finds useful,
-    although the held-out measure finds them useless (the seeds' warning), one dict
-    each, with the pair's agreement numbers.
-
-    Held-out importance counts as *useless* when its mean is at most
-    max(2 std, 2% of the largest mean) and as *useful* when it is above
-    max(2 std, 5% of the largest mean). ``held_out=False`` (the "held-out" rows are
-    the training rows) finds nothing.
-    """
-    found = []
-    if not held_out:
-        return found
-    for pair in pairs:
-        if pair["agree"]:
-            continue
-        first, second = MEASURES[pair["measure_a"]], MEASURES[pair["measure_b"]]
-        if first.rows == "train" and second.effect:
-            in_sample, other = first, second
-        elif second.rows == "train" and first.effect:
-            in_sample, other = second, first
-        else:
-            continue
-        found += _useless_above_useful(results[in_sample.name], results[other.name],
-                                       in_sample, other, pair)
-    return found
-
-
-def _useless_above_useful(trained, held, in_sample, other, pair) -> list:
-    in_ranks = trained.ranks()
-    mean, std = held.importances_mean, held.importances_std
-    top = max(float(np.nanmax(mean)), 0.0)
-    useless = mean <= np.maximum(2 * std, 0.02 * top)
-    useful = mean > np.maximum(2 * std, 0.05 * top)
-    held_ranks = held.ranks()
-    found = []
-    for j in np.flatnonzero(useless):
-        outranked = [k for k in np.flatnonzero(useful) if in_ranks[k] > in_ranks[j]]
-        if not outranked:
-            continue
-        k = max(outranked, key=lambda k: mean[k])
-        found.append({
-            "feature": trained.feature_names[j], "in_sample": in_sample.name,
-            "measure": other.name, "n_features": trained.n_features,
-            "in_sample_rank": int(in_ranks[j]), "other_rank": int(held_ranks[j]),
-            "in_sample_value": float(trained.importances_mean[j]),
-            "other": float(mean[j]), "other_std": float(std[j]),
-            "above": trained.feature_names[k], "above_other": float(mean[k]),
-            "above_other_std": float(std[k]), "n_above": len(outranked),
-            "spearman": pair["spearman"], "kendall": pair["kendall"],
-            "top_k": pair["top_k"], "top_k_overlap": pair["top_k_overlap"],
-        })
-    return found
-
-
-def _correlation(value) -> str:
-    return "undefined" if value is None else f"{value:.2f}"
-
-
-def warning_texts(found: list) -> list:
-    """One plain-language warning per pair of measures: the first feature in full, the
-    others after it."""
-    by_pair = {}
-    for item in sorted(found, key=lambda item: item["in_sample_rank"]):
-        by_pair.setdefault((item["in_sample"], item["measure"]), []).append(item)
-    texts = []
-    for items in by_pair.values():
-        text = warning_text(items[0])
-        if len(items) > 1:
-            name = items[0]["measure"]
-            text += " The same holds for " + "; ".join(
-                f"{item['feature']!r} ({MEASURES[item['in_sample']].title} "
-                f"#{item['in_sample_rank']}, {name} {item['other']:.4f} "
-                f"± {item['other_std']:.4f})" for item in items[1:]) + "."
-        texts.append(text)
-    return texts
-
-
-def warning_text(item: dict) -> str:
-    """The plain-language warning for one disagreement."""
-    label = MEASURES[item["in_sample"]].title
-    other = MEASURES[item["measure"]]
-    others = f" and {item['n_above'] - 1} more" if item["n_above"] > 1 else ""
-    effect = other.effect.format(repr(item["feature"]))
-    return (f"{label} and {other.name} disagree (Spearman {_correlation(item['spearman'])}, "
-            f"Kendall {_correlation(item['kendall'])}, top-{item['top_k']} overlap "
-            f"{item['top_k_overlap']}/{item['top_k']}). {label} ranks {item['feature']!r} "
-            f"#{item['in_sample_rank']} of {item['n_features']}, above {item['above']!r}"
-            f"{others}; but {effect} barely changes the score "
-            f"({other.name} {item['other']:.4f} ± {item['other_std']:.4f}, rank "
-            f"#{item['other_rank']}) while {other.effect.format(repr(item['above']))} costs "
-            f"{item['above_other']:.4f} ± {item['above_other_std']:.4f}. {label} is computed "
-            "on the training data and favours features with many distinct values; trust "
-            f"{other.name} here.")

@@ -55,7 +55,7 @@ def _options(args) -> Options:
     return Options(methods=methods, test_size=getattr(args, "test_size", 0.25),
                    seed=args.seed, pvalues=args.pvalues,
                    n_permutations=args.n_permutations or _measures.DEFAULT_N_PERMUTATIONS,
-                   cv=args.cv, top_k=args.top_k)
+                   cv=args.cv, top_k=args.top_k, max_rows=args.max_rows)
 
 
 def demo(args) -> int:

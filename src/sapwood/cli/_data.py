@@ -6,18 +6,24 @@ point prints it and exits with code 2.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["InputError", "Prepared", "detect_task", "encode_features", "load_table",
-           "prepare", "check_target"]
+__all__ = ["InputError", "Prepared", "check_enough_rows", "check_target", "detect_task",
+           "encode_features", "load_table", "prepare"]
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 # Integer targets with at most this many distinct values are taken as class labels.
 MAX_CLASSES_AUTO = 20
+# A held-out evaluation needs at least this many rows, this many on each side of the
+# split, and this many rows of every class (see check_enough_rows).
+MIN_ROWS = 10
+MIN_PER_SIDE = 3
+MIN_PER_CLASS = 2
 _SNIFF_BYTES = 8192
 # Share of control bytes above which a file is taken as binary rather than text.
 _BINARY_SHARE = 0.05
@@ -128,6 +134,33 @@ def check_target(table: pd.DataFrame, target: str) -> pd.Series:
         raise InputError(f"target column {target!r} is constant ({y.iloc[0]!r} in every "
                          "row): there is nothing to explain")
     return y
+
+
+def check_enough_rows(data: Prepared, test_size: float):
+    """Refuse a table too small for a held-out evaluation, with the rule it breaks:
+    at least :data:`MIN_ROWS` rows, at least :data:`MIN_PER_SIDE` rows on each side of
+    the split, and (classification) at least :data:`MIN_PER_CLASS` rows of every class,
+    so that both sides can hold one."""
+    n = len(data.y)
+    if n < MIN_ROWS:
+        raise InputError(f"too little data: {n} rows; a held-out evaluation needs at least "
+                         f"{MIN_ROWS} (some to train on, some to score and permute)")
+    # train_test_split's own rounding: the held-out side gets ceil(test_size * n) rows.
+    n_test = math.ceil(test_size * n)
+    if min(n_test, n - n_test) < MIN_PER_SIDE:
+        raise InputError(f"too little data: --test-size {test_size:g} of {n} rows leaves "
+                         f"{n_test} held out and {n - n_test} to train on; each side needs "
+                         f"at least {MIN_PER_SIDE}")
+    if data.task == "classification":
+        counts = data.y.value_counts()
+        rare = counts[counts < MIN_PER_CLASS]
+        if len(rare):
+            label, count = rare.index[0], int(rare.iloc[0])
+            raise InputError(f"too little data: class {str(label)!r} of target "
+                             f"{data.target!r} has {count} row; every class needs at least "
+                             f"{MIN_PER_CLASS} (one to train on, one to hold out)"
+                             + (f" ({len(rare)} classes have fewer)" if len(rare) > 1
+                                else ""))
 
 
 def detect_task(y: pd.Series) -> str:

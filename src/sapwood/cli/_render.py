@@ -1,30 +1,41 @@
-"""Terminal tables (rich) and the ``--json`` document for a :class:`Run`."""
+"""Terminal tables (rich) and the ``--json`` document for a :class:`Run`.
+
+Every table fits the console it is printed on: numbers are compact (four significant
+digits, three for spreads and intervals), feature names wrap instead of being cut, and
+on a narrow console the columns that matter least are left out first (each table names
+its order); wider consoles show them all.
+"""
 
 from __future__ import annotations
 
 import json
 import math
 
-from ._agreement import KENDALL_AGREE
+import pandas as pd
+
 from ._measures import MEASURES
 from ._run import Run, top_nodes
 
-__all__ = ["agreement_frame", "measure_frame", "measure_title", "print_run", "run_to_json",
-           "summary_lines", "truth_lines"]
+__all__ = ["AGREEMENT_RULE", "TEXT_COLUMNS", "agreement_frame", "measure_frame",
+           "measure_title", "print_run", "run_to_json", "summary_lines", "truth_lines"]
+
+AGREEMENT_RULE = ("over the features that either measure finds above zero (a "
+                  "permutation-type measure's 95% interval), or all features when neither "
+                  "is such a measure; discordant = pairs of features that the two measures "
+                  "order oppositely, each beyond its own uncertainty (simultaneous 95% "
+                  "pairwise tests); a pair of measures agrees when none is discordant")
+# Text columns: left-aligned, and allowed to wrap.
+TEXT_COLUMNS = ("feature", "truth", "measures", "only first", "only second", "compared")
+# Columns left out first when a table is too wide, per table.
+_MEASURE_DROPS = ("std", "truth")
+_AGREEMENT_DROPS = ("only second", "only first", "top-k overlap", "Kendall")
+_NODE_DROPS = ("impurity_right", "w_right", "impurity_left", "w_left")
 
 
 def _number(value, digits=4) -> str:
-    return "" if value is None or (isinstance(value, float) and math.isnan(value)) \
-        else f"{value:.{digits}f}"
-
-
-def _row(row, pvalues: bool) -> dict:
-    entry = {"feature": row.feature, "importance": _finite(row.importance),
-             "std": _finite(row.std), "ci_low": _finite(row.ci_low),
-             "ci_high": _finite(row.ci_high), "rank": int(row.rank)}
-    if pvalues:
-        entry["pvalue"] = _finite(row.pvalue) if hasattr(row, "pvalue") else None
-    return entry
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return f"{value:.{digits}g}"
 
 
 def summary_lines(run: Run) -> list:
@@ -61,107 +72,133 @@ def measure_title(run: Run, name: str) -> str:
     text = f"{name}: {MEASURES[name].description}"
     if not run.held_out and MEASURES[name].rows == "held-out":
         text += " (here on the training rows: none were held out)"
+    params = run.results[name].params
+    if "n_rows_available" in params and params["n_rows"] < params["n_rows_available"]:
+        text += (f" ({params['n_rows']:,} of the {params['n_rows_available']:,} rows, a "
+                 "random sample: --max-rows; the intervals include the sampling)")
     return text
 
 
-def measure_frame(run: Run, name: str):
-    """The table of one measure: rank, feature, [truth], importance, std, [95% CI],
-    [p-value]."""
+def measure_frame(run: Run, name: str) -> pd.DataFrame:
+    """The table of one measure: rank with its 95% interval, feature, [truth],
+    importance, std, [95% CI], [p-value]; cells as text."""
     frame = run.results[name].to_frame()
-    columns = ["rank", "feature", "importance", "std"]
+    table = pd.DataFrame({"rank (95%)": [_rank(row) for row in frame.itertuples()],
+                          "feature": frame["feature"]})
+    if run.truth is not None:
+        table["truth"] = frame["feature"].map(run.truth).fillna("")
+    table["importance"] = [_number(v) for v in frame["importance"]]
+    table["std"] = [_number(v, 3) for v in frame["std"]]
     if frame["ci_low"].notna().any():
-        frame["95% CI"] = [f"{_number(low)} to {_number(high)}" if high == high else ""
+        table["95% CI"] = [f"{_number(low, 3)} to {_number(high, 3)}" if high == high else ""
                            for low, high in zip(frame["ci_low"], frame["ci_high"],
                                                 strict=True)]
-        columns.append("95% CI")
-    if run.truth is not None:
-        frame["truth"] = frame["feature"].map(run.truth).fillna("")
-        columns.insert(2, "truth")
     if "pvalue" in frame:
-        frame = frame.rename(columns={"pvalue": "p-value"})
-        columns.append("p-value")
-    return frame[columns]
+        table["p-value"] = [_number(v, 3) for v in frame["pvalue"]]
+    return table
 
 
-def agreement_frame(run: Run):
-    """One row per pair of measures: Spearman, Kendall, top-k overlap."""
-    import pandas as pd
+def _rank(row) -> str:
+    """``3`` when the rank is certain or has no interval, ``3 (2-5)`` otherwise."""
+    low, high = row.rank_low, row.rank_high
+    if pd.isna(low) or low == high:
+        return str(row.rank)
+    return f"{row.rank} ({low}-{high})"
 
+
+def agreement_frame(run: Run) -> pd.DataFrame:
+    """One row per pair of measures: features compared, Spearman, Kendall, discordant
+    pairs, top-k overlap; cells as text."""
     k = run.top_k
+    n = next(iter(run.results.values())).n_features
     return pd.DataFrame({
         "measures": [f"{row['measure_a']} vs {row['measure_b']}" for row in run.agreement],
-        "Spearman": [row["spearman"] for row in run.agreement],
-        "Kendall": [row["kendall"] for row in run.agreement],
-        f"top-{k} overlap": [f"{row['top_k_overlap']}/{k}" for row in run.agreement],
+        "compared": [f"{len(row['features'])} of {n}" for row in run.agreement],
+        "Spearman": [_number(row["spearman"], 2) for row in run.agreement],
+        "Kendall": [_number(row["kendall"], 2) for row in run.agreement],
+        "discordant": [str(row["n_discordant"]) for row in run.agreement],
+        "top-k overlap": [f"{row['top_k_overlap']}/{k}" for row in run.agreement],
         "only first": [", ".join(row["only_a"]) for row in run.agreement],
         "only second": [", ".join(row["only_b"]) for row in run.agreement],
     })
 
 
-def print_run(run: Run, console):
-    from rich.table import Table
+def _ranks_frame(run: Run, short: bool) -> pd.DataFrame:
+    ranks = run.ranks.astype(str)
+    if short:
+        ranks = ranks.rename(columns={name: MEASURES[name].short for name in run.results})
+    return ranks
 
+
+def print_run(run: Run, console):
     for line in summary_lines(run):
+        # One line each, however long (a path, many encoded columns): grep-able.
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     for name in run.results:
         _title(console, measure_title(run, name))
-        frame = measure_frame(run, name)
-        table = Table()
-        for column in frame.columns:
-            table.add_column(column, justify="left" if column in ("feature", "truth")
-                             else "right")
-        for row in frame.itertuples(index=False):
-            table.add_row(*[_number(value, 4 if column != "p-value" else 3)
-                            if isinstance(value, float) else str(value)
-                            for column, value in zip(frame.columns, row, strict=True)])
-        console.print(table)
+        _print_table(console, measure_frame(run, name), _MEASURE_DROPS)
     if len(run.results) > 1:
-        ranks = run.ranks
         _title(console, "Ranks side by side (1 = most important)")
-        table = Table()
-        for column in ranks.columns:
-            table.add_column(column, justify="left" if column in ("feature", "truth")
-                             else "right")
-        for row in ranks.itertuples(index=False):
-            table.add_row(*map(str, row))
-        console.print(table)
+        frame = _ranks_frame(run, short=False)
+        if _width(frame) > console.width:
+            frame = _ranks_frame(run, short=True)
+        _print_table(console, frame, ("truth",))
     if run.agreement:
-        _title(console, "Rank agreement between the measures (1 = same order; top-"
-               f"{run.top_k} overlap = features both put in their top {run.top_k}; only "
-               "first / second = in one measure's top but not the other's)")
-        frame = agreement_frame(run)
-        table = Table()
-        for column in frame.columns:
-            table.add_column(column, justify="right" if column in ("Spearman", "Kendall")
-                             or column.endswith("overlap") else "left")
-        for row in frame.itertuples(index=False):
-            table.add_row(*[_number(value, 2) if not isinstance(value, str) else value
-                            for value in row])
-        console.print(table)
+        _title(console, f"Rank agreement between the measures: {AGREEMENT_RULE}")
+        _print_table(console, agreement_frame(run), _AGREEMENT_DROPS)
     nodes = top_nodes(run)
     if nodes is not None:
         _title(console, "MDI evidence: first tree's split nodes with the largest impurity "
                "decrease")
-        table = Table()
-        for column in nodes.columns:
-            table.add_column(column, justify="left" if column == "feature" else "right")
-        for row in nodes.itertuples(index=False):
-            table.add_row(*[_cell(value) for value in row])
-        console.print(table)
-    for text in run.warnings:
-        console.print(f"Warning: {text}", markup=False, highlight=False, soft_wrap=True,
-                      style="bold yellow")
+        cells = pd.DataFrame({column: [_number(v) if isinstance(v, float) else str(v)
+                                       for v in nodes[column]] for column in nodes.columns})
+        _print_table(console, cells, _NODE_DROPS)
+    for finding in run.warnings:
+        console.print(f"Warning ({finding.kind}): {finding.message}", markup=False,
+                      highlight=False, style="bold yellow")
+    if run.verdict is not None:
+        for line in run.verdict.lines:
+            console.print(line, markup=False, highlight=False, style="bold"
+                          if line.startswith("Verdict") else None)
+
+
+def _width(frame: pd.DataFrame) -> int:
+    """The width rich needs to show ``frame`` without wrapping: each column's widest
+    cell or header, plus padding and borders."""
+    return 1 + sum(3 + max([len(str(column))] + [len(str(v)) for v in frame[column]])
+                   for column in frame.columns)
+
+
+def _print_table(console, frame: pd.DataFrame, drops):
+    """``frame`` (text cells) as a rich table as wide as the console allows: leave out
+    the columns ``drops`` names, in that order, until it fits; what still does not
+    fit wraps in the text columns."""
+    from rich.table import Table
+
+    for column in drops:
+        if _width(frame) <= console.width:
+            break
+        if column in frame:
+            frame = frame.drop(columns=column)
+    table = Table()
+    for column in frame.columns:
+        text = column in TEXT_COLUMNS
+        table.add_column(column, justify="left" if text else "right",
+                         overflow="fold", no_wrap=not text)
+    for row in frame.itertuples(index=False):
+        table.add_row(*[_plain(str(value)) for value in row])
+    console.print(table)
+
+
+def _plain(text: str):
+    from rich.text import Text
+
+    # Names from data are data: never markup.
+    return Text(text)
 
 
 def _title(console, text: str):
-    # Printed above the table, not as its title, so narrow tables do not wrap it.
-    console.print(text, markup=False, highlight=False, soft_wrap=True, style="bold")
-
-
-def _cell(value) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
+    console.print(text, markup=False, highlight=False, style="bold")
 
 
 def run_to_json(run: Run, report=None) -> str:
@@ -171,6 +208,7 @@ def run_to_json(run: Run, report=None) -> str:
                  "target": data.target, "task": data.task, "encoded": data.encodings,
                  "n_missing": data.n_missing},
         "model": {"name": run.model_text, "trained_here": run.fitted_here,
+                  "params": _params(run.model),
                   "n_train": run.n_train, "n_test": run.n_test,
                   "score_name": run.score_name, "score": run.score},
         "measures": {
@@ -183,15 +221,36 @@ def run_to_json(run: Run, report=None) -> str:
                          if result.pvalues is not None],
             "n_permutations": run.n_permutations},
         "ranks": run.ranks.to_dict(orient="records"),
-        "agreement": {"top_k": run.top_k, "kendall_agree": KENDALL_AGREE,
-                      "pairs": run.agreement},
-        "warnings": run.warnings,
+        "agreement": {"top_k": run.top_k, "rule": AGREEMENT_RULE, "pairs": run.agreement},
+        "warnings": [finding.to_dict() for finding in run.warnings],
+        "verdict": None if run.verdict is None else run.verdict.to_dict(),
         "notes": run.notes,
         "report": None if report is None else str(report),
     }
     if run.truth is not None:
         document["truth"] = run.truth
-    return json.dumps(document, indent=2, default=_plain)
+    return json.dumps(document, indent=2, default=_plain_json)
+
+
+def _row(row, pvalues: bool) -> dict:
+    entry = {"feature": row.feature, "importance": _finite(row.importance),
+             "std": _finite(row.std), "ci_low": _finite(row.ci_low),
+             "ci_high": _finite(row.ci_high), "rank": int(row.rank),
+             "rank_low": None if pd.isna(row.rank_low) else int(row.rank_low),
+             "rank_high": None if pd.isna(row.rank_high) else int(row.rank_high)}
+    if pvalues:
+        entry["pvalue"] = _finite(row.pvalue) if hasattr(row, "pvalue") else None
+    return entry
+
+
+def _params(model):
+    """The fitted estimator's ``get_params()`` (None for a loaded model file), with
+    values JSON cannot hold shown as their repr."""
+    get_params = getattr(model, "get_params", None)
+    if get_params is None:
+        return None
+    return {key: value if value is None or isinstance(value, bool | int | float | str)
+            else repr(value) for key, value in get_params(deep=False).items()}
 
 
 def _finite(value):
@@ -199,7 +258,7 @@ def _finite(value):
     return value if math.isfinite(value) else None
 
 
-def _plain(value):
+def _plain_json(value):
     if hasattr(value, "item"):
         return value.item()
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")

@@ -13,9 +13,15 @@ import os
 import tempfile
 from pathlib import Path
 
-from ._agreement import KENDALL_AGREE
 from ._data import InputError
-from ._render import agreement_frame, measure_frame, measure_title, summary_lines
+from ._render import (
+    AGREEMENT_RULE,
+    TEXT_COLUMNS,
+    agreement_frame,
+    measure_frame,
+    measure_title,
+    summary_lines,
+)
 from ._run import Run, top_nodes
 
 __all__ = ["check_report_path", "write_report"]
@@ -84,8 +90,9 @@ def _document(run: Run, title: str) -> str:
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
              f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>",
              f"<h1>{_e(title)}</h1>"]
-    for text in run.warnings:
-        parts.append(f"<p class='warning'><strong>Warning.</strong> {_e(text)}</p>")
+    for finding in run.warnings:
+        parts.append(f"<p class='warning'><strong>Warning ({_e(finding.kind)}).</strong> "
+                     f"{_e(finding.message)}</p>")
     parts.append("<h2>Data and model</h2><ul>")
     parts += [f"<li>{_e(line)}</li>" for line in summary_lines(run)]
     parts.append("</ul>")
@@ -106,12 +113,9 @@ def _document(run: Run, title: str) -> str:
     if run.agreement:
         parts.append(f"<h2>Rank agreement</h2><p>Spearman's rho and Kendall's tau-b between "
                      f"each pair of measures' importances (1 = the same order, 0 = unrelated, "
-                     f"−1 = reversed), and how many of their top {run.top_k} features they "
-                     f"share (only first / second: in one measure's top {run.top_k} but not the "
-                     f"other's). A pair agrees when its top {run.top_k} are the same features "
-                     f"and Kendall's tau is at least {KENDALL_AGREE:g}; the warning above "
-                     "appears only for a training-data measure and a held-out one that do "
-                     "not.</p>")
+                     f"−1 = reversed) {_e(AGREEMENT_RULE)}. Also how many of their top "
+                     f"{run.top_k} features they share (only first / second: in one "
+                     f"measure's top {run.top_k} but not the other's).</p>")
         parts.append(_table(agreement_frame(run)))
     tree = _tree_section(run)
     if tree:
@@ -123,6 +127,10 @@ def _document(run: Run, title: str) -> str:
                      "w_right·impurity_right) / w_root</code>, computed on the training "
                      "rows.</p>")
         parts.append(_table(nodes))
+    if run.verdict is not None:
+        parts.append("<h2>Verdict</h2><ul>")
+        parts += [f"<li>{_e(line.lstrip('- '))}</li>" for line in run.verdict.lines]
+        parts.append("</ul>")
     parts.append("<p class='note'>Written by the sapwood command-line tool.</p></body></html>")
     return "\n".join(parts)
 
@@ -132,17 +140,17 @@ def _e(text) -> str:
 
 
 def _table(frame) -> str:
-    head = "".join(f"<th class='{_kind(frame[c])}'>{_e(c)}</th>" for c in frame.columns)
+    head = "".join(f"<th class='{_kind(c)}'>{_e(c)}</th>" for c in frame.columns)
     rows = []
     for row in frame.itertuples(index=False):
-        cells = "".join(f"<td class='{_kind(frame[c])}'>{_e(_fmt(v))}</td>"
+        cells = "".join(f"<td class='{_kind(c)}'>{_e(_fmt(v))}</td>"
                         for c, v in zip(frame.columns, row, strict=True))
         rows.append(f"<tr>{cells}</tr>")
     return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
 
 
-def _kind(column) -> str:
-    return "num" if column.dtype.kind in "iuf" else "text"
+def _kind(name) -> str:
+    return "text" if name in TEXT_COLUMNS else "num"
 
 
 def _fmt(value) -> str:

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from . import _agreement, _measures
-from ._data import InputError, Prepared
+from . import _agreement, _measures, _verdict
+from ._data import InputError, Prepared, check_enough_rows
 from ._models import describe_model, score_model
 
 __all__ = ["Options", "Run", "UI", "align_to_model", "run_pipeline", "top_nodes"]
@@ -146,6 +146,12 @@ class Run:
     pvalues: str | None = None
     n_permutations: int | None = None
     held_out: bool = True
+    seed: int = 0
+    verdict: object = None
+
+    @property
+    def task(self) -> str:
+        return self.data.task
 
     @property
     def ranks(self) -> pd.DataFrame:
@@ -163,6 +169,7 @@ class Options:
     n_permutations: int = _measures.DEFAULT_N_PERMUTATIONS
     cv: int | None = None
     top_k: int | None = None
+    max_rows: int | None = _measures.DEFAULT_MAX_ROWS
 
 
 def _split(data: Prepared, test_size: float, seed: int):
@@ -195,6 +202,7 @@ def run_pipeline(data: Prepared, model, options: Options, *, ui: UI, source: str
     n_features = data.X.shape[1]
     top_k = _settle_top_k(options.top_k, n_features)
     if held_out:
+        check_enough_rows(data, options.test_size)
         X_train, X_test, y_train, y_test = _split(data, options.test_size, options.seed)
     else:
         X_train = X_test = data.X
@@ -221,6 +229,7 @@ def run_pipeline(data: Prepared, model, options: Options, *, ui: UI, source: str
                              f"{str(error).splitlines()[0]}") from None
     inputs = _measures.Inputs(X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test,
                               random_state=options.seed, cv=options.cv, held_out=held_out,
+                              max_rows=options.max_rows,
                               estimator=None if fitted else clone(model))
     results = _compute_all(model, options.methods, inputs, ui, notes, fitted)
     if options.pvalues:
@@ -229,16 +238,23 @@ def run_pipeline(data: Prepared, model, options: Options, *, ui: UI, source: str
     for text in notes:
         ui.note(text)
     pairs = _agreement.agreement(results, top_k) if n_features > 1 else []
-    found = _agreement.disagreements(results, pairs, held_out=held_out)
-    return Run(source=source, data=data, model=model, model_text=describe_model(model),
-               n_train=0 if fitted else len(X_train), n_test=len(X_test),
-               score_name="accuracy" if data.task == "classification" else "R²",
-               score=score, results=results, truth=truth, notes=notes,
-               warnings=_agreement.warning_texts(found),
-               fitted_here=not fitted, agreement=pairs, top_k=top_k,
-               pvalues=options.pvalues, held_out=held_out,
-               n_permutations=options.n_permutations if options.pvalues == "altmann"
-               else None)
+    run = Run(source=source, data=data, model=model, model_text=describe_model(model),
+              n_train=0 if fitted else len(X_train), n_test=len(X_test),
+              score_name="accuracy" if data.task == "classification" else "R²",
+              score=score, results=results, truth=truth, notes=notes,
+              fitted_here=not fitted, agreement=pairs, top_k=top_k,
+              pvalues=options.pvalues, held_out=held_out, seed=options.seed,
+              n_permutations=options.n_permutations if options.pvalues == "altmann"
+              else None)
+    train_score = None
+    if not fitted and held_out:
+        train_score = score_model(model, X_train, y_train, data.task)
+    with ui.step("Checking for identifiers, leakage and correlated features"):
+        run.warnings = _verdict.find_warnings(
+            run, X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test,
+            encodings=data.encodings, model=model, train_score=train_score)
+    run.verdict = _verdict.verdict(run, run.warnings)
+    return run
 
 
 def _settle_top_k(top_k, n_features: int) -> int:

@@ -1,0 +1,331 @@
+"""What a run concludes: its warnings and the closing verdict, each backed by intervals.
+
+The warnings are :class:`sapwood.diagnostics.Finding` objects (``kind``, ``features``,
+``message``). ``identifier``, ``leakage`` and ``correlated`` come from
+:mod:`sapwood.diagnostics`; this module adds the two that depend on which measures the
+command line ran:
+
+``disagreement``
+    A training-data measure (MDI, split gain, Friedman) ranks feature j significantly
+    above a feature k the model demonstrably relies on (see :func:`standing`), while
+    j's held-out importance interval covers zero. Features in a correlated group are
+    left to the ``correlated`` warning: there permutation loses credit for a reason
+    that has nothing to do with MDI's bias. The cause is named when the data show it:
+    high cardinality (j has at least :data:`MIN_CARDINALITY` distinct training values
+    and :data:`CARDINALITY_RATIO` times as many as the features it outranks) or
+    training-data overfit (training score at least :data:`OVERFIT_GAP` above the
+    held-out score).
+``small-data``
+    Fewer than :data:`SMALL_HELD_OUT` held-out rows (or none held out).
+
+The verdict sorts the features by the held-out measure it rests on (:func:`standing`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from sapwood.diagnostics import Finding, find_correlated, find_identifiers, find_leakage
+
+from ._measures import MEASURES
+
+__all__ = ["VERDICT_MEASURES", "Verdict", "disagreement", "find_warnings", "small_data",
+           "standing", "verdict"]
+
+# The held-out measures a verdict can rest on, in order of preference: each reports an
+# interval per feature and scatters around zero for a feature the model does not use.
+VERDICT_MEASURES = ("permutation", "oob", "conditional", "drop", "air")
+# An importance below this share of the largest one is negligible.
+NEGLIGIBLE = 0.01
+# A held-out accuracy drop must change the prediction of at least this many rows (net)
+# to count: with m rows turned wrong and none turned right, the two-sided sign test
+# (McNemar's exact test) rejects at 5% only from m = 6 (2 * 0.5**6 = 0.031). The
+# repeats' interval alone covers the shuffles, not the choice of held-out rows.
+MIN_NET_ROWS = 6
+SMALL_HELD_OUT = 100
+MIN_CARDINALITY = 10
+CARDINALITY_RATIO = 4
+OVERFIT_GAP = 0.1
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    """Where each feature stands by the held-out measure ``measure`` (None: no such
+    measure ran), the correlated groups, the warnings' kinds, and the summary lines."""
+
+    measure: str | None
+    relies_on: list
+    does_not: list
+    uncertain: list
+    entangled: list
+    warnings: list
+    lines: list
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def standing(result, *, n_rows=None, accuracy=False, used=None) -> dict:
+    """Feature -> ``"relies"``, ``"not"`` or ``"uncertain"`` by the 95% interval of a
+    held-out measure whose value is zero for a feature the model does not use.
+
+    relies: the interval is above zero and the importance is at least
+    :data:`NEGLIGIBLE` of the largest; for an accuracy drop on ``n_rows`` rows, also
+    at least :data:`MIN_NET_ROWS` rows' worth. not: the model never splits on the
+    feature (``used``), or the whole interval is below :data:`NEGLIGIBLE` of the
+    largest importance, on at least :data:`SMALL_HELD_OUT` rows, and for an accuracy
+    drop even after adding 3/``n_rows`` (no changed row among n still allows a change
+    rate up to 3/n at 95%: the rule of three). uncertain: anything else.
+    """
+    mean = result.importances_mean
+    low, high = result.ci_low, result.ci_high
+    top = max(float(np.nanmax(mean)), 0.0) if np.isfinite(mean).any() else 0.0
+    floor = NEGLIGIBLE * top
+    granularity = 3 / n_rows if accuracy and n_rows else 0.0
+    enough_rows = n_rows is None or n_rows >= SMALL_HELD_OUT
+    out = {}
+    for j, name in enumerate(result.feature_names):
+        if used is not None and used.get(name) is False:
+            out[name] = "not"
+        elif not (np.isfinite(low[j]) and np.isfinite(high[j])):
+            out[name] = "uncertain"
+        elif low[j] > 0 and mean[j] >= floor and (
+                not accuracy or n_rows is None or mean[j] * n_rows >= MIN_NET_ROWS):
+            out[name] = "relies"
+        elif enough_rows and high[j] + granularity < floor:
+            out[name] = "not"
+        else:
+            out[name] = "uncertain"
+    return out
+
+
+def verdict_measure(results: dict) -> str | None:
+    """The first of :data:`VERDICT_MEASURES` that ran and reports intervals."""
+    for name in VERDICT_MEASURES:
+        result = results.get(name)
+        if result is not None and result.ci_low is not None \
+                and np.isfinite(result.ci_low).any():
+            return name
+    return None
+
+
+def _standing_of(run_like) -> dict | None:
+    name = verdict_measure(run_like.results)
+    if name is None:
+        return None
+    accuracy = name == "permutation" and run_like.task == "classification"
+    n_rows = run_like.n_test if name == "permutation" else None
+    return standing(run_like.results[name], n_rows=n_rows, accuracy=accuracy,
+                    used=_used(run_like.results) or None)
+
+
+def _above(result) -> np.ndarray:
+    """j significantly above k: from the rank intervals' pairwise tests where the
+    measure has draws, else (a single tree's MDI, split gain) by its exact values."""
+    intervals = result.rank_intervals()
+    if intervals is not None:
+        return intervals.above
+    mean = result.importances_mean
+    return mean[:, None] > mean[None, :]
+
+
+def disagreement(trained, held, standings: dict, *, n_distinct: dict, correlated: set,
+                 train_score=None, test_score=None) -> Finding | None:
+    """The ``disagreement`` warning between a training-data measure ``trained`` and a
+    held-out one ``held`` (both :class:`ImportanceResult`), or None."""
+    names = trained.feature_names
+    above = _above(trained)
+    relied = [k for k, name in enumerate(names) if standings.get(name) == "relies"]
+    flagged = []
+    for j, name in enumerate(names):
+        if name in correlated or not held.ci_low[j] <= 0:
+            continue
+        outranked = [k for k in relied if above[j, k]]
+        if outranked:
+            flagged.append((j, outranked))
+    if not flagged:
+        return None
+    t_label = MEASURES[trained.method].title if trained.method in MEASURES \
+        else trained.method
+    h_label = held.method
+    ranks = trained.ranks()
+    intervals = trained.rank_intervals()
+    outranked = sorted({k for _, ks in flagged for k in ks},
+                       key=lambda k: -held.importances_mean[k])
+    ranked = [f"{names[j]!r} #{ranks[j]} of {len(names)}" + (
+        "" if intervals is None else
+        f" (95% rank interval {intervals.low[j]}-{intervals.high[j]})") for j, _ in flagged]
+    values = [f"{names[j]!r} {_g(held.importances_mean[j])}, {_g(held.ci_low[j])} to "
+              f"{_g(held.ci_high[j])}" for j, _ in flagged]
+    message = (f"{t_label} and {h_label} disagree beyond their uncertainty: {t_label} "
+               f"ranks {_and(ranked)}, significantly above "
+               f"{_and([repr(names[k]) for k in outranked[:3]])}"
+               f"{' and others' if len(outranked) > 3 else ''}, which the model clearly "
+               f"relies on, while their {h_label} importances' 95% intervals include zero "
+               f"({'; '.join(values)}).")
+    causes = []
+    for j, ks in flagged:
+        mine = n_distinct.get(names[j], 0)
+        theirs = float(np.median([n_distinct.get(names[k], 0) for k in ks]))
+        if mine >= MIN_CARDINALITY and mine >= CARDINALITY_RATIO * max(theirs, 1):
+            causes.append(f"high cardinality ({names[j]!r} has {mine:,} distinct training "
+                          f"values against a median of {theirs:,.0f} for the features it "
+                          f"outranks; {t_label} favours features with many split points)")
+    if (train_score is not None and test_score is not None
+            and train_score - test_score >= OVERFIT_GAP):
+        causes.append(f"training-data overfit (the model scores {train_score:.3f} on its "
+                      f"training rows against {test_score:.3f} held out, and {t_label} is "
+                      "measured on the training rows)")
+    if causes:
+        message += f" Likely cause{'s' if len(causes) > 1 else ''}: " + "; ".join(causes) + "."
+    message += f" Trust {h_label} for what the model uses on new rows."
+    kinds = sorted({"high cardinality" if c.startswith("high") else "training-data overfit"
+                    for c in causes})
+    return Finding(kind="disagreement", features=tuple(names[j] for j, _ in flagged),
+                   message=message,
+                   details={"training_measure": trained.method, "held_out_measure":
+                            h_label, "causes": kinds})
+
+
+def small_data(n_test: int, held_out: bool, task: str) -> Finding | None:
+    """The ``small-data`` warning, or None."""
+    if not held_out:
+        return Finding(kind="small-data", features=(), message=(
+            "No rows were held out: the measures are computed on the rows the model was "
+            "trained on, so their intervals say nothing about new data."),
+            details={"n_test": 0})
+    if n_test >= SMALL_HELD_OUT:
+        return None
+    text = (f"Only {n_test} held-out rows (fewer than {SMALL_HELD_OUT}): the held-out "
+            "intervals cover the shuffles, not the choice of rows, which at this size "
+            "moves every held-out importance")
+    if task == "classification":
+        text += (f"; an accuracy drop below {MIN_NET_ROWS}/{n_test} = "
+                 f"{MIN_NET_ROWS / n_test:.3f} cannot be told from chance")
+    return Finding(kind="small-data", features=(), message=text + ". Use more data, or "
+                   "read every ranking here as tentative.", details={"n_test": n_test})
+
+
+def find_warnings(run_like, *, X_train, y_train, X_test, y_test, encodings, model,
+                  train_score=None) -> list:
+    """Every warning that applies to a finished run, in the order they are shown."""
+    results = run_like.results
+    standings = _standing_of(run_like) or {}
+    found = []
+    used = _used(results)
+    found += find_identifiers(X_train, categorical=tuple(encodings), used=used)
+    if run_like.held_out:
+        found += find_leakage(X_train, y_train, X_test, y_test, run_like.task,
+                              random_state=run_like.seed)
+    matters = {name: used.get(name, True) or standings.get(name) == "relies"
+               for name in X_train.columns}
+    groups = find_correlated(X_train, categorical=tuple(encodings), importance=matters)
+    found += [_with_joint(finding, model, X_test, y_test, run_like) for finding in groups]
+    correlated = {name for finding in groups for name in finding.features}
+    held_name = verdict_measure(results)
+    if run_like.held_out and held_name is not None:
+        n_distinct = {str(c): int(X_train[c].nunique()) for c in X_train.columns}
+        for name, result in results.items():
+            if MEASURES[name].rows != "train":
+                continue
+            finding = disagreement(result, results[held_name], standings,
+                                   n_distinct=n_distinct, correlated=correlated,
+                                   train_score=train_score, test_score=run_like.score)
+            if finding is not None:
+                found.append(finding)
+    small = small_data(run_like.n_test, run_like.held_out, run_like.task)
+    if small is not None:
+        found.append(small)
+    return found
+
+
+def _used(results: dict) -> dict:
+    """Feature -> whether the model splits on it, from a training-data measure (an
+    unused feature has no impurity decrease or gain); everything when none ran."""
+    for name, result in results.items():
+        if MEASURES[name].rows == "train":
+            return {f: bool(v > 0) for f, v in zip(result.feature_names,
+                                                   result.importances_mean, strict=True)}
+    return {}
+
+
+def _with_joint(finding, model, X_test, y_test, run_like):
+    """A correlated group's message with the group's joint held-out permutation
+    importance (its columns shuffled together), when permutation ran."""
+    if "permutation" not in run_like.results or not run_like.held_out:
+        return finding
+    from sapwood.importance import permutation_importance
+
+    group = list(finding.features)
+    joint = permutation_importance(model, X_test, y_test, n_repeats=5,
+                                   random_state=run_like.seed, groups={"group": group})
+    mean = float(joint.importances_mean[0])
+    low, high = float(joint.ci_low[0]), float(joint.ci_high[0])
+    text = (f" Shuffled together on the held-out rows, the group's permutation importance "
+            f"is {_g(mean)} (95% CI {_g(low)} to {_g(high)}).")
+    details = {**finding.details, "joint_importance": mean, "joint_ci_low": low,
+               "joint_ci_high": high}
+    return dataclasses.replace(finding, message=finding.message + text, details=details)
+
+
+def verdict(run_like, warnings: list) -> Verdict:
+    """The closing summary: what the model clearly relies on, what it clearly does
+    not, what is uncertain and what is entangled, and which warnings apply."""
+    name = verdict_measure(run_like.results)
+    groups = [f for f in warnings if f.kind == "correlated"]
+    entangled = [list(f.features) for f in groups]
+    kinds = list(dict.fromkeys(f.kind for f in warnings))
+    if name is None:
+        lines = ["Verdict: none of the measures run is a held-out measure with intervals "
+                 f"({', '.join(VERDICT_MEASURES)}), so no claim here rests on new data; "
+                 "add --methods permutation."]
+        return Verdict(None, [], [], [], entangled, kinds, lines + _warning_line(warnings))
+    standings = _standing_of(run_like)
+    in_group = {feature for group in entangled for feature in group}
+    order = run_like.results[name].to_frame()["feature"].tolist()
+    relies = [f for f in order if standings[f] == "relies"]
+    # A feature of a correlated group may look unused alone: the group speaks for it.
+    does_not = [f for f in order if standings[f] == "not" and f not in in_group]
+    uncertain = [f for f in order if standings[f] == "uncertain" and f not in in_group]
+    rows = "held-out" if run_like.held_out else "training"
+    where = {"oob": "out-of-bag", "conditional": "out-of-bag or held-out"}.get(name, rows)
+    lines = [f"Verdict ({name} importance on the {where} rows, 95% intervals):"]
+    lines.append("- The model clearly relies on: " + (_names(relies) or "no single "
+                 "feature (no interval lies above zero by a non-negligible amount)"))
+    if does_not:
+        lines.append(f"- It clearly does not rely on: {_names(does_not)} (never split on, "
+                     f"or the whole interval below {NEGLIGIBLE:.0%} of the top importance)")
+    if uncertain:
+        lines.append(f"- Uncertain: {_names(uncertain)} (the interval includes zero or "
+                     "a negligible effect)")
+    for group in groups:
+        text = f"- Entangled: {_names(group.features)} (strongly associated; read them as a group"
+        if "joint_importance" in group.details:
+            d = group.details
+            text += (f": shuffled together {_g(d['joint_importance'])}, 95% CI "
+                     f"{_g(d['joint_ci_low'])} to {_g(d['joint_ci_high'])}")
+        lines.append(text + ")")
+    lines += _warning_line(warnings)
+    return Verdict(name, relies, does_not, uncertain, entangled, kinds, lines)
+
+
+def _warning_line(warnings) -> list:
+    if not warnings:
+        return ["- No warnings."]
+    return ["- Warnings: " + "; ".join(
+        f"{f.kind}" + (f" ({_names(f.features)})" if f.features else "") for f in warnings)]
+
+
+def _names(names) -> str:
+    return ", ".join(names)
+
+
+def _and(items) -> str:
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _g(value) -> str:
+    return f"{value:.3g}"

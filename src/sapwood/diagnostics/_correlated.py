@@ -1,0 +1,166 @@
+"""Correlated groups: features associated so strongly that their permutation-type
+importances cannot be read one by one.
+
+Association, on a scale from 0 (none) to 1 (one determines the other):
+
+- numeric with numeric: |Spearman's rho|;
+- categorical with categorical: Cramér's V with Bergsma's bias correction (Bergsma
+  2013, "A bias-correction for Cramér's V and Tschuprow's T", *Journal of the Korean
+  Statistical Society* 42(3), doi:10.1016/j.jkss.2012.10.002);
+- categorical with numeric: the correlation ratio eta of the numeric column's ranks
+  across the categories, from eta² adjusted for the number of categories
+  (``1 - (1 - eta²)(n - 1)/(n - k)``), since a raw eta² grows with k by chance.
+
+Missing values: numeric pairs use the rows where both are present; a categorical
+column's missing values are a category of their own. Categorical columns with more
+than half as many levels as rows (keys) take no part: the identifier check covers
+them. Above :data:`MAX_ROWS` rows the association is measured on a random sample of
+that many rows (fixed seed). Groups are the connected components of the graph of pairs
+with association at least :data:`ASSOCIATION_THRESHOLD`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.sparse.csgraph import connected_components
+from scipy.stats import chi2_contingency, rankdata
+
+from ._finding import Finding
+
+__all__ = ["ASSOCIATION_THRESHOLD", "association_matrix", "find_correlated"]
+
+ASSOCIATION_THRESHOLD = 0.8
+MAX_ROWS = 20_000
+SEED = 0
+
+
+def find_correlated(X: pd.DataFrame, *, categorical=(), threshold=ASSOCIATION_THRESHOLD,
+                    importance=None) -> list:
+    """Findings of kind ``"correlated"``, one per group of strongly associated features.
+
+    ``importance``: optional mapping feature -> whether it matters to the model; a
+    group none of whose members matters is not reported."""
+    matrix, measures = association_matrix(X, categorical=categorical)
+    names = [str(c) for c in X.columns]
+    strong = np.nan_to_num(matrix, nan=0.0) >= threshold
+    np.fill_diagonal(strong, False)
+    n_groups, labels = connected_components(strong, directed=False)
+    found = []
+    for label in range(n_groups):
+        members = np.flatnonzero(labels == label)
+        if len(members) < 2:
+            continue
+        group = [names[j] for j in members]
+        if importance is not None and not any(importance.get(name, True) for name in group):
+            continue
+        pairs = [(names[a], names[b], measures[a][b], float(matrix[a, b]))
+                 for i, a in enumerate(members) for b in members[i + 1:] if strong[a, b]]
+        first, second, measure, value = max(pairs, key=lambda pair: pair[3])
+        found.append(Finding(
+            kind="correlated", features=tuple(group),
+            message=(f"{_and(group)} are strongly associated (strongest: {first!r} and "
+                     f"{second!r}, {measure} {value:.2f}; every link at least "
+                     f"{threshold:g}): their permutation-type importances are not "
+                     "separately interpretable. Shuffling one leaves the others to carry "
+                     "the shared information, so each can look unimportant while the "
+                     "group matters."),
+            details={"pairs": [list(pair) for pair in pairs], "threshold": threshold}))
+    return found
+
+
+def association_matrix(X: pd.DataFrame, *, categorical=()):
+    """(matrix, measures): the association of every pair of columns (NaN where it is
+    undefined, e.g. a constant column) and the name of the measure used for each."""
+    categorical = {str(c) for c in categorical}
+    X = X.sample(n=MAX_ROWS, random_state=SEED) if len(X) > MAX_ROWS else X.copy()
+    names = [str(c) for c in X.columns]
+    p = len(names)
+    matrix = np.full((p, p), np.nan)
+    np.fill_diagonal(matrix, 1.0)
+    measures = [["" for _ in range(p)] for _ in range(p)]
+    kinds = []
+    for column, name in zip(X.columns, names, strict=True):
+        values = X[column]
+        if name in categorical:
+            codes = pd.factorize(values, use_na_sentinel=False)[0]
+            kinds.append("key" if values.nunique(dropna=False) > len(values) / 2
+                         else "categorical")
+        else:
+            codes = None
+            kinds.append("numeric")
+        X[column] = codes if codes is not None else values
+    numeric = [j for j, kind in enumerate(kinds) if kind == "numeric"]
+    cats = [j for j, kind in enumerate(kinds) if kind == "categorical"]
+    _spearman(X, numeric, matrix, measures)
+    for i, a in enumerate(cats):
+        for b in cats[i + 1:]:
+            value = _cramers_v(X.iloc[:, a].to_numpy(), X.iloc[:, b].to_numpy())
+            _put(matrix, measures, a, b, value, "Cramér's V")
+    for a in cats:
+        for b in numeric:
+            value = _correlation_ratio(X.iloc[:, a].to_numpy(), X.iloc[:, b].to_numpy())
+            _put(matrix, measures, a, b, value, "correlation ratio")
+    return matrix, measures
+
+
+def _put(matrix, measures, a, b, value, measure):
+    matrix[a, b] = matrix[b, a] = value
+    measures[a][b] = measures[b][a] = measure
+
+
+def _spearman(X, numeric, matrix, measures):
+    """|Spearman's rho| of every pair of numeric columns: ranks, then Pearson; one
+    matrix product without missing values, pairwise complete rows with them."""
+    if len(numeric) < 2:
+        return
+    block = X.iloc[:, numeric].to_numpy(dtype=np.float64)
+    if np.isnan(block).any():
+        rho = pd.DataFrame(block).corr(method="spearman").to_numpy()
+    else:
+        ranks = rankdata(block, axis=0)
+        ranks -= ranks.mean(axis=0)
+        norms = np.sqrt((ranks ** 2).sum(axis=0))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rho = (ranks.T @ ranks) / np.outer(norms, norms)
+    for i, a in enumerate(numeric):
+        for k, b in enumerate(numeric[i + 1:], start=i + 1):
+            _put(matrix, measures, a, b, abs(rho[i, k]), "|Spearman rho|")
+
+
+def _cramers_v(a, b) -> float:
+    table = pd.crosstab(a, b).to_numpy()
+    n = table.sum()
+    r, k = table.shape
+    if r < 2 or k < 2 or n < 2:
+        return np.nan
+    chi2 = chi2_contingency(table, correction=False)[0]
+    phi2 = max(0.0, chi2 / n - (k - 1) * (r - 1) / (n - 1))
+    r_corr = r - (r - 1) ** 2 / (n - 1)
+    k_corr = k - (k - 1) ** 2 / (n - 1)
+    denominator = min(k_corr - 1, r_corr - 1)
+    return float(np.sqrt(phi2 / denominator)) if denominator > 0 else np.nan
+
+
+def _correlation_ratio(codes, values) -> float:
+    present = ~np.isnan(values)
+    codes, values = codes[present], rankdata(values[present])
+    n = len(values)
+    groups = np.unique(codes)
+    k = len(groups)
+    if k < 2 or n <= k:
+        return np.nan
+    total = ((values - values.mean()) ** 2).sum()
+    if total == 0:
+        return np.nan
+    sums = np.bincount(pd.factorize(codes)[0], weights=values)
+    counts = np.bincount(pd.factorize(codes)[0])
+    between = (sums ** 2 / counts).sum() - values.sum() ** 2 / n
+    eta2 = between / total
+    adjusted = 1 - (1 - eta2) * (n - 1) / (n - k)
+    return float(np.sqrt(max(adjusted, 0.0)))
+
+
+def _and(names) -> str:
+    quoted = [repr(name) for name in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]

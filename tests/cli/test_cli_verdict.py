@@ -1,0 +1,305 @@
+"""What the command line concludes: warnings that fire where they should and not where
+they should not, agreement over the features that matter, the verdict, sane defaults,
+too little data, the SHAP row sample and tables that fit 80 columns.
+
+The data have known answers: generated tables with an ID column, a leaked column, a
+correlated pair and an MDI-inflated noise column, and scikit-learn's bundled wine,
+breast-cancer and diabetes tables.
+"""
+
+import contextlib
+import io
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from rich.console import Console
+
+from sapwood import importance
+from sapwood.cli import main
+from sapwood.cli._agreement import agreement
+from sapwood.cli._verdict import MIN_NET_ROWS, disagreement, small_data, standing
+from sapwood.datasets import make_ground_truth
+from tests.cli._helpers import run_bad
+
+
+def run_json(argv):
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = main(argv)
+    assert code == 0, stderr.getvalue()
+    return json.loads(stdout.getvalue())
+
+
+def kinds(document, kind):
+    return [w for w in document["warnings"] if w["kind"] == kind]
+
+
+def write(frame, tmp_path, name="data.csv"):
+    path = tmp_path / name
+    frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def ground_truth(tmp_path_factory):
+    X, y, _ = make_ground_truth(2000, random_state=0)
+    return write(X.assign(y=y), tmp_path_factory.mktemp("gt"))
+
+
+@pytest.fixture(scope="module")
+def ground_truth_run(ground_truth):
+    return run_json(["explain", str(ground_truth), "--target", "y", "--json"])
+
+
+def sklearn_table(name, tmp_path):
+    from sklearn import datasets
+
+    bunch = getattr(datasets, f"load_{name}")(as_frame=True)
+    return write(bunch.frame, tmp_path, f"{name}.csv")
+
+
+# -- the warnings on data with known answers -----------------------------------------
+
+def test_ground_truth_warnings(ground_truth_run):
+    document = ground_truth_run
+    assert {w["kind"] for w in document["warnings"]} == {
+        "identifier", "correlated", "disagreement"}
+    for warning in document["warnings"]:
+        assert set(warning) == {"kind", "features", "message", "details"}
+    [identifier] = kinds(document, "identifier")
+    assert identifier["features"] == ["noise_id"]
+    [correlated] = kinds(document, "correlated")
+    assert sorted(correlated["features"]) == ["inf_4", "inf_4_copy"]
+    assert "Shuffled together" in correlated["message"]
+    assert correlated["details"]["joint_ci_low"] > 0
+    [disagree] = kinds(document, "disagreement")
+    # MDI puts the ID column above the binary informative inf_5; held out it is nothing.
+    assert "noise_id" in disagree["features"]
+    assert "high cardinality" in disagree["details"]["causes"]
+    assert "inf_4_copy" not in disagree["features"]  # left to the correlated warning
+
+
+def test_ground_truth_verdict(ground_truth_run):
+    verdict = ground_truth_run["verdict"]
+    assert verdict["measure"] == "permutation"
+    assert {"inf_1", "inf_2", "inf_4"} <= set(verdict["relies_on"])
+    noise = {"noise_binary", "noise_lowcard", "noise_id"}
+    assert not noise & set(verdict["relies_on"])
+    assert noise <= set(verdict["uncertain"]) | set(verdict["does_not"])
+    assert sorted(verdict["entangled"][0]) == ["inf_4", "inf_4_copy"]
+    assert verdict["lines"][0].startswith("Verdict (permutation importance")
+
+
+def test_a_leaked_column_is_named_with_its_score(tmp_path):
+    rng = np.random.default_rng(1)
+    n = 600
+    frame = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n)})
+    frame["y"] = (frame["a"] + rng.normal(size=n) > 0).astype(int)
+    frame["outcome_code"] = frame["y"] * 10 + rng.integers(0, 3, size=n)
+    document = run_json(["explain", str(write(frame, tmp_path)), "--target", "y",
+                         "--json"])
+    [leak] = kinds(document, "leakage")
+    assert leak["features"] == ["outcome_code"]
+    assert leak["details"]["score"] >= 0.99
+    assert "almost perfectly" in leak["message"]
+
+
+@pytest.mark.parametrize("name", ["wine", "breast_cancer", "diabetes"])
+def test_bundled_tables_raise_no_false_alarm(name, tmp_path):
+    path = sklearn_table(name, tmp_path)
+    document = run_json(["explain", str(path), "--target", "target", "--json"])
+    found = {w["kind"] for w in document["warnings"]}
+    # All measurements: no identifiers, nothing leaks.
+    assert not found & {"identifier", "leakage"}
+    if name == "wine":
+        # 178 rows leave 45 held out; proline (permutation 0.06, interval above zero)
+        # is not said to "barely change the score".
+        assert "small-data" in found
+        for warning in kinds(document, "disagreement"):
+            assert "proline" not in warning["features"]
+    else:
+        assert "small-data" not in found
+
+
+def test_breast_cancer_groups_its_size_columns(tmp_path):
+    document = run_json(["explain", str(sklearn_table("breast_cancer", tmp_path)),
+                         "--target", "target", "--json"])
+    groups = [set(w["features"]) for w in kinds(document, "correlated")]
+    assert any({"mean radius", "mean perimeter"} <= group for group in groups)
+
+
+# -- disagreement and standing, unit by unit ------------------------------------------
+
+def drawn(name, draws):
+    draws = np.asarray(draws, dtype=float)
+    return importance.ImportanceResult.from_draws(
+        draws, feature_names=["signal", "weak", "id", "noise"], method=name)
+
+
+def test_disagreement_needs_the_intervals_to_part():
+    rng = np.random.default_rng(0)
+    # MDI over 50 trees: "id" clearly above "weak".
+    mdi = drawn("mdi", np.array([[0.5], [0.1], [0.3], [0.1]])
+                + 0.01 * rng.normal(size=(4, 50)))
+    # Held out: "weak" clearly used; "id" covers zero.
+    held = drawn("permutation", [[0.2, 0.21, 0.19, 0.2, 0.2], [0.05, 0.06, 0.05, 0.04, 0.05],
+                                 [0.0, 0.01, -0.01, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0]])
+    standings = standing(held)
+    assert standings == {"signal": "relies", "weak": "relies", "id": "uncertain",
+                         "noise": "not"}
+    n_distinct = {"signal": 200, "weak": 2, "id": 1000, "noise": 3}
+    found = disagreement(mdi, held, standings, n_distinct=n_distinct, correlated=set())
+    assert found.kind == "disagreement" and found.features == ("id",)
+    assert "high cardinality" in found.message and "'id'" in found.message
+    # The same with "id" in a correlated group: the correlated warning speaks instead.
+    assert disagreement(mdi, held, standings, n_distinct=n_distinct,
+                        correlated={"id"}) is None
+    # "id" held out clearly above zero: the intervals agree that it is used.
+    used = drawn("permutation", held.importances.copy())
+    used.importances[2] = [0.03, 0.031, 0.029, 0.03, 0.03]
+    used = drawn("permutation", used.importances)
+    assert disagreement(mdi, used, standing(used), n_distinct=n_distinct,
+                        correlated=set()) is None
+
+
+def test_an_accuracy_drop_of_a_few_rows_is_not_relied_on():
+    # Five repeats that all turn the same 2 of 100 rows: an interval above zero, but
+    # a sign test cannot tell 2 rows from chance.
+    held = drawn("permutation", [[0.3] * 5, [0.02] * 5, [0.0] * 5, [0.0] * 5])
+    assert standing(held, n_rows=100, accuracy=True)["weak"] == "uncertain"
+    assert standing(held, n_rows=MIN_NET_ROWS * 50, accuracy=True)["weak"] == "relies"
+
+
+def test_small_data_rule():
+    assert small_data(500, True, "classification") is None
+    finding = small_data(45, True, "classification")
+    assert finding.kind == "small-data" and "45 held-out rows" in finding.message
+    assert small_data(7, False, "classification").kind == "small-data"
+
+
+# -- agreement over the features that matter ------------------------------------------
+
+def test_agreement_ignores_the_order_of_noise():
+    rng = np.random.default_rng(0)
+    names = ["x0", "x1"] + [f"noise_{i}" for i in range(8)]
+    # MDI orders the noise arbitrarily; permutation finds only x0 and x1 above zero.
+    mdi_means = np.r_[0.5, 0.3, rng.permutation(np.linspace(0.01, 0.03, 8))]
+    mdi = importance.ImportanceResult.from_draws(
+        mdi_means[:, None] + 0.001 * rng.normal(size=(10, 100)), feature_names=names,
+        method="mdi")
+    perm_means = np.r_[0.3, 0.2, np.zeros(8)]
+    perm = importance.ImportanceResult.from_draws(
+        perm_means[:, None] + 0.002 * rng.normal(size=(10, 5)), feature_names=names,
+        method="permutation")
+    [pair] = agreement({"mdi": mdi, "permutation": perm}, k=2)
+    assert pair["features"] == ["x0", "x1"]
+    assert pair["spearman"] == pytest.approx(1.0)
+    assert pair["agree"] and pair["n_discordant"] == 0
+    # Reverse x0 and x1 under permutation, clearly: now they are discordant.
+    perm_means[:2] = [0.2, 0.3]
+    perm = importance.ImportanceResult.from_draws(
+        perm_means[:, None] + 0.002 * rng.normal(size=(10, 5)), feature_names=names,
+        method="permutation")
+    [pair] = agreement({"mdi": mdi, "permutation": perm}, k=2)
+    assert pair["discordant"] == [["x0", "x1"]] and not pair["agree"]
+
+
+def test_ties_within_uncertainty_are_not_disagreement():
+    names = ["a", "b", "c"]
+    mdi = importance.ImportanceResult(importances_mean=[0.5, 0.3, 0.2],
+                                      importances_std=[0, 0, 0], feature_names=names,
+                                      method="mdi")
+    # Permutation reverses a and b, but its repeats cannot tell them apart.
+    perm = importance.ImportanceResult.from_draws(
+        [[0.10, 0.30, 0.20, 0.25, 0.15], [0.2, 0.22, 0.21, 0.19, 0.2], [0.0] * 5],
+        feature_names=names, method="permutation")
+    [pair] = agreement({"mdi": mdi, "permutation": perm}, k=2)
+    assert pair["n_discordant"] == 0 and pair["agree"]
+
+
+# -- defaults, too little data, SHAP sample --------------------------------------------
+
+def test_gb_uses_the_estimator_defaults(tmp_path):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=200), "b": rng.normal(size=200)})
+    frame["y"] = frame["a"] * 2 + rng.normal(size=200)
+    document = run_json(["explain", str(write(frame, tmp_path)), "--target", "y",
+                         "--model", "gb", "--methods", "mdi", "--json"])
+    params = document["model"]["params"]
+    assert params["max_depth"] == 3 and params["learning_rate"] == 0.1
+    assert params["n_estimators"] == 100 and params["random_state"] == 0
+    forest = run_json(["explain", str(write(frame, tmp_path)), "--target", "y",
+                       "--model", "rf", "--methods", "mdi", "--json"])
+    assert forest["model"]["params"]["max_depth"] is None
+
+
+@pytest.mark.parametrize("rows, target, phrases", [
+    (2, lambda i: i % 2, ["too little data: 2 rows", "at least 10"]),
+    (12, lambda i: int(i == 0), ["too little data: class '1'", "has 1 row",
+                                 "at least 2"]),
+])
+def test_too_little_data_exits_2(capsys, tmp_path, rows, target, phrases):
+    frame = pd.DataFrame({"x": np.arange(rows, dtype=float) * 1.5,
+                          "y": [target(i) for i in range(rows)]})
+    run_bad(capsys, ["explain", str(write(frame, tmp_path)), "--target", "y"], *phrases)
+
+
+def test_a_test_size_that_leaves_too_few_rows_exits_2(capsys, tmp_path):
+    frame = pd.DataFrame({"x": np.arange(20.0), "y": np.arange(20.0) % 2})
+    run_bad(capsys, ["explain", str(write(frame, tmp_path)), "--target", "y",
+                     "--test-size", "0.05"], "leaves 1 held out", "at least 3")
+
+
+def test_shap_explains_a_stated_sample(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=400), "b": rng.normal(size=400)})
+    frame["y"] = frame["a"] + rng.normal(size=400)
+    path = write(frame, tmp_path)
+    document = run_json(["explain", str(path), "--target", "y", "--model", "tree",
+                         "--methods", "shap", "--max-rows", "40", "--json"])
+    assert document["model"]["n_test"] == 100
+    rows = document["measures"]["shap"]
+    assert all(row["ci_low"] is not None for row in rows)
+    every = run_json(["explain", str(path), "--target", "y", "--model", "tree",
+                      "--methods", "shap", "--max-rows", "all", "--json"])
+    assert every["measures"]["shap"] != rows
+    assert main(["explain", str(path), "--target", "y", "--model", "tree", "--methods",
+                 "shap", "--max-rows", "40"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "(40 of the 100 rows, a random sample: --max-rows" in out
+
+
+# -- tables that fit the terminal -----------------------------------------------------
+
+def test_every_line_fits_80_columns(ground_truth):
+    from sapwood.cli import build_parser
+    from sapwood.cli._commands import _options
+    from sapwood.cli._data import load_table, prepare
+    from sapwood.cli._models import build_model
+    from sapwood.cli._render import print_run, summary_lines
+    from sapwood.cli._run import UI, run_pipeline
+
+    args = build_parser().parse_args(["explain", str(ground_truth), "--target", "y",
+                                      "--methods", "mdi,permutation,oob,shap"])
+    data = prepare(load_table(ground_truth), "y")
+    run = run_pipeline(data, build_model("rf", data.task), _options(args),
+                       ui=UI(quiet=True), source=str(ground_truth))
+    for width in (80, 160):
+        console = Console(width=width, file=io.StringIO(), color_system=None)
+        print_run(run, console)
+        text = console.file.getvalue()
+        # Tables and the text under them fit; the summary lines at the top are one
+        # line each (grep-able), and the terminal wraps them.
+        body = text.splitlines()[len(summary_lines(run)):]
+        assert max(len(line) for line in body) <= width
+        assert "…" not in text
+        if width == 80:
+            narrow = text
+    # Narrow: the std column and the MDI trace's left/right columns are left out ...
+    assert "impurity_left" not in narrow and "│ std" not in narrow
+    # ... wide: all there; the names and numbers are whole in both.
+    assert "impurity_left" in text
+    for name in ("noise_lowcard", "inf_4_copy", "noise_binary"):
+        assert name in narrow
