@@ -73,10 +73,9 @@ class Measure:
         Janitza's p-values apply.
     altmann : how ``altmann_pvalues`` recomputes the measure on each refit: True for
         ``run`` itself, a name of altmann_pvalues' own measures, or False (not offered).
-    effect : for held-out measures, what the measure does to a feature, as in
-        "shuffling 'x' on the held-out rows" (used in the plain-language warning).
     where : how the progress line says where the measure looks, when ``rows`` does
         not say it well.
+    abbreviation : the column header in narrow tables, when the name is long.
     """
 
     name: str
@@ -88,7 +87,6 @@ class Measure:
     janitza: bool = False
     altmann: bool | str = True
     label: str = ""
-    effect: str = ""
     where: str = ""
     abbreviation: str = ""
 
@@ -180,7 +178,7 @@ _register(Measure(
 _register(Measure(
     "permutation", "permutation_importance",
     "drop in held-out score when the feature is shuffled", _permutation, rows="held-out",
-    janitza=True, effect="shuffling {} on the held-out rows", abbreviation="perm"))
+    janitza=True, abbreviation="perm"))
 _register(Measure(
     "drop", "drop_column_importance",
     "drop in held-out score (or cross-validated score with --cv) when the model is refit "

@@ -19,6 +19,8 @@ command line ran:
     Fewer than :data:`SMALL_HELD_OUT` held-out rows (or none held out).
 
 The verdict sorts the features by the held-out measure it rests on (:func:`standing`).
+Every rule and threshold is written out in ``docs/measures.md`` ("Warnings", "The
+verdict").
 """
 
 from __future__ import annotations
