@@ -303,3 +303,23 @@ def test_every_line_fits_80_columns(ground_truth):
     assert "impurity_left" in text
     for name in ("noise_lowcard", "inf_4_copy", "noise_binary"):
         assert name in narrow
+
+
+def test_a_held_out_measure_without_draws_orders_nothing():
+    names = ["a", "b", "c"]
+    mdi = importance.ImportanceResult(importances_mean=[0.5, 0.3, 0.2],
+                                      importances_std=[0, 0, 0], feature_names=names,
+                                      method="mdi")
+    # One held-out drop-column evaluation: exact numbers, unknown sampling error.
+    drop = importance.ImportanceResult(importances_mean=[0.1, 0.3, 0.2],
+                                       importances_std=[0, 0, 0], feature_names=names,
+                                       method="drop")
+    [pair] = agreement({"mdi": mdi, "drop": drop}, k=2)
+    assert pair["features"] == names and pair["n_discordant"] == 0
+    # The same numbers from two training-data measures are discordant.
+    gain = importance.ImportanceResult(importances_mean=[0.1, 0.3, 0.2],
+                                       importances_std=[0, 0, 0], feature_names=names,
+                                       method="gain")
+    [pair] = agreement({"mdi": mdi, "gain": gain}, k=2)
+    # [x, y]: the first measure puts x above y, the second y above x.
+    assert pair["discordant"] == [["a", "b"], ["a", "c"]]

@@ -47,8 +47,9 @@ def agreement(results: dict, k: int) -> list:
     features. Over them: Spearman's rho and Kendall's tau-b (scipy.stats; None for
     fewer than two features or a constant measure), and the *discordant* pairs:
     features a, b that one measure puts significantly above the other (the
-    simultaneous pairwise tests of the rank intervals; a measure without draws orders
-    by its exact values) while the other measure puts b significantly above a. Pairs
+    simultaneous pairwise tests of the rank intervals; without draws, a training-data
+    measure orders by its exact values and any other measure orders nothing) while the
+    other measure puts b significantly above a. Pairs
     whose order either measure cannot tell apart are ties, not disagreement. A pair of
     measures agrees when none of its feature pairs is discordant. The top-k overlap is
     over all features, as before."""
@@ -60,7 +61,7 @@ def agreement(results: dict, k: int) -> list:
             compared = _compared(a, b, first, second)
             rho, tau = _correlations(a.importances_mean[compared],
                                      b.importances_mean[compared])
-            discordant = _discordant(a, b, compared)
+            discordant = _discordant(a, b, first, second, compared)
             top_a = top_features(a, k)
             top_b = top_features(b, k)
             rows.append({"measure_a": first, "measure_b": second,
@@ -106,17 +107,22 @@ def _correlations(a, b):
                 _number(stats.kendalltau(a, b).statistic))
 
 
-def _order(result) -> np.ndarray:
-    """j significantly above k (rank-interval tests), or by exact values without draws."""
+def _order(result, name: str) -> np.ndarray:
+    """j significantly above k: the rank intervals' tests where the measure has draws;
+    without draws, a training-data measure's exact values (a single tree's MDI is a
+    fixed property of the model) and, for any other measure (drop-column on one
+    held-out set), nothing: its sampling error is unknown."""
     intervals = result.rank_intervals()
     if intervals is not None:
         return intervals.above
     mean = result.importances_mean
-    return mean[:, None] > mean[None, :]
+    if MEASURES[name].rows == "train":
+        return mean[:, None] > mean[None, :]
+    return np.zeros((len(mean), len(mean)), dtype=bool)
 
 
-def _discordant(a, b, compared) -> list:
-    above_a, above_b = _order(a), _order(b)
+def _discordant(a, b, first, second, compared) -> list:
+    above_a, above_b = _order(a, first), _order(b, second)
     found = []
     for x in compared:
         for y in compared:
