@@ -1,9 +1,10 @@
 """Terminal tables (rich) and the ``--json`` document for a :class:`Run`.
 
-Every table fits the console it is printed on: numbers are compact (four significant
-digits, three for spreads and intervals), feature names wrap instead of being cut, and
-on a narrow console the columns that matter least are left out first (each table names
-its order); wider consoles show them all.
+Every table fits the console it is printed on: numbers are compact (a measure's table
+on one scale, four significant digits on its largest importance; elsewhere four
+significant digits), feature names wrap instead of being cut, and on a narrow console
+the columns that matter least are left out first (each table names its order); wider
+consoles show them all.
 """
 
 from __future__ import annotations
@@ -36,6 +37,21 @@ def _number(value, digits=4) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     return f"{value:.{digits}g}"
+
+
+def _decimals(values, digits=4) -> int:
+    """Decimals that give the largest of ``values`` ``digits`` significant digits, so
+    that a whole column shares one scale (0.1392, 0.0460, 0.0004)."""
+    finite = [abs(v) for v in values if v is not None and math.isfinite(v) and v != 0]
+    if not finite:
+        return digits
+    return min(max(0, digits - 1 - math.floor(math.log10(max(finite)))), 12)
+
+
+def _fixed(value, decimals: int) -> str:
+    if value is None or not math.isfinite(value):
+        return ""
+    return f"{value:.{decimals}f}"
 
 
 def summary_lines(run: Run) -> list:
@@ -87,10 +103,14 @@ def measure_frame(run: Run, name: str) -> pd.DataFrame:
                           "feature": frame["feature"]})
     if run.truth is not None:
         table["truth"] = frame["feature"].map(run.truth).fillna("")
-    table["importance"] = [_number(v) for v in frame["importance"]]
-    table["std"] = [_number(v, 3) for v in frame["std"]]
+    # One scale for the whole table: the importances' (four significant digits on the
+    # largest), so the spread and the interval read against them.
+    decimals = _decimals(frame["importance"].tolist())
+    table["importance"] = [_fixed(v, decimals) for v in frame["importance"]]
+    table["std"] = [_fixed(v, decimals) for v in frame["std"]]
     if frame["ci_low"].notna().any():
-        table["95% CI"] = [f"{_number(low, 3)} to {_number(high, 3)}" if high == high else ""
+        table["95% CI"] = [f"{_fixed(low, decimals)} to {_fixed(high, decimals)}"
+                           if high == high else ""
                            for low, high in zip(frame["ci_low"], frame["ci_high"],
                                                 strict=True)]
     if "pvalue" in frame:
