@@ -260,6 +260,7 @@ def test_shap_explains_a_stated_sample(tmp_path, capsys):
     document = run_json(["explain", str(path), "--target", "y", "--model", "tree",
                          "--methods", "shap", "--max-rows", "40", "--json"])
     assert document["model"]["n_test"] == 100
+    assert document["rows_explained"] == {"shap": {"n_rows": 40, "n_rows_available": 100}}
     rows = document["measures"]["shap"]
     assert all(row["ci_low"] is not None for row in rows)
     every = run_json(["explain", str(path), "--target", "y", "--model", "tree",
@@ -323,3 +324,26 @@ def test_a_held_out_measure_without_draws_orders_nothing():
     [pair] = agreement({"mdi": mdi, "gain": gain}, k=2)
     # [x, y]: the first measure puts x above y, the second y above x.
     assert pair["discordant"] == [["a", "b"], ["a", "c"]]
+
+
+def test_auto_rows_shrink_with_the_model():
+    from sapwood.cli._measures import (
+        DEFAULT_MAX_ROWS,
+        MIN_SHAP_ROWS,
+        SHAP_LEAF_ROWS,
+        Inputs,
+        compute,
+    )
+    from sapwood.learners import RandomForestRegressor
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(3000, 3)), columns=list("abc"))
+    y = X["a"] + rng.normal(size=3000)
+    small = RandomForestRegressor(n_estimators=2, max_depth=3, random_state=0).fit(X, y)
+    big = RandomForestRegressor(n_estimators=100, random_state=0).fit(X, y)
+    inputs = Inputs(X_train=X, y_train=y, X_test=X, y_test=y, random_state=0)
+    assert compute("shap", small, inputs).params["n_rows"] == DEFAULT_MAX_ROWS
+    leaves = sum(int((t.tree_.children_left < 0).sum()) for t in big.estimators_)
+    expected = min(DEFAULT_MAX_ROWS, max(MIN_SHAP_ROWS, SHAP_LEAF_ROWS // leaves))
+    assert expected < DEFAULT_MAX_ROWS
+    assert compute("shap", big, inputs).params["n_rows"] == expected

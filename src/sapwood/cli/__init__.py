@@ -68,13 +68,14 @@ def _at_least_two(text: str) -> int:
 
 
 def _max_rows(text: str):
-    if text.strip().lower() == "all":
-        return None
+    word = text.strip().lower()
+    if word in ("all", "auto"):
+        return None if word == "all" else "auto"
     try:
         return _positive_int(text)
     except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer or 'all'; got {text!r}"
-                                         ) from None
+        raise argparse.ArgumentTypeError(
+            f"must be a positive integer, 'auto' or 'all'; got {text!r}") from None
 
 
 def _n_jobs(text: str) -> int:
@@ -101,7 +102,13 @@ def _output_options(parser):
 
 
 def _measure_options(parser, default_methods):
-    from ._measures import DEFAULT_MAX_ROWS, DEFAULT_N_PERMUTATIONS, MEASURES, PVALUE_METHODS
+    from ._measures import (
+        DEFAULT_MAX_ROWS,
+        DEFAULT_N_PERMUTATIONS,
+        MEASURES,
+        MIN_SHAP_ROWS,
+        PVALUE_METHODS,
+    )
 
     parser.add_argument("--methods", default=",".join(default_methods), metavar="M1,M2,...",
                         help=f"comma-separated measures from: {', '.join(MEASURES)} "
@@ -118,10 +125,12 @@ def _measure_options(parser, default_methods):
     parser.add_argument("--top-k", type=_positive_int, default=None, metavar="K",
                         help="how many top features the rank-agreement table compares "
                              "(default: 5, or one less than the number of features)")
-    parser.add_argument("--max-rows", type=_max_rows, default=DEFAULT_MAX_ROWS, metavar="N",
+    parser.add_argument("--max-rows", type=_max_rows, default="auto", metavar="N",
                         help="per-row measures (shap) explain a random sample of at most N "
-                             f"held-out rows (default: {DEFAULT_MAX_ROWS}; 'all' for every "
-                             "row); the 95%% intervals include the sampling")
+                             "held-out rows; 'all' for every row; default 'auto': at most "
+                             f"{DEFAULT_MAX_ROWS}, fewer for a large model (about 20 s of "
+                             f"work, at least {MIN_SHAP_ROWS} rows). The output says how "
+                             "many, and the 95%% intervals include the sampling")
     parser.add_argument("--n-jobs", type=_n_jobs, default=-1, metavar="N",
                         help="threads for fitting the model and computing the measures "
                              "(default: -1, every core); the numbers do not depend on it")

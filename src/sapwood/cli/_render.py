@@ -240,6 +240,11 @@ def run_to_json(run: Run, report=None) -> str:
             "measures": [name for name, result in run.results.items()
                          if result.pvalues is not None],
             "n_permutations": run.n_permutations},
+        "rows_explained": {
+            name: {"n_rows": result.params["n_rows"],
+                   "n_rows_available": result.params["n_rows_available"]}
+            for name, result in run.results.items()
+            if "n_rows_available" in result.params},
         "ranks": run.ranks.to_dict(orient="records"),
         "agreement": {"top_k": run.top_k, "rule": AGREEMENT_RULE, "pairs": run.agreement},
         "warnings": [finding.to_dict() for finding in run.warnings],

@@ -169,7 +169,7 @@ class Options:
     n_permutations: int = _measures.DEFAULT_N_PERMUTATIONS
     cv: int | None = None
     top_k: int | None = None
-    max_rows: int | None = _measures.DEFAULT_MAX_ROWS
+    max_rows: int | str | None = "auto"
 
 
 def _split(data: Prepared, test_size: float, seed: int):
