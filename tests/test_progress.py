@@ -5,7 +5,12 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
-from sapwood import DecisionTreeClassifier, RandomForestClassifier
+from sapwood import (
+    DecisionTreeClassifier,
+    ExtraTreesRegressor,
+    GradientBoostingClassifier,
+    RandomForestClassifier,
+)
 from sapwood.importance import (
     altmann_pvalues,
     conditional_permutation_importance,
@@ -32,13 +37,23 @@ def _calls():
             RandomForestClassifier(n_estimators=7, random_state=0).fit(X, y), X, y,
             random_state=0, n_jobs=2, progress=progress).importances,
             "conditional permutation, trees", "7/7"),
+        "forest": (lambda progress: RandomForestClassifier(
+            n_estimators=9, random_state=0, n_jobs=2).fit(X, y, progress=progress)
+            .predict_proba(X), "Growing trees", "9/9"),
+        "extra_trees": (lambda progress: ExtraTreesRegressor(
+            n_estimators=5, random_state=0).fit(X, y.astype(float), None, progress)
+            .predict(X), "Growing trees", "5/5"),
+        "boosting": (lambda progress: GradientBoostingClassifier(
+            n_estimators=8, random_state=0).fit(X, y, progress=progress)
+            .decision_function(X), "Boosting stages", "8/8"),
         "boruta": (lambda progress: boruta(
             X, y, estimator=RandomForestClassifier(n_estimators=10), importance="mdi",
             max_rounds=4, random_state=0, progress=progress).hits, "Boruta", "4/4"),
     }
 
 
-@pytest.mark.parametrize("name", ["drop_column", "altmann", "conditional", "boruta"])
+@pytest.mark.parametrize("name", ["drop_column", "altmann", "conditional", "forest",
+                                  "extra_trees", "boosting", "boruta"])
 def test_a_bar_counts_the_steps_on_stderr_only_when_asked(name, capsys):
     call, label, count = _calls()[name]
     quiet = call(False)
@@ -75,3 +90,21 @@ def test_progress_must_be_a_bool(call):
     X, y = _data()
     with pytest.raises(ValueError, match="'progress' parameter"):
         call(X, y)
+
+
+def test_boosting_that_stops_early_ends_a_full_bar(capsys):
+    X, y = _data()
+    model = GradientBoostingClassifier(n_estimators=500, n_iter_no_change=2,
+                                       random_state=0).fit(X, y, progress=True)
+    err = capsys.readouterr().err
+    assert model.n_estimators_ < 500
+    assert f"stopped after {model.n_estimators_}" in err
+
+
+@pytest.mark.parametrize("bad", [1, "yes", None])
+def test_a_fit_progress_that_is_not_a_bool_is_refused(bad):
+    X, y = _data()
+    with pytest.raises(TypeError, match="'progress' parameter must be True or False"):
+        RandomForestClassifier(n_estimators=2).fit(X, y, progress=bad)
+    with pytest.raises(TypeError, match="'progress' parameter must be True or False"):
+        GradientBoostingClassifier(n_estimators=2).fit(X, y, progress=bad)

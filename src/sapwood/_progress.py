@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-__all__ = ["counted", "progress_bar"]
+import numpy as np
+
+__all__ = ["check_progress", "counted", "progress_bar"]
 
 
 class _Steps:
@@ -59,3 +61,11 @@ def counted(items, steps):
     for item in items:
         yield item
         steps.advance()
+
+
+def check_progress(progress):
+    """``progress`` must be True or False (a fit parameter, so scikit-learn's parameter
+    validation does not see it)."""
+    if not isinstance(progress, bool | np.bool_):
+        raise TypeError(f"The 'progress' parameter must be True or False. Got {progress!r} "
+                        "instead.")

@@ -73,3 +73,16 @@ def test_a_skipped_measure_is_marked():
         step.skipped()
     assert "Computing mdi importance (skipped)" in buffer.getvalue()
     assert "✓" not in buffer.getvalue()
+
+
+def test_a_forest_fit_counts_its_trees_and_a_refit_measure_its_refits(terminal, csv, capsys):
+    assert main(["explain", str(csv), "--target", "y", "--model", "rf", "--methods",
+                 "mdi,drop"]) == 0
+    text = terminal.getvalue()
+    assert "Fitting RandomForestClassifier(n_estimators=100, max_depth=None) on 60 rows" \
+        in text
+    assert "Computing drop importance by refitting without each feature" in text
+    err = capsys.readouterr().err
+    # The library's own bars: tree by tree, refit by refit, with counts.
+    assert "Growing trees" in err and "100/100" in err
+    assert "drop-column refits" in err and "3/3" in err

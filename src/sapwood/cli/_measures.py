@@ -61,6 +61,7 @@ class Inputs:
     cv: int | None = None
     held_out: bool = True
     max_rows: int | str | None = "auto"
+    progress: bool = False
 
     def with_training(self, X, y) -> Inputs:
         return dataclasses.replace(self, X_train=X, y_train=y)
@@ -82,6 +83,8 @@ class Measure:
     where : how the progress line says where the measure looks, when ``rows`` does
         not say it well.
     abbreviation : the column header in narrow tables, when the name is long.
+    progress : ``run`` passes ``inputs.progress`` on, so the measure draws a bar with
+        its steps and the time left (the CLI then draws none of its own).
     """
 
     name: str
@@ -95,6 +98,7 @@ class Measure:
     label: str = ""
     where: str = ""
     abbreviation: str = ""
+    progress: bool = False
 
     @property
     def title(self) -> str:
@@ -159,9 +163,9 @@ def _drop(model, inputs):
                          "sapwood trains (--model tree|rf|et|gb), not a loaded model file")
     if inputs.cv is not None:
         return drop_column_importance(inputs.estimator, inputs.X_train, inputs.y_train,
-                                      cv=inputs.cv)
+                                      cv=inputs.cv, progress=inputs.progress)
     return drop_column_importance(inputs.estimator, inputs.X_train, inputs.y_train,
-                                  inputs.X_test, inputs.y_test)
+                                  inputs.X_test, inputs.y_test, progress=inputs.progress)
 
 
 _register(Measure(
@@ -188,7 +192,7 @@ _register(Measure(
 _register(Measure(
     "drop", "drop_column_importance",
     "drop in held-out score (or cross-validated score with --cv) when the model is refit "
-    "without the feature", _drop, rows="refit", optional=True,
+    "without the feature", _drop, rows="refit", optional=True, progress=True,
     # S refits of p + 1 refits each: not offered.
     altmann=False))
 def _conditional(model, inputs):
@@ -202,7 +206,8 @@ def _conditional(model, inputs):
         X, y = inputs.X_test, inputs.y_test
     return conditional_permutation_importance(model, X, y, threshold=CONDITIONAL_THRESHOLD,
                                               n_repeats=N_REPEATS,
-                                              random_state=inputs.random_state)
+                                              random_state=inputs.random_state,
+                                              progress=inputs.progress)
 
 
 def _air(model, inputs):
@@ -222,7 +227,7 @@ _register(Measure(
     "associated with it at the 5% level (Strobl et al. 2008); each tree's out-of-bag rows "
     "for a bootstrapped forest, else the held-out rows", _conditional, rows="held-out",
     optional=True, janitza=True, where="on the held-out or out-of-bag rows",
-    abbreviation="cond"))
+    abbreviation="cond", progress=True))
 _register(Measure(
     "air", "impurity_corrected",
     "actual impurity reduction: impurity decrease minus that of a shuffled shadow copy "

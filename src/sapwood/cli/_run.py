@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -67,6 +69,10 @@ class UI:
         if not self.shows_progress:
             return _Nothing()
         return _Step(self.err, label)
+
+
+def _no_step():
+    return _Nothing()
 
 
 class _Nothing:
@@ -214,12 +220,7 @@ def run_pipeline(data: Prepared, model, options: Options, *, ui: UI, source: str
                      f"{options.test_size:g}, --seed {options.seed}), which is only honest "
                      "if it was not trained on them")
     else:
-        with ui.step(f"Fitting {describe_model(model)} on {len(X_train)} rows"):
-            try:
-                model.fit(X_train, y_train)
-            except ValueError as error:
-                raise InputError(f"cannot fit the model: {str(error).splitlines()[0]}"
-                                 ) from None
+        _fit(model, X_train, y_train, ui)
     rows = "held-out" if held_out else "training"
     with ui.step(f"Scoring on {len(X_test)} {rows} rows"):
         try:
@@ -257,6 +258,22 @@ def run_pipeline(data: Prepared, model, options: Options, *, ui: UI, source: str
     return run
 
 
+def _fit(model, X, y, ui: UI):
+    """Fit ``model``: tree by tree with the time left where the learner counts its trees
+    (forests, boosting: ``fit(..., progress=True)``), else under one pulsing bar."""
+    label = f"Fitting {describe_model(model)} on {len(X)} rows"
+    counts_trees = "progress" in inspect.signature(model.fit).parameters
+    try:
+        if counts_trees and ui.shows_progress:
+            ui.err.print(label, markup=False, highlight=False)
+            model.fit(X, y, progress=True)
+        else:
+            with ui.step(label):
+                model.fit(X, y)
+    except ValueError as error:
+        raise InputError(f"cannot fit the model: {str(error).splitlines()[0]}") from None
+
+
 def _settle_top_k(top_k, n_features: int) -> int:
     if top_k is None:
         return _agreement.default_top_k(n_features)
@@ -282,9 +299,15 @@ def _compute_all(model, methods, inputs, ui, notes, fitted) -> dict:
         where = _measures.where(name)
         if measure.rows == "held-out" and not inputs.held_out:
             where = "on the training rows"
-        with ui.step(f"Computing {name} importance {where}") as step:
+        label = f"Computing {name} importance {where}"
+        counted = measure.progress and ui.shows_progress
+        if counted:
+            # The measure draws its own bar (steps, time left) under this line.
+            ui.err.print(label, markup=False, highlight=False)
+        with ui.step(label) if not counted else _no_step() as step:
             try:
-                results[name] = _measures.compute(name, model, inputs)
+                results[name] = _measures.compute(
+                    name, model, dataclasses.replace(inputs, progress=counted))
             except (ValueError, TypeError) as error:
                 problem = _first_line(error)
                 step.skipped()

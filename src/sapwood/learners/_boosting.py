@@ -42,6 +42,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from .._format import TreeEnsemble
 from .._kernels import _losses
 from .._kernels._random import RAND_R_MAX
+from .._progress import check_progress, progress_bar
 from ._grow import column_facts, grow_tree
 from ._inputs import reject_infinity, validate_predict_input
 from ._tree import BaseDecisionTree, DecisionTreeRegressor
@@ -135,7 +136,7 @@ class BaseGradientBoosting(BaseEstimator):
 
     # -- fitting -----------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, sample_weight=None, monitor=None):
+    def fit(self, X, y, sample_weight=None, monitor=None, progress=False):
         """Fit the stages to (X, y).
 
         Parameters
@@ -147,7 +148,11 @@ class BaseGradientBoosting(BaseEstimator):
         monitor : callable, optional
             Called after every stage as ``monitor(i, self, locals())``; fitting stops
             when it returns True.
+        progress : bool, default=False
+            A bar on stderr counting the stages as they are fit, with the time left.
+            The model does not depend on it.
         """
+        check_progress(progress)
         if not self.warm_start:
             self._clear_state()
         # Column-major float32 in one conversion: the trees scan columns.
@@ -206,8 +211,16 @@ class BaseGradientBoosting(BaseEstimator):
             raw = self._raw_predict_validated(X_train)
             self._resize_state()
 
-        n_stages = self._fit_stages(X_train, y_train, raw, w_train, X_val, y_val, w_val,
-                                    begin, monitor)
+        with progress_bar(self.n_estimators - begin, "Boosting stages", progress) as steps:
+            def watched(i, estimator, variables):
+                steps.advance()
+                return bool(monitor(i, estimator, variables)) if monitor is not None \
+                    else False
+
+            n_stages = self._fit_stages(X_train, y_train, raw, w_train, X_val, y_val,
+                                        w_val, begin, watched if progress else monitor)
+            if n_stages < self.n_estimators:  # early stopping, or the monitor said stop
+                steps.finish_early(f"Boosting stages (stopped after {n_stages})")
         if n_stages != self.estimators_.shape[0]:
             self.estimators_ = self.estimators_[:n_stages]
             self.train_score_ = self.train_score_[:n_stages]

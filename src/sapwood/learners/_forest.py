@@ -41,6 +41,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from .._format import TreeEnsemble
 from .._kernels._random import RAND_R_MAX
+from .._progress import check_progress, counted, progress_bar
 from ._grow import column_facts, grow_tree
 from ._inputs import reject_infinity, validate_predict_input
 from ._tree import BaseDecisionTree, DecisionTreeClassifier, DecisionTreeRegressor
@@ -140,7 +141,7 @@ class BaseForest(MultiOutputMixin, BaseEstimator):
         return X, y, sample_weight
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, progress=False):
         """Grow the forest from the training set (X, y).
 
         Parameters
@@ -151,7 +152,11 @@ class BaseForest(MultiOutputMixin, BaseEstimator):
         sample_weight : array-like of shape (n_samples,), optional
             With ``bootstrap=True`` rows are drawn with probability proportional to
             their weight (times class weight); the trees see only the draw counts.
+        progress : bool, default=False
+            A bar on stderr counting the trees as they are grown, with the time left.
+            The trees do not depend on it.
         """
+        check_progress(progress)
         X, y, sample_weight = self._validate_training_data(X, y, sample_weight)
         self._n_samples, self.n_outputs_ = y.shape
         y, n_classes, class_weight = self._encode_targets(y, sample_weight)
@@ -184,7 +189,7 @@ class BaseForest(MultiOutputMixin, BaseEstimator):
                 # Skip the seeds of the trees already grown, as a cold fit would draw them.
                 random_state.randint(SEED_MAX, size=len(self.estimators_))
             seeds = [random_state.randint(SEED_MAX) for _ in range(n_new)]
-            self._grow(X, y, seeds, n_classes)
+            self._grow(X, y, seeds, n_classes, progress)
 
         if self.oob_score and (n_new > 0 or not hasattr(self, "oob_score_")):
             target_type = type_of_target(y)
@@ -197,7 +202,7 @@ class BaseForest(MultiOutputMixin, BaseEstimator):
             self._set_oob_attributes(X, y, None if self.oob_score is True else self.oob_score)
         return self
 
-    def _grow(self, X, y, seeds, n_classes):
+    def _grow(self, X, y, seeds, n_classes, progress=False):
         template = self._tree_template()
         criterion = template._criterion_name(y)
         balanced_subsample = (self.bootstrap
@@ -207,11 +212,14 @@ class BaseForest(MultiOutputMixin, BaseEstimator):
         facts = column_facts(X)
         first = len(self.estimators_)
         n_trees = first + len(seeds)
-        trees = Parallel(n_jobs=self.n_jobs, verbose=self.verbose, prefer="threads")(
+        grown = Parallel(n_jobs=self.n_jobs, verbose=self.verbose, prefer="threads",
+                         return_as="generator")(
             delayed(_grow_one)(first + i, n_trees, seed, template, X_columns, y,
                                self._sample_weight, self._n_samples_bootstrap, n_classes,
                                criterion, facts, balanced_subsample, self.verbose)
             for i, seed in enumerate(seeds))
+        with progress_bar(len(seeds), "Growing trees", progress) as steps:
+            trees = list(counted(grown, steps))
         for seed, tree in zip(seeds, trees, strict=True):
             self.estimators_.append(self._fitted_tree(seed, tree, template))
 
