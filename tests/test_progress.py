@@ -15,6 +15,8 @@ from sapwood.importance import (
     altmann_pvalues,
     conditional_permutation_importance,
     drop_column_importance,
+    permutation_importance,
+    tree_shap,
 )
 from sapwood.selection import boruta
 
@@ -46,6 +48,17 @@ def _calls():
         "boosting": (lambda progress: GradientBoostingClassifier(
             n_estimators=8, random_state=0).fit(X, y, progress=progress)
             .decision_function(X), "Boosting stages", "8/8"),
+        "permutation": (lambda progress: permutation_importance(
+            RandomForestClassifier(n_estimators=7, random_state=0).fit(X, y), X, y,
+            n_repeats=3, random_state=0, progress=progress).importances,
+            "permuted scores", "12/12"),
+        "permutation_generic": (lambda progress: permutation_importance(
+            GradientBoostingClassifier(n_estimators=5, random_state=0).fit(X, y), X, y,
+            n_repeats=2, random_state=0, n_jobs=2, progress=progress).importances,
+            "permuted scores", "8/8"),
+        "tree_shap": (lambda progress: tree_shap(
+            RandomForestClassifier(n_estimators=6, random_state=0).fit(X, y), X,
+            n_jobs=2, progress=progress).importances, "TreeSHAP", "6/6"),
         "boruta": (lambda progress: boruta(
             X, y, estimator=RandomForestClassifier(n_estimators=10), importance="mdi",
             max_rounds=4, random_state=0, progress=progress).hits, "Boruta", "4/4"),
@@ -53,7 +66,8 @@ def _calls():
 
 
 @pytest.mark.parametrize("name", ["drop_column", "altmann", "conditional", "forest",
-                                  "extra_trees", "boosting", "boruta"])
+                                  "extra_trees", "boosting", "permutation",
+                                  "permutation_generic", "tree_shap", "boruta"])
 def test_a_bar_counts_the_steps_on_stderr_only_when_asked(name, capsys):
     call, label, count = _calls()[name]
     quiet = call(False)

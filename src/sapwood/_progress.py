@@ -24,6 +24,11 @@ class _Steps:
         if self._bar is not None:
             self._bar.advance(self._task, steps)
 
+    def complete(self):
+        """Fill the bar: the call skipped steps that needed no work."""
+        if self._bar is not None:
+            self._bar.update(self._task, completed=self._bar.tasks[0].total)
+
     def finish_early(self, description):
         """Done before ``total`` steps (Boruta deciding every feature): the bar ends
         full, with ``description``."""
@@ -57,10 +62,12 @@ def progress_bar(total: int, description: str, enabled: bool):
 
 
 def counted(items, steps):
-    """Yield ``items``, advancing ``steps`` (a :class:`_Steps`) after each is used."""
+    """Yield ``items``, advancing ``steps`` (a :class:`_Steps`, or None for no bar) after
+    each is used."""
     for item in items:
         yield item
-        steps.advance()
+        if steps is not None:
+            steps.advance()
 
 
 def check_progress(progress):

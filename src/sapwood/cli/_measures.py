@@ -139,7 +139,7 @@ def _permutation(model, inputs):
     from sapwood.importance import permutation_importance
 
     return permutation_importance(model, inputs.X_test, inputs.y_test, n_repeats=N_REPEATS,
-                                  random_state=inputs.random_state)
+                                  random_state=inputs.random_state, progress=inputs.progress)
 
 
 def _oob(model, inputs):
@@ -188,7 +188,7 @@ _register(Measure(
 _register(Measure(
     "permutation", "permutation_importance",
     "drop in held-out score when the feature is shuffled", _permutation, rows="held-out",
-    janitza=True, abbreviation="perm"))
+    janitza=True, abbreviation="perm", progress=True))
 _register(Measure(
     "drop", "drop_column_importance",
     "drop in held-out score (or cross-validated score with --cv) when the model is refit "
@@ -257,7 +257,7 @@ def _shap(model, inputs):
         limit = min(DEFAULT_MAX_ROWS, max(MIN_SHAP_ROWS, SHAP_LEAF_ROWS // max(leaves, 1)))
     if limit is not None and n_available > limit:
         X = X.sample(n=limit, random_state=inputs.random_state)
-    result = tree_shap(model, X)
+    result = tree_shap(model, X, progress=inputs.progress)
     result.params.update(n_rows=len(X), n_rows_available=n_available)
     return result
 
@@ -266,7 +266,7 @@ _register(Measure(
     "shap", "tree_shap",
     "mean |SHAP value| on the held-out rows: the feature's average share of each "
     "prediction (path-dependent TreeSHAP, as the shap package computes it)",
-    _shap, rows="held-out", label="mean |SHAP|",
+    _shap, rows="held-out", label="mean |SHAP|", progress=True,
     # |SHAP| is never negative, so Janitza's mirrored null does not apply; Altmann's
     # refits on permuted labels would work but cost S forests: not offered.
     altmann=False))

@@ -41,6 +41,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.random import sample_without_replacement
 
 from .._kernels._permutation import accuracy_change
+from .._progress import counted, progress_bar
 from ._permutation_tree import tree_evaluator
 from ._result import ImportanceResult
 
@@ -60,12 +61,13 @@ __all__ = ["permutation_importance"]
         "max_samples": [Interval(Integral, 1, None, closed="left"),
                         Interval(RealNotInt, 0, 1, closed="right")],
         "groups": [dict, None],
+        "progress": ["boolean"],
     },
     prefer_skip_nested_validation=True,
 )
 def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=None,
                            random_state=None, sample_weight=None, max_samples=1.0,
-                           groups=None):
+                           groups=None, progress=False):
     """Permutation importance of each feature (or group of features) on held-out data.
 
     The drop in score when a column's values are shuffled among the rows, averaged over
@@ -117,6 +119,9 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
         Named sets of columns (names for a DataFrame, else positions) permuted jointly
         with one row permutation; the result then has one entry per group, in order.
         A one-column group gives exactly that column's ungrouped importance.
+    progress : bool, default=False
+        A bar on stderr counting the permuted scores (columns or groups times repeats)
+        as they are computed, with the time left. The numbers do not depend on it.
 
     Returns
     -------
@@ -164,15 +169,16 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
     n_jobs = effective_n_jobs(n_jobs)
 
     evaluator = tree_evaluator(model, X, n_jobs, _uses_score(scorer))
-    if evaluator is not None:
-        try:
-            baseline, scores = _tree_scores(evaluator, X, y, sample_weight, scorer, rows,
-                                            sources, columns)
-        finally:
-            evaluator.close()
-    else:
-        baseline, scores = _generic_scores(model, X, y, sample_weight, scorer, rows,
-                                           sources, columns, n_jobs)
+    with progress_bar(len(columns) * n_repeats, "permuted scores", progress) as steps:
+        if evaluator is not None:
+            try:
+                baseline, scores = _tree_scores(evaluator, X, y, sample_weight, scorer,
+                                                rows, sources, columns, steps)
+            finally:
+                evaluator.close()
+        else:
+            baseline, scores = _generic_scores(model, X, y, sample_weight, scorer, rows,
+                                               sources, columns, n_jobs, steps)
     params = {
         "scoring": scoring if scoring is None or isinstance(scoring, str) else repr(scoring),
         "n_repeats": n_repeats,
@@ -264,17 +270,19 @@ def _subset(rows, *arrays):
     return tuple(None if a is None else _safe_indexing(a, rows, axis=0) for a in arrays)
 
 
-def _generic_scores(model, X, y, sample_weight, scorer, rows, sources, columns, n_jobs):
+def _generic_scores(model, X, y, sample_weight, scorer, rows, sources, columns, n_jobs,
+                    steps):
     baseline = _score(scorer, model, X, y, sample_weight)
     X_eval, y_eval, w_eval = _subset(rows, X, y, sample_weight)
     scores = Parallel(n_jobs=n_jobs, prefer="threads")(
-        delayed(_group_scores)(model, X_eval, y_eval, w_eval, scorer, group, sources)
+        delayed(_group_scores)(model, X_eval, y_eval, w_eval, scorer, group, sources, steps)
         for group in columns)
     return baseline, scores
 
 
-def _group_scores(model, X, y, sample_weight, scorer, group, sources):
-    """Scores with the columns of ``group`` permuted by each row of ``sources``."""
+def _group_scores(model, X, y, sample_weight, scorer, group, sources, steps):
+    """Scores with the columns of ``group`` permuted by each row of ``sources``
+    (``steps``: a progress bar's, advanced once per score)."""
     X_permuted = X.copy()
     scores = []
     for source in sources:
@@ -286,10 +294,11 @@ def _group_scores(model, X, y, sample_weight, scorer, group, sources):
         else:
             X_permuted[:, group] = X[np.ix_(source, group)]
         scores.append(_score(scorer, model, X_permuted, y, sample_weight))
+        steps.advance()
     return scores
 
 
-def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns):
+def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns, steps):
     reference = evaluator.responses(evaluator.baseline_raw)
     baseline = _score(scorer, reference, X, y, sample_weight)
     X_eval, y_eval, w_eval = _subset(rows, X, y, sample_weight)
@@ -309,7 +318,8 @@ def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns)
     # A scorer sees only the outputs it reads, y and the weights: two permuted data sets
     # whose read outputs are equal have equal scores.
     known = {}
-    for g, k, changed_rows, changed_totals in evaluator.permuted_changes(sources):
+    for g, k, changed_rows, changed_totals in counted(evaluator.permuted_changes(sources),
+                                                      steps):
         if changed_rows.shape[0] == 0:
             continue
         if accuracy is not None:
@@ -337,6 +347,7 @@ def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns)
         scores[g][k] = _score(scorer, evaluator.responses(raw), X_eval, y_eval, w_eval)
         if key is not None:
             known[key] = scores[g][k]
+    steps.complete()  # permutations that changed no row were never yielded
     return baseline, scores
 
 

@@ -43,6 +43,7 @@ from .._kernels._shap import (
     shap_tables,
     shap_values,
 )
+from .._progress import check_progress, counted, progress_bar
 from ..adapters import as_ensemble
 from ._oob import _feature_names
 from ._result import ImportanceResult
@@ -51,7 +52,7 @@ from ._shap_dask import dask_tree_shap, is_dask_collection
 __all__ = ["tree_shap"]
 
 
-def tree_shap(model, X, *, interactions=False, n_jobs=None) -> ImportanceResult:
+def tree_shap(model, X, *, interactions=False, n_jobs=None, progress=False) -> ImportanceResult:
     """SHAP values of every row of ``X`` and the mean absolute SHAP value per feature.
 
     Path-dependent TreeSHAP (Lundberg et al. 2018, doi:10.1038/s42256-019-0138-9 for
@@ -76,6 +77,10 @@ def tree_shap(model, X, *, interactions=False, n_jobs=None) -> ImportanceResult:
     n_jobs : int or None, default=None
         Threads (joblib; the rows are split among them; per block for Dask input). The
         values do not depend on it.
+    progress : bool, default=False
+        A bar on stderr counting the trees as each block of rows is explained, with
+        the time left (in-memory input; a Dask collection reports through Dask's own
+        tools). The values do not depend on it.
 
     Returns
     -------
@@ -103,6 +108,7 @@ def tree_shap(model, X, *, interactions=False, n_jobs=None) -> ImportanceResult:
     """
     if not isinstance(interactions, bool | np.bool_):
         raise TypeError(f"interactions must be True or False; got {interactions!r}")
+    check_progress(progress)
     if is_dask_collection(X):
         return dask_tree_shap(model, X, interactions, effective_n_jobs(n_jobs))
     ensemble = as_ensemble(model)
@@ -116,7 +122,11 @@ def tree_shap(model, X, *, interactions=False, n_jobs=None) -> ImportanceResult:
     n_columns = ensemble.base_score.shape[0] if ensemble.combine == "sum" else (
         tree_arrays[7].shape[1])
     n_threads = max(1, min(effective_n_jobs(n_jobs), rows.shape[0]))
-    values = _shap_values(rows, tree_arrays, n_columns, n_threads, interactions)
+    n_blocks = -(-rows.shape[0] // _block_rows(tree_arrays, rows.shape[1], n_columns,
+                                              interactions))
+    with progress_bar(n_blocks * tree_arrays[8].shape[0], "TreeSHAP, trees x row blocks",
+                      progress) as steps:
+        values = _shap_values(rows, tree_arrays, n_columns, n_threads, interactions, steps)
     expected = _expected_value(ensemble, tree_arrays, n_columns)
     phi = values.sum(axis=2) if interactions else values
     magnitude = np.abs(phi).mean(axis=2).T  # (n_features, n_rows)
@@ -147,25 +157,32 @@ _NO_TABLE = np.zeros(1)
 _NO_PAIRS = np.zeros((1, 1, 1, 1))
 
 
-def _shap_values(rows, tree_arrays, n_columns, n_threads, interactions):
+def _block_rows(tree_arrays, n_features, n_columns, interactions) -> int:
+    """Rows taken at a time, so that the pieces' partial sums fit _PARTIALS_BUDGET."""
+    n_pieces = min(_N_PIECES, tree_arrays[8].shape[0])
+    per_row = 8 * n_pieces * n_features * n_columns * (n_features + 1 if interactions
+                                                       else 1)
+    return max(1, _PARTIALS_BUDGET // per_row)
+
+
+def _shap_values(rows, tree_arrays, n_columns, n_threads, interactions, steps=None):
     """SHAP values (n_rows, n_features, n_columns), or with ``interactions`` the
     interaction values (n_rows, n_features, n_features, n_columns): each piece of trees
     on one thread, every tree tabulated (``leaf_tables``) when that is cheaper for these
-    rows, else Algorithm 2 (``shap_values`` / ``shap_interactions``)."""
+    rows, else Algorithm 2 (``shap_values`` / ``shap_interactions``). ``steps`` (a
+    progress bar's) advances once per tree and block of rows."""
     roots = tree_arrays[8]
     n_trees = roots.shape[0]
     n_rows, n_features = rows.shape
     pieces = np.linspace(0, n_trees, min(_N_PIECES, n_trees) + 1).astype(np.intp)
-    per_row = 8 * (len(pieces) - 1) * n_features * n_columns * (
-        n_features + 1 if interactions else 1)
-    block = max(1, _PARTIALS_BUDGET // per_row)
+    block = _block_rows(tree_arrays, n_features, n_columns, interactions)
     shape = (n_features,) * (2 if interactions else 1) + (n_columns,)
     out = np.empty((n_rows, *shape))
     with Parallel(n_jobs=n_threads, prefer="threads") as parallel:
         for lo in range(0, n_rows, block):
             block_rows = rows[lo:lo + block]
             parts = parallel(delayed(_piece_values)(block_rows, tree_arrays, n_columns, a, b,
-                                                    interactions)
+                                                    interactions, steps)
                              for a, b in zip(pieces[:-1], pieces[1:], strict=True))
             phi = np.sum([part[0] for part in parts], axis=0)
             if not interactions:
@@ -181,7 +198,8 @@ def _shap_values(rows, tree_arrays, n_columns, n_threads, interactions):
     return out
 
 
-def _piece_values(rows, tree_arrays, n_columns, tree_lo, tree_hi, interactions):
+def _piece_values(rows, tree_arrays, n_columns, tree_lo, tree_hi, interactions,
+                  steps=None):
     """The SHAP values of trees ``tree_lo .. tree_hi`` and, with ``interactions``, their
     off-diagonal interaction values (the diagonal is left at zero)."""
     (children_left, children_right, feature, threshold, operator, missing_go_to_left,
@@ -190,7 +208,7 @@ def _piece_values(rows, tree_arrays, n_columns, tree_lo, tree_hi, interactions):
     n_rows, n_features = rows.shape
     phi = np.zeros((n_rows, n_features, n_columns))
     pairs = np.zeros((n_rows, n_features, n_features, n_columns)) if interactions else None
-    for t in range(tree_lo, tree_hi):
+    for t in counted(range(tree_lo, tree_hi), steps):
         paths = leaf_paths(roots[t], ends[t], children_left, children_right, feature, cover,
                            max_depth)
         node_bit, node_first, leaf_node, leaf_start, leaf_features, leaf_zero = paths
