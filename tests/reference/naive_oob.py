@@ -51,9 +51,10 @@ def naive_oob_importance(forest, X, y, n_repeats=1, random_state=None):
                 X_permuted[:, j] = X_oob[permutation, j]
                 permuted = tree.predict(X_permuted)
                 if classification:
-                    # Accuracy before minus accuracy after; the casewise change is +1
-                    # when only the permuted prediction is wrong, -1 when only the
-                    # original one is.
+                    # Accuracy before minus accuracy after. The casewise change is
+                    # randomForest's (rf.c): where the permuted prediction differs from
+                    # the original, -1 if it is the true class, else +1 (so a wrong
+                    # class turned into another wrong class counts +1).
                     right, right_permuted = original == y_oob, permuted == y_oob
                     per_tree[j, t] += (right.mean() - right_permuted.mean()) / n_repeats
                     for c in range(len(classes)):
@@ -61,7 +62,8 @@ def naive_oob_importance(forest, X, y, n_repeats=1, random_state=None):
                         if of_class.any():
                             per_class[j, c, t] += (right[of_class].mean()
                                                    - right_permuted[of_class].mean()) / n_repeats
-                    change = right.astype(float) - right_permuted.astype(float)
+                    change = np.where(permuted == original, 0.0,
+                                      np.where(right_permuted, -1.0, 1.0))
                 else:
                     error = (y_oob - original) ** 2
                     error_permuted = (y_oob - permuted) ** 2

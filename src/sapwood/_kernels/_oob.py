@@ -30,6 +30,19 @@ def _loss(classification, target, prediction):
 
 
 @kernel
+def _case_change(classification, target, old_prediction, new_prediction, loss_change):
+    """One tree's step of a row's casewise importance, as randomForest's ``localImp``
+    (``rf.c``, ``classRF``: when the permuted prediction differs from the tree's own,
+    minus one if it is the true class, else plus one, so a wrong class turned into
+    another wrong class counts plus one; ``regrf.c``: the change in squared error)."""
+    if not classification:
+        return loss_change
+    if new_prediction == old_prediction:
+        return 0.0
+    return -1.0 if new_prediction == target else 1.0
+
+
+@kernel
 def _start(X, rows, target, n_classes, classification, children_left, children_right,
            feature, threshold, missing_go_to_left, operator, node_prediction):
     """What both OOB kernels start from: ``first_splits``' (used, first, leaf), the loss
@@ -118,7 +131,9 @@ def oob_tree_permutation(X, rows, target, target_class, n_classes, classificatio
                 if change != 0.0:
                     increase[j] += change
                     increase_by_class[j, target_class[k]] += change
-                    casewise[k, j] += change
+                casewise[k, j] += _case_change(classification, target[k],
+                                               node_prediction[leaf[k]],
+                                               node_prediction[node], change)
     return base_loss, increase, increase_by_class, casewise
 
 
@@ -193,5 +208,7 @@ def oob_tree_permutation_fast(X, rows, target, target_class, n_classes, classifi
                 if change != 0.0:
                     increase[j] += change
                     increase_by_class[j, target_class[k]] += change
-                    casewise[k, j] += change
+                casewise[k, j] += _case_change(classification, target[k],
+                                               node_prediction[leaf[k]],
+                                               node_prediction[node], change)
     return base_loss, increase, increase_by_class, casewise

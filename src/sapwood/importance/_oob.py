@@ -104,12 +104,15 @@ def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, 
         - ``"per_class"`` (classification): DataFrame (features x classes) of the same
           mean with accuracy restricted to the OOB rows of each class (a tree with no
           OOB row of a class contributes 0 for it), and ``"per_class_std"`` its SD;
-        - ``"casewise"``: (n_samples, n_features) local importances. For a
-          classifier, each tree for which row i is OOB adds +1 when only the permuted
-          prediction is wrong and -1 when only the original one is wrong; for a
-          regressor it adds the increase of the squared error. The sum is divided by
-          the number of trees for which the row was OOB (NaN if none;
-          randomForest's ``localImp``).
+        - ``"casewise"``: (n_samples, n_features) local importances, randomForest's
+          ``localImp`` (``rf.c``). For a classifier, each tree for which row i is OOB
+          and whose permuted prediction differs from its own adds -1 when the
+          permuted prediction is the true class and +1 otherwise (so with three or
+          more classes a wrong class turned into another wrong class counts +1);
+          for a regressor it adds the increase of the squared error. The sum is
+          divided by the number of trees for which the row was OOB (NaN if none).
+          Equal to R's on R's own tree and permutations
+          (``tests/importance/test_oob_randomforest.py``).
         - ``"n_oob_trees"``: for every row, the number of trees it was OOB for.
 
     Raises

@@ -76,10 +76,11 @@ def janitza_pvalues(result):
     No refitting is needed, but the test is only as good as M is large: Janitza et
     al. designed it for high-dimensional data with many irrelevant features (ranger
     warns below 100 negative values). It is not meant for MDI, which is never
-    negative. ranger's ``importance_pvalues(method = "janitza")`` counts
-    ``m > imp_j`` (one minus the empirical CDF), so the two differ where an
-    importance equals a member of M; ranger also refuses results without a negative
-    importance, where this function accepts exact zeros alone (MEASURES.md).
+    negative. ranger's ``importance_pvalues(method = "janitza")`` counts the same
+    ``m >= imp_j`` (one minus the share of M strictly below imp_j, its
+    ``numSmaller``), ties included, so the p-values agree; ranger only refuses
+    results without a negative importance, where this function accepts exact zeros
+    alone.
 
     Parameters
     ----------
