@@ -10,7 +10,8 @@ import pandas as pd
 
 from ._measures import MEASURES
 
-__all__ = ["agreement", "centred", "default_top_k", "rank_table", "top_features"]
+__all__ = ["agreement", "centred", "default_top_k", "rank_table", "significantly_above",
+           "top_features"]
 
 MAX_DEFAULT_TOP_K = 5
 
@@ -107,7 +108,7 @@ def _correlations(a, b):
                 _number(stats.kendalltau(a, b).statistic))
 
 
-def _order(result, name: str) -> np.ndarray:
+def significantly_above(result, name: str) -> np.ndarray:
     """j significantly above k: the rank intervals' tests where the measure has draws;
     without draws, a training-data measure's exact values (a single tree's MDI is a
     fixed property of the model) and, for any other measure (drop-column on one
@@ -122,7 +123,7 @@ def _order(result, name: str) -> np.ndarray:
 
 
 def _discordant(a, b, first, second, compared) -> list:
-    above_a, above_b = _order(a, first), _order(b, second)
+    above_a, above_b = significantly_above(a, first), significantly_above(b, second)
     found = []
     for x in compared:
         for y in compared:

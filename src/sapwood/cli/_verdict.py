@@ -30,7 +30,9 @@ import dataclasses
 import numpy as np
 
 from sapwood.diagnostics import Finding, find_correlated, find_identifiers, find_leakage
+from sapwood.importance import permutation_importance
 
+from ._agreement import significantly_above
 from ._measures import MEASURES
 
 __all__ = ["VERDICT_MEASURES", "Verdict", "disagreement", "find_warnings", "small_data",
@@ -123,35 +125,26 @@ def _standing_of(run_like) -> dict | None:
                     used=_used(run_like.results) or None)
 
 
-def _above(result) -> np.ndarray:
-    """j significantly above k: from the rank intervals' pairwise tests where the
-    measure has draws, else (a single tree's MDI, split gain) by its exact values."""
-    intervals = result.rank_intervals()
-    if intervals is not None:
-        return intervals.above
-    mean = result.importances_mean
-    return mean[:, None] > mean[None, :]
-
-
 def disagreement(trained, held, standings: dict, *, n_distinct: dict, correlated: set,
-                 train_score=None, test_score=None) -> Finding | None:
-    """The ``disagreement`` warning between a training-data measure ``trained`` and a
-    held-out one ``held`` (both :class:`ImportanceResult`), or None."""
+                 train_score=None, test_score=None, name: str = "mdi",
+                 held_name: str = "permutation") -> Finding | None:
+    """The ``disagreement`` warning between a training-data measure ``trained`` (the
+    registry's ``name``) and a held-out one ``held`` (``held_name``; both
+    :class:`ImportanceResult`), or None."""
     names = trained.feature_names
-    above = _above(trained)
-    relied = [k for k, name in enumerate(names) if standings.get(name) == "relies"]
+    above = significantly_above(trained, name)
+    relied = [k for k, feature in enumerate(names) if standings.get(feature) == "relies"]
     flagged = []
-    for j, name in enumerate(names):
-        if name in correlated or not held.ci_low[j] <= 0:
+    for j, feature in enumerate(names):
+        if feature in correlated or not held.ci_low[j] <= 0:
             continue
         outranked = [k for k in relied if above[j, k]]
         if outranked:
             flagged.append((j, outranked))
     if not flagged:
         return None
-    t_label = MEASURES[trained.method].title if trained.method in MEASURES \
-        else trained.method
-    h_label = held.method
+    t_label = MEASURES[name].title
+    h_label = held_name
     ranks = trained.ranks()
     intervals = trained.rank_intervals()
     outranked = sorted({k for _, ks in flagged for k in ks},
@@ -187,7 +180,7 @@ def disagreement(trained, held, standings: dict, *, n_distinct: dict, correlated
                     for c in causes})
     return Finding(kind="disagreement", features=tuple(names[j] for j, _ in flagged),
                    message=message,
-                   details={"training_measure": trained.method, "held_out_measure":
+                   details={"training_measure": name, "held_out_measure":
                             h_label, "causes": kinds})
 
 
@@ -234,7 +227,8 @@ def find_warnings(run_like, *, X_train, y_train, X_test, y_test, encodings, mode
                 continue
             finding = disagreement(result, results[held_name], standings,
                                    n_distinct=n_distinct, correlated=correlated,
-                                   train_score=train_score, test_score=run_like.score)
+                                   train_score=train_score, test_score=run_like.score,
+                                   name=name, held_name=held_name)
             if finding is not None:
                 found.append(finding)
     small = small_data(run_like.n_test, run_like.held_out, run_like.task)
@@ -258,8 +252,6 @@ def _with_joint(finding, model, X_test, y_test, run_like):
     importance (its columns shuffled together), when permutation ran."""
     if "permutation" not in run_like.results or not run_like.held_out:
         return finding
-    from sapwood.importance import permutation_importance
-
     group = list(finding.features)
     joint = permutation_importance(model, X_test, y_test, n_repeats=5,
                                    random_state=run_like.seed, groups={"group": group})
