@@ -347,3 +347,16 @@ def test_auto_rows_shrink_with_the_model():
     expected = min(DEFAULT_MAX_ROWS, max(MIN_SHAP_ROWS, SHAP_LEAF_ROWS // leaves))
     assert expected < DEFAULT_MAX_ROWS
     assert compute("shap", big, inputs).params["n_rows"] == expected
+
+
+def test_absence_needs_more_rows_than_presence():
+    from sapwood.cli._verdict import MIN_ROWS_FOR_ABSENCE
+
+    # A regression R² drop: "tiny" is far below 1% of the top, but on few rows it is
+    # only uncertain; a feature the model never splits on is out whatever the rows.
+    held = drawn("permutation", [[0.3, 0.31, 0.29, 0.3, 0.3], [0.0001] * 5, [0.0] * 5,
+                                 [0.0] * 5])
+    few = standing(held, n_rows=MIN_ROWS_FOR_ABSENCE - 1,
+                   used={"signal": True, "weak": True, "id": True, "noise": False})
+    assert few["weak"] == "uncertain" and few["noise"] == "not"
+    assert standing(held, n_rows=MIN_ROWS_FOR_ABSENCE)["weak"] == "not"

@@ -49,6 +49,10 @@ NEGLIGIBLE = 0.01
 # repeats' interval alone covers the shuffles, not the choice of held-out rows.
 MIN_NET_ROWS = 6
 SMALL_HELD_OUT = 100
+# Claiming a feature does not matter needs more rows than claiming it does: the
+# interval covers the shuffles, not the choice of rows, and a small effect hides
+# easily in a small sample.
+MIN_ROWS_FOR_ABSENCE = 500
 MIN_CARDINALITY = 10
 CARDINALITY_RATIO = 4
 OVERFIT_GAP = 0.1
@@ -79,7 +83,7 @@ def standing(result, *, n_rows=None, accuracy=False, used=None) -> dict:
     :data:`NEGLIGIBLE` of the largest; for an accuracy drop on ``n_rows`` rows, also
     at least :data:`MIN_NET_ROWS` rows' worth. not: the model never splits on the
     feature (``used``), or the whole interval is below :data:`NEGLIGIBLE` of the
-    largest importance, on at least :data:`SMALL_HELD_OUT` rows, and for an accuracy
+    largest importance, on at least :data:`MIN_ROWS_FOR_ABSENCE` rows, and for an accuracy
     drop even after adding 3/``n_rows`` (no changed row among n still allows a change
     rate up to 3/n at 95%: the rule of three). uncertain: anything else.
     """
@@ -88,7 +92,7 @@ def standing(result, *, n_rows=None, accuracy=False, used=None) -> dict:
     top = max(float(np.nanmax(mean)), 0.0) if np.isfinite(mean).any() else 0.0
     floor = NEGLIGIBLE * top
     granularity = 3 / n_rows if accuracy and n_rows else 0.0
-    enough_rows = n_rows is None or n_rows >= SMALL_HELD_OUT
+    enough_rows = n_rows is None or n_rows >= MIN_ROWS_FOR_ABSENCE
     out = {}
     for j, name in enumerate(result.feature_names):
         if used is not None and used.get(name) is False:
