@@ -15,6 +15,8 @@ from sapwood.importance import (
     altmann_pvalues,
     conditional_permutation_importance,
     drop_column_importance,
+    impurity_corrected,
+    oob_permutation_importance,
     permutation_importance,
     tree_shap,
 )
@@ -59,6 +61,13 @@ def _calls():
         "tree_shap": (lambda progress: tree_shap(
             RandomForestClassifier(n_estimators=6, random_state=0).fit(X, y), X,
             n_jobs=2, progress=progress).importances, "TreeSHAP", "6/6"),
+        "oob": (lambda progress: oob_permutation_importance(
+            RandomForestClassifier(n_estimators=7, random_state=0).fit(X, y), X, y,
+            random_state=0, n_jobs=2, progress=progress).importances,
+            "OOB permutation, trees", "7/7"),
+        "air": (lambda progress: impurity_corrected(
+            RandomForestClassifier(n_estimators=6, random_state=0), X, y, random_state=0,
+            progress=progress).importances, "Growing trees", "6/6"),
         "boruta": (lambda progress: boruta(
             X, y, estimator=RandomForestClassifier(n_estimators=10), importance="mdi",
             max_rounds=4, random_state=0, progress=progress).hits, "Boruta", "4/4"),
@@ -67,7 +76,8 @@ def _calls():
 
 @pytest.mark.parametrize("name", ["drop_column", "altmann", "conditional", "forest",
                                   "extra_trees", "boosting", "permutation",
-                                  "permutation_generic", "tree_shap", "boruta"])
+                                  "permutation_generic", "tree_shap", "oob", "air",
+                                  "boruta"])
 def test_a_bar_counts_the_steps_on_stderr_only_when_asked(name, capsys):
     call, label, count = _calls()[name]
     quiet = call(False)

@@ -146,7 +146,8 @@ def _oob(model, inputs):
     from sapwood.importance import oob_permutation_importance
 
     return oob_permutation_importance(model, inputs.X_train, inputs.y_train,
-                                      random_state=inputs.random_state)
+                                      random_state=inputs.random_state,
+                                      progress=inputs.progress)
 
 
 def _ufi(model, inputs):
@@ -218,7 +219,7 @@ def _air(model, inputs):
                          "needs a model sapwood trains (--model tree|rf|et|gb), not a loaded "
                          "model file")
     return impurity_corrected(inputs.estimator, inputs.X_train, inputs.y_train,
-                              random_state=inputs.random_state)
+                              random_state=inputs.random_state, progress=inputs.progress)
 
 
 _register(Measure(
@@ -232,12 +233,13 @@ _register(Measure(
     "air", "impurity_corrected",
     "actual impurity reduction: impurity decrease minus that of a shuffled shadow copy "
     "of the feature, from a model refit with the shadows on the training data (AIR)",
-    _air, rows="refit", optional=True, janitza=True, label="AIR",
+    _air, rows="refit", optional=True, janitza=True, label="AIR", progress=True,
     where="by refitting with a shadow copy of each feature"))
 _register(Measure(
     "oob", "oob_permutation_importance",
     "drop in each tree's out-of-bag accuracy (or rise in error) when the feature is "
-    "shuffled (bagged forests: rf, et)", _oob, rows="oob", optional=True, janitza=True))
+    "shuffled (bagged forests: rf, et)", _oob, rows="oob", optional=True, janitza=True,
+    progress=True))
 _register(Measure(
     "ufi", "unbiased_mdi",
     "impurity decrease re-measured on each tree's out-of-bag rows (bagged forests)",

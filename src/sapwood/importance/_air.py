@@ -17,6 +17,7 @@ split gain (the reduction in the boosting objective) takes the place of the decr
 
 from __future__ import annotations
 
+import inspect
 import numbers
 
 import numpy as np
@@ -30,6 +31,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import learners
 from .._format import LEAF
+from .._progress import check_progress
 from ..adapters import as_ensemble
 from ._mdi import _node_decrease
 from ._result import ImportanceResult
@@ -66,7 +68,8 @@ def _boosting_libraries():
     return tuple(classes)
 
 
-def impurity_corrected(estimator, X, y, *, random_state=None) -> ImportanceResult:
+def impurity_corrected(estimator, X, y, *, random_state=None,
+                       progress=False) -> ImportanceResult:
     """Actual impurity reduction (AIR, Nembrini et al. 2018): impurity importance minus
     that of a permuted shadow copy of each feature.
 
@@ -129,6 +132,10 @@ def impurity_corrected(estimator, X, y, *, random_state=None) -> ImportanceResul
         ``rng.permutation(n_samples)``; then, only if the estimator's own
         ``random_state`` is None, the forest's seed ``rng.randint(2**31 - 1)``. An
         estimator with its own ``random_state`` keeps it.
+    progress : bool, default=False
+        A bar on stderr counting the trees of the shadow forest as they are grown
+        (sapwood's forests and boosting; other estimators fit without one). The
+        numbers do not depend on it.
 
     Returns
     -------
@@ -169,6 +176,7 @@ def impurity_corrected(estimator, X, y, *, random_state=None) -> ImportanceResul
     3
     """
     boosting_library = isinstance(estimator, _boosting_libraries())
+    check_progress(progress)
     if not (boosting_library or isinstance(estimator, _ESTIMATORS)):
         raise TypeError(
             "The 'estimator' parameter of impurity_corrected must be an unfitted sapwood "
@@ -201,7 +209,10 @@ def impurity_corrected(estimator, X, y, *, random_state=None) -> ImportanceResul
     if seed is None:
         seed = int(rng.randint(np.iinfo(np.int32).max))
     model = clone(estimator).set_params(random_state=seed, **settings)
-    model.fit(shadow_matrix(X, permutation), y)
+    # sapwood's learners count their trees; other estimators' fit takes no such option.
+    counts_trees = progress and "progress" in inspect.signature(model.fit).parameters
+    model.fit(shadow_matrix(X, permutation), y, **({"progress": True} if counts_trees
+                                                    else {}))
 
     ensemble = as_ensemble(model)
     importances = np.zeros((n_features, ensemble.n_trees))

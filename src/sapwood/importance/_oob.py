@@ -24,6 +24,7 @@ from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Integral, Interval, validate_params
 
 from .._kernels._oob import oob_tree_permutation, oob_tree_permutation_fast
+from .._progress import counted, progress_bar
 from ..adapters import as_ensemble
 from ..learners._forest import BaseForest, bootstrap_indices
 from ._result import ImportanceResult, mean_interval
@@ -42,10 +43,12 @@ _SKLEARN_BAGGING = ("estimators_", "_n_samples", "_n_samples_bootstrap", "_sampl
         "n_repeats": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
+        "progress": ["boolean"],
     },
     prefer_skip_nested_validation=True,
 )
-def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, n_jobs=None):
+def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, n_jobs=None,
+                               progress=False):
     """Out-of-bag permutation importance with R randomForest's definitions.
 
     Every tree is scored on its own out-of-bag (OOB) rows B_t before and after
@@ -93,6 +96,9 @@ def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, 
         every feature in column order (also for features the tree does not use).
     n_jobs : int or None, default=None
         Threads over trees (joblib). The numbers do not depend on it.
+    progress : bool, default=False
+        A bar on stderr counting the trees as they are scored, with the time left.
+        The numbers do not depend on it.
 
     Returns
     -------
@@ -177,15 +183,17 @@ def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, 
     casewise = np.zeros((n_samples, X.shape[1]))
     n_oob_trees = np.zeros(n_samples, dtype=np.intp)
     # Results arrive in tree order whatever n_jobs is, so every sum has the same order.
-    for t, (oob, (_, increase, increase_by_class, case)) in enumerate(per_tree):
-        if oob.shape[0] > 0:
-            importances[:, t] = increase / (n_repeats * oob.shape[0])
-        rows_per_class = np.bincount(target_class[oob], minlength=len(classes))
-        present = rows_per_class > 0
-        by_class[:, present, t] = increase_by_class[:, present] / (
-            n_repeats * rows_per_class[present])
-        casewise[oob] += case / n_repeats
-        n_oob_trees[oob] += 1
+    with progress_bar(n_trees, "OOB permutation, trees", progress) as steps:
+        for t, (oob, (_, increase, increase_by_class, case)) in enumerate(
+                counted(per_tree, steps)):
+            if oob.shape[0] > 0:
+                importances[:, t] = increase / (n_repeats * oob.shape[0])
+            rows_per_class = np.bincount(target_class[oob], minlength=len(classes))
+            present = rows_per_class > 0
+            by_class[:, present, t] = increase_by_class[:, present] / (
+                n_repeats * rows_per_class[present])
+            casewise[oob] += case / n_repeats
+            n_oob_trees[oob] += 1
 
     with np.errstate(invalid="ignore", divide="ignore"):
         casewise /= n_oob_trees[:, None]
