@@ -19,6 +19,7 @@ import sys
 
 from joblib import parallel_config
 
+from .._text import visible
 from ._data import InputError
 
 __all__ = ["main"]
@@ -248,7 +249,7 @@ def main(argv=None) -> int:
         with parallel_config(n_jobs=getattr(args, "n_jobs", None)):
             return args.handler(args)
     except InputError as error:
-        print(f"sapwood: error: {error}", file=sys.stderr)
+        print(visible(f"sapwood: error: {error}"), file=sys.stderr)
         return 2
     except SystemExit as exit_:  # --help and --version
         return exit_.code if isinstance(exit_.code, int) else 0
@@ -260,7 +261,7 @@ def main(argv=None) -> int:
         if os.environ.get("SAPWOOD_DEBUG"):
             raise
         text = (str(error).strip() or "").splitlines()[:1]
-        print(f"sapwood: internal error: {type(error).__name__}"
-              f"{': ' + text[0] if text else ''} (set SAPWOOD_DEBUG=1 for the traceback)",
-              file=sys.stderr)
+        print(visible(f"sapwood: internal error: {type(error).__name__}"
+                      f"{': ' + text[0] if text else ''} (set SAPWOOD_DEBUG=1 for the "
+                      "traceback)"), file=sys.stderr)
         return 1

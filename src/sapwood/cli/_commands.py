@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .._text import shorten, visible
 from . import _measures
 from ._data import InputError, load_table, prepare
 from ._models import (
@@ -37,9 +38,10 @@ def _finish(run: Run, args, ui: UI, title: str, epilogue=()) -> int:
     elif ui.shows_results:
         print_run(run, ui.out)
         for line in epilogue:
-            ui.out.print(line, markup=False, highlight=False, soft_wrap=True)
+            ui.out.print(visible(line), markup=False, highlight=False, soft_wrap=True)
         if report is not None:
-            ui.out.print(f"Report written to {report}", markup=False, highlight=False)
+            ui.out.print(visible(f"Report written to {report}"), markup=False,
+                         highlight=False)
     return 0
 
 
@@ -186,14 +188,17 @@ def tree(args) -> int:
         content = export.export_graphviz(model, feature_names=names, filled=True,
                                          rounded=True)
     else:
-        content = _drawing(export, model, names, suffix, args.max_depth)
+        # A drawing shows names as the tables do: escaped, very long ones cut.
+        content = _drawing(export, model, [shorten(name) for name in names], suffix,
+                           args.max_depth)
     if out is None:
-        print(content, end="" if content.endswith("\n") else "\n")
+        # Names from the data, shown as characters: a control character is escaped.
+        print("\n".join(visible(line) for line in content.splitlines()))
         return 0
     write_atomic(out, content)
     if not args.quiet:
-        print(f"Tree ({data.task}, depth {model.get_depth()}, {model.get_n_leaves()} leaves) "
-              f"written to {out}")
+        print(visible(f"Tree ({data.task}, depth {model.get_depth()}, "
+                      f"{model.get_n_leaves()} leaves) written to {out}"))
     return 0
 
 
@@ -233,6 +238,6 @@ def convert(args) -> int:
                          f"{str(error).splitlines()[0]}") from None
     write_atomic(out, buffer.getvalue())
     if not args.quiet:
-        print(f"Converted {args.model_file} to {out}: {describe_ensemble(ensemble)}; "
-              f"source {describe_source(ensemble)}")
+        print(visible(f"Converted {args.model_file} to {out}: "
+                      f"{describe_ensemble(ensemble)}; source {describe_source(ensemble)}"))
     return 0

@@ -14,6 +14,7 @@ import math
 
 import pandas as pd
 
+from .._text import shorten, visible
 from ._measures import MEASURES
 from ._run import Run, top_nodes
 
@@ -153,7 +154,7 @@ def _ranks_frame(run: Run, short: bool) -> pd.DataFrame:
 def print_run(run: Run, console):
     for line in summary_lines(run):
         # One line each, however long (a path, many encoded columns): grep-able.
-        console.print(line, markup=False, highlight=False, soft_wrap=True)
+        console.print(visible(line), markup=False, highlight=False, soft_wrap=True)
     for name in run.results:
         _title(console, measure_title(run, name))
         _print_table(console, measure_frame(run, name), _MEASURE_DROPS)
@@ -174,11 +175,11 @@ def print_run(run: Run, console):
                                        for v in nodes[column]] for column in nodes.columns})
         _print_table(console, cells, _NODE_DROPS)
     for finding in run.warnings:
-        console.print(f"Warning ({finding.kind}): {finding.message}", markup=False,
+        console.print(visible(f"Warning ({finding.kind}): {finding.message}"), markup=False,
                       highlight=False, style="bold yellow")
     if run.verdict is not None:
         for line in run.verdict.lines:
-            console.print(line, markup=False, highlight=False, style="bold"
+            console.print(visible(line), markup=False, highlight=False, style="bold"
                           if line.startswith("Verdict") else None)
 
 
@@ -213,12 +214,13 @@ def _print_table(console, frame: pd.DataFrame, drops):
 def _plain(text: str):
     from rich.text import Text
 
-    # Names from data are data: never markup.
-    return Text(text)
+    # Names from data are data: never markup, never control characters, never so long
+    # that a table is all one column (JSON keeps them whole).
+    return Text(shorten(text))
 
 
 def _title(console, text: str):
-    console.print(text, markup=False, highlight=False, style="bold")
+    console.print(visible(text), markup=False, highlight=False, style="bold")
 
 
 def run_to_json(run: Run, report=None) -> str:

@@ -13,6 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from .._text import shorten, visible
 from ._data import InputError
 from ._render import (
     AGREEMENT_RULE,
@@ -136,7 +137,7 @@ def _document(run: Run, title: str) -> str:
 
 
 def _e(text) -> str:
-    return html.escape(str(text))
+    return html.escape(visible(text))
 
 
 def _table(frame) -> str:
@@ -158,7 +159,7 @@ def _fmt(value) -> str:
         return ""
     if isinstance(value, float):
         return f"{value:.4g}"
-    return str(value)
+    return shorten(value)
 
 
 def _img(png: bytes, alt: str) -> str:
@@ -186,8 +187,11 @@ def _bar_chart(result) -> bytes:
     frame = result.to_frame().head(MAX_BARS).iloc[::-1]
     figure = new_figure((5, 0.35 * len(frame) + 1.2))
     ax = figure.add_subplot()
-    ax.barh(frame["feature"], frame["importance"], xerr=frame["std"], color="#4c72b0",
+    positions = range(len(frame))
+    ax.barh(positions, frame["importance"], xerr=frame["std"], color="#4c72b0",
             ecolor="#333333", capsize=3)
+    # Names from data: shown as they are (no mathtext), shortened when very long.
+    ax.set_yticks(positions, [shorten(name) for name in frame["feature"]], parse_math=False)
     ax.axvline(0, color="#999999", linewidth=0.8)
     has_std = bool((frame["std"].fillna(0) > 0).any())
     ax.set_xlabel(f"{result.method} importance" + (" (error bars: ±1 std)" if has_std else ""))
@@ -200,13 +204,15 @@ def _tree_section(run: Run) -> str:
     except ImportError:
         return ""
     parts = [f"<h2>First tree, top {TREE_DEPTH} levels</h2>"]
-    names = list(run.data.X.columns)
+    # Names as shown in the tables: control characters escaped, very long ones cut.
+    names = [shorten(name) for name in run.data.X.columns]
     if hasattr(export, "plot_tree"):
         figure = _tree_figure(export, run.model, names, impurity=_has_impurities(run.model))
         parts.append(_img(_png(figure), "first tree"))
     if hasattr(export, "export_text"):
         text = export.export_text(run.model, feature_names=names, max_depth=TREE_DEPTH)
-        parts.append(f"<pre>{_e(text)}</pre>")
+        lines = "\n".join(_e(line) for line in text.splitlines())
+        parts.append(f"<pre>{lines}</pre>")
     return "\n".join(parts) if len(parts) > 1 else ""
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from .._text import visible
 from . import _agreement, _measures, _verdict
 from ._data import InputError, Prepared, check_enough_rows
 from ._models import describe_model, score_model
@@ -57,7 +58,8 @@ class UI:
 
     def note(self, text: str):
         if not self.quiet:
-            self.err.print(f"note: {text}", markup=False, highlight=False, soft_wrap=True)
+            self.err.print(visible(f"note: {text}"), markup=False, highlight=False,
+                           soft_wrap=True)
 
     @property
     def shows_progress(self) -> bool:
@@ -101,10 +103,11 @@ class _Step:
                 mark = task.fields.get("mark")
                 return Text.from_markup(mark) if mark else super().render(task)
 
+        # The label holds names from data (a model file's path): shown, never parsed.
         self.progress = Progress(Mark(finished_text="[green]✓"),
-                                 TextColumn("{task.description}"), BarColumn(),
+                                 TextColumn("{task.description}", markup=False), BarColumn(),
                                  TimeElapsedColumn(), console=console, transient=False)
-        self.label = label
+        self.label = visible(label)
         self.task = None
         self.outcome = None
 
@@ -265,7 +268,7 @@ def _fit(model, X, y, ui: UI):
     counts_trees = "progress" in inspect.signature(model.fit).parameters
     try:
         if counts_trees and ui.shows_progress:
-            ui.err.print(label, markup=False, highlight=False)
+            ui.err.print(visible(label), markup=False, highlight=False)
             model.fit(X, y, progress=True)
         else:
             with ui.step(label):
@@ -303,7 +306,7 @@ def _compute_all(model, methods, inputs, ui, notes, fitted) -> dict:
         counted = measure.progress and ui.shows_progress
         if counted:
             # The measure draws its own bar (steps, time left) under this line.
-            ui.err.print(label, markup=False, highlight=False)
+            ui.err.print(visible(label), markup=False, highlight=False)
         with ui.step(label) if not counted else _no_step() as step:
             try:
                 results[name] = _measures.compute(

@@ -32,6 +32,7 @@ import numpy as np
 from sapwood.diagnostics import Finding, find_correlated, find_identifiers, find_leakage
 from sapwood.importance import permutation_importance
 
+from .._text import quoted, shorten
 from ._agreement import significantly_above
 from ._measures import MEASURES
 
@@ -153,14 +154,14 @@ def disagreement(trained, held, standings: dict, *, n_distinct: dict, correlated
     intervals = trained.rank_intervals()
     outranked = sorted({k for _, ks in flagged for k in ks},
                        key=lambda k: -held.importances_mean[k])
-    ranked = [f"{names[j]!r} #{ranks[j]} of {len(names)}" + (
+    ranked = [f"{quoted(names[j])} #{ranks[j]} of {len(names)}" + (
         "" if intervals is None else
         f" (95% rank interval {intervals.low[j]}-{intervals.high[j]})") for j, _ in flagged]
-    values = [f"{names[j]!r} {_g(held.importances_mean[j])}, {_g(held.ci_low[j])} to "
+    values = [f"{quoted(names[j])} {_g(held.importances_mean[j])}, {_g(held.ci_low[j])} to "
               f"{_g(held.ci_high[j])}" for j, _ in flagged]
     message = (f"{t_label} and {h_label} disagree beyond their uncertainty: {t_label} "
                f"ranks {_and(ranked)}, significantly above "
-               f"{_and([repr(names[k]) for k in outranked[:3]])}"
+               f"{_and([quoted(names[k]) for k in outranked[:3]])}"
                f"{' and others' if len(outranked) > 3 else ''}, which the model clearly "
                f"relies on, while their {h_label} importances' 95% intervals include zero "
                f"({'; '.join(values)}).")
@@ -169,7 +170,7 @@ def disagreement(trained, held, standings: dict, *, n_distinct: dict, correlated
         mine = n_distinct.get(names[j], 0)
         theirs = float(np.median([n_distinct.get(names[k], 0) for k in ks]))
         if mine >= MIN_CARDINALITY and mine >= CARDINALITY_RATIO * max(theirs, 1):
-            causes.append(f"high cardinality ({names[j]!r} has {mine:,} distinct training "
+            causes.append(f"high cardinality ({quoted(names[j])} has {mine:,} distinct training "
                           f"values against a median of {theirs:,.0f} for the features it "
                           f"outranks; {t_label} favours features with many split points)")
     if (train_score is not None and test_score is not None
@@ -317,7 +318,7 @@ def _warning_line(warnings) -> list:
 
 
 def _names(names) -> str:
-    return ", ".join(names)
+    return ", ".join(shorten(name) for name in names)
 
 
 def _and(items) -> str:

@@ -26,6 +26,7 @@ import pandas as pd
 from scipy.sparse.csgraph import connected_components
 from scipy.stats import chi2_contingency, rankdata
 
+from .._text import quoted
 from ._finding import Finding
 
 __all__ = ["ASSOCIATION_THRESHOLD", "association_matrix", "find_correlated"]
@@ -59,8 +60,8 @@ def find_correlated(X: pd.DataFrame, *, categorical=(), threshold=ASSOCIATION_TH
         first, second, measure, value = max(pairs, key=lambda pair: pair[3])
         found.append(Finding(
             kind="correlated", features=tuple(group),
-            message=(f"{_and(group)} are strongly associated (strongest: {first!r} and "
-                     f"{second!r}, {measure} {value:.2f}; every link at least "
+            message=(f"{_and(group)} are strongly associated (strongest: {quoted(first)} and "
+                     f"{quoted(second)}, {measure} {value:.2f}; every link at least "
                      f"{threshold:g}): their permutation-type importances are not "
                      "separately interpretable. Shuffling one leaves the others to carry "
                      "the shared information, so each can look unimportant while the "
@@ -162,5 +163,5 @@ def _correlation_ratio(codes, values) -> float:
 
 
 def _and(names) -> str:
-    quoted = [repr(name) for name in names]
-    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+    shown = [quoted(name) for name in names]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .._text import quoted
 from ._finding import Finding
 
 __all__ = ["find_identifiers"]
@@ -65,7 +66,7 @@ def find_identifiers(X: pd.DataFrame, *, categorical=(), used=None) -> list:
             continue
         found.append(Finding(
             kind="identifier", features=(name,),
-            message=(f"{name!r} has {n_distinct:,} distinct values in {n:,} rows, "
+            message=(f"{quoted(name)} has {n_distinct:,} distinct values in {n:,} rows, "
                      f"{evidence}: it looks like an identifier (a key, not a measurement). "
                      "A model that uses it memorises rows, and its importance says nothing "
                      "about new data; drop it, or find out why it predicts."),

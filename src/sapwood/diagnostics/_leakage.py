@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import balanced_accuracy_score, r2_score
 
+from .._text import quoted
 from ..learners import DecisionTreeClassifier, DecisionTreeRegressor
 from ._finding import Finding
 
@@ -54,7 +55,7 @@ def find_leakage(X_train, y_train, X_test, y_test, task: str, *, threshold=LEAKA
             name = str(column)
             found.append(Finding(
                 kind="leakage", features=(name,),
-                message=(f"{name!r} alone predicts the held-out target almost perfectly "
+                message=(f"{quoted(name)} alone predicts the held-out target almost perfectly "
                          f"({score_name} {score:.3f} on {len(y_test):,} held-out rows, a "
                          f"depth-{DEPTH} tree on this column only): check that it is not "
                          "derived from the target or recorded after it."),

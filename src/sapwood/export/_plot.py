@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .._format import LEAF
+from .._text import visible
 from ._common import (
     PLOT_MARKS,
     FillColors,
@@ -123,7 +124,9 @@ proportion, precision, tree_index, criterion, show_missing
             bbox["fc"] = colors(box.node) if colors is not None else ax.get_facecolor()
         xy = position(box)
         parent = parents.get(box.node)
-        kwargs = dict(ha="center", va="center", bbox=bbox,
+        # Feature and class names are data: no mathtext, control characters escaped.
+        text = "\n".join(visible(line) for line in text.split("\n"))
+        kwargs = dict(ha="center", va="center", bbox=bbox, parse_math=False,
                       zorder=100 - 10 * box.depth, **text_kwargs)
         if parent is None:
             annotation = ax.annotate(text, xy, **kwargs)

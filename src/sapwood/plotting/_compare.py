@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._text import for_plot, shorten
+
 __all__ = ["plot_compare"]
 
 _SCALES = ("max", "none")
@@ -60,9 +62,10 @@ def plot_compare(table, ax=None, scale="max", max_features=20):
     for k, method in enumerate(methods):
         offset = (len(methods) - 1 - k) * height - 0.4 + height / 2
         ax.barh(positions + offset, importance.loc[features, method], height=height,
-                xerr=std.loc[features, method].fillna(0.0), label=method, capsize=2,
-                ecolor="#333333")
-    ax.set_yticks(positions, features)
+                xerr=std.loc[features, method].fillna(0.0), label=for_plot(method),
+                capsize=2, ecolor="#333333")
+    # Names from data: shown as they are (no mathtext), shortened when very long.
+    ax.set_yticks(positions, [shorten(name) for name in features], parse_math=False)
     ax.axvline(0.0, color="#999999", linewidth=0.8)
     ax.set_xlabel("importance / largest importance of the method" if scale == "max"
                   else "importance")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._text import shorten
+
 __all__ = ["plot_importance"]
 
 _KINDS = ("bar", "box")
@@ -49,9 +51,10 @@ def plot_importance(result, ax=None, kind="bar", max_features=20):
     else:
         ax.boxplot([np.asarray(result.importances[j], dtype=float) for j in order],
                    positions=positions, widths=0.6, **_horizontal())
-    ax.set_yticks(positions, names)
+    # Names from data: shown as they are (no mathtext), shortened when very long.
+    ax.set_yticks(positions, [shorten(name) for name in names], parse_math=False)
     ax.axvline(0.0, color="#999999", linewidth=0.8)
-    ax.set_xlabel(f"importance ({result.method})")
+    ax.set_xlabel(f"importance ({shorten(result.method)})", parse_math=False)
     ax.set_ylim(-0.5, max(order.shape[0] - 0.5, 0.5))
     return ax
 
