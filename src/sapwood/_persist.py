@@ -24,6 +24,7 @@ import zipfile
 
 import numpy as np
 
+from ._files import replace_atomically
 from ._format import FormatError, TreeArrays, TreeEnsemble
 
 __all__ = ["save", "load", "FORMAT_NAME", "FORMAT_VERSION"]
@@ -77,8 +78,10 @@ def save(model, path) -> None:
     model : anything :func:`sapwood.adapters.as_ensemble` accepts
         A sapwood estimator, a TreeEnsemble, or a scikit-learn / XGBoost / LightGBM
         model (converted first).
-    path : str or path-like
-        Conventionally ends in ``.sapwood``.
+    path : str, path-like or binary file object
+        Conventionally ends in ``.sapwood``. A path is written atomically: to a
+        temporary file beside it, synced, then renamed onto it, so a save that fails
+        part way leaves any model already there byte for byte intact.
     """
     from .adapters import as_ensemble
 
@@ -129,12 +132,20 @@ def save(model, path) -> None:
         _assemble(_read_header(text), arrays)
     except FormatError as error:
         raise ValueError(f"this model cannot be saved: {error}") from None
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as archive:
-        archive.writestr(zipfile.ZipInfo(HEADER, _DATE), text)
-        for name, array in arrays.items():
-            buffer = io.BytesIO()
-            np.lib.format.write_array(buffer, array, version=(1, 0), allow_pickle=False)
-            archive.writestr(zipfile.ZipInfo(f"{name}.npy", _DATE), buffer.getvalue())
+    def write(target):
+        with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_STORED) as archive:
+            archive.writestr(zipfile.ZipInfo(HEADER, _DATE), text)
+            for name, array in arrays.items():
+                buffer = io.BytesIO()
+                np.lib.format.write_array(buffer, array, version=(1, 0),
+                                          allow_pickle=False)
+                archive.writestr(zipfile.ZipInfo(f"{name}.npy", _DATE), buffer.getvalue())
+
+    if hasattr(path, "write"):
+        write(path)
+    else:
+        # Whole or not at all: a save that fails part way leaves the old file intact.
+        replace_atomically(path, write)
 
 
 def _base_score(ensemble):

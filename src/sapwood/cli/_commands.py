@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .._text import shorten, visible
 from . import _measures
-from ._data import InputError, load_table, prepare
+from ._data import InputError, check_output, load_table, prepare
 from ._models import (
     build_model,
     default_model,
@@ -132,7 +132,8 @@ def explain(args) -> int:
     if args.report:
         from ._report import check_report_path
 
-        check_report_path(args.report)
+        inputs = [args.data] + ([args.model] if Path(args.model).is_file() else [])
+        check_report_path(args.report, inputs)
     options = _options(args)
     ui = UI(quiet=args.quiet, json=args.json)
     fitted = args.model not in ("auto", "tree", "rf", "et", "gb")
@@ -170,8 +171,7 @@ def tree(args) -> int:
         if out.suffix.lower() not in TREE_SUFFIXES:
             raise InputError(f"--out {out}: unknown format {out.suffix or '(none)'!r}; use "
                              + ", ".join(TREE_SUFFIXES))
-        if not out.parent.exists():
-            raise InputError(f"--out {out}: directory {out.parent} does not exist")
+        check_output(out, "--out", [args.data])
     table = load_table(args.data)
     data = prepare(table, args.target, args.task)
     cls = model_class("tree", data.task)
@@ -224,11 +224,7 @@ def convert(args) -> int:
 
     from ._report import write_atomic
 
-    out = Path(args.out)
-    if out.is_dir():
-        raise InputError(f"OUT {out}: is a directory")
-    if not out.parent.exists():
-        raise InputError(f"OUT {out}: directory {out.parent} does not exist")
+    out = check_output(args.out, "OUT", [args.model_file])
     ensemble = read_model_file(args.model_file)
     buffer = io.BytesIO()
     try:

@@ -7,13 +7,15 @@ point prints it and exits with code 2.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["InputError", "Prepared", "check_enough_rows", "check_target", "detect_task",
+__all__ = ["InputError", "Prepared", "check_enough_rows", "check_magnitude", "check_output",
+           "check_target", "detect_task",
            "encode_features", "load_table", "prepare"]
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -24,6 +26,8 @@ MAX_CLASSES_AUTO = 20
 MIN_ROWS = 10
 MIN_PER_SIDE = 3
 MIN_PER_CLASS = 2
+# A regression target's squares must stay within float64 (about 1.8e308).
+MAX_MAGNITUDE = 1e150
 _SNIFF_BYTES = 8192
 # Share of control bytes above which a file is taken as binary rather than text.
 _BINARY_SHARE = 0.05
@@ -163,6 +167,59 @@ def check_enough_rows(data: Prepared, test_size: float):
                                 else ""))
 
 
+def check_output(path, option: str, inputs=()) -> Path:
+    """An output path, checked before any work: not a directory, in a folder that
+    exists, and not one of ``inputs`` (the data or model file read, however spelt: a
+    report over the data would destroy it)."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(f"{option} {path}: is a directory")
+    if not path.parent.exists():
+        raise InputError(f"{option} {path}: directory {path.parent} does not exist")
+    for source in inputs:
+        if _same_file(path, Path(source)):
+            raise InputError(f"{option} {path}: is the input file {source}; choose another "
+                             "name (sapwood never writes over its inputs)")
+    return path
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return a.resolve() == b.resolve()
+
+
+def check_magnitude(values: pd.Series, what: str):
+    """Regression needs finite values whose squares stay finite: squared errors, R²
+    and impurities of values beyond :data:`MAX_MAGNITUDE` overflow float64."""
+    numbers = values.to_numpy(dtype=np.float64)
+    infinite = int(np.isinf(numbers).sum())
+    if infinite:
+        raise InputError(f"{what} has {infinite} infinite value(s); drop or fix those rows")
+    largest = float(np.nanmax(np.abs(numbers))) if len(numbers) else 0.0
+    if largest > MAX_MAGNITUDE:
+        raise InputError(f"{what} has values up to {largest:.3g} in magnitude; squared "
+                         f"errors overflow beyond {MAX_MAGNITUDE:.0e}: rescale it (e.g. "
+                         "divide by a power of ten)")
+
+
+def _check_feature_range(X: pd.DataFrame):
+    """Trees read features as float32: an infinite value, or one beyond float32's
+    range (it would become infinite), is bad input, named by its column."""
+    limit = float(np.finfo(np.float32).max)
+    with np.errstate(invalid="ignore"):
+        bad = (np.abs(X.to_numpy(dtype=np.float64)) > limit).sum(axis=0)
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        raise InputError(f"feature column {str(X.columns[first])!r} has {int(bad[first])} "
+                         "infinite or "
+                         f"too large value(s) (beyond ±{limit:.2g}, the float32 range the "
+                         "trees read); drop or fix those rows")
+
+
 def detect_task(y: pd.Series) -> str:
     """``"classification"`` for non-numeric targets and integer targets with at most
     :data:`MAX_CLASSES_AUTO` distinct values, else ``"regression"``."""
@@ -218,10 +275,12 @@ def prepare(table: pd.DataFrame, target: str, task: str = "auto") -> Prepared:
             raise InputError(f"target column {target!r} is not numeric, so it cannot be "
                              "used for regression; use --task classification")
         y = y.astype("float64")
+        check_magnitude(y, f"target column {target!r}")
     elif pd.api.types.is_float_dtype(y) and np.all(y == np.round(y)):
         y = y.astype("int64")
     elif not pd.api.types.is_numeric_dtype(y):
         y = y.astype(str)
     X, encodings = encode_features(table.drop(columns=[target]))
+    _check_feature_range(X)
     return Prepared(X=X, y=y.rename(str(target)), task=task, target=str(target),
                     encodings=encodings, n_missing=int(X.isna().sum().sum()))

@@ -256,7 +256,21 @@ def run_to_json(run: Run, report=None) -> str:
     }
     if run.truth is not None:
         document["truth"] = run.truth
-    return json.dumps(document, indent=2, default=_plain_json)
+    # Strict JSON: a value that is not a finite number is null (the notes say which).
+    return json.dumps(_strict(document), indent=2, allow_nan=False, default=_plain_json)
+
+
+def _strict(value):
+    """``value`` with NumPy scalars as Python ones and non-finite floats as None."""
+    if isinstance(value, dict):
+        return {key: _strict(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_strict(item) for item in value]
+    if hasattr(value, "item") and not isinstance(value, str):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def _row(row, pvalues: bool) -> dict:

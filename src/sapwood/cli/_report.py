@@ -9,12 +9,11 @@ from __future__ import annotations
 import base64
 import html
 import io
-import os
-import tempfile
 from pathlib import Path
 
+from .._files import replace_atomically
 from .._text import shorten, visible
-from ._data import InputError
+from ._data import InputError, check_output
 from ._render import (
     AGREEMENT_RULE,
     TEXT_COLUMNS,
@@ -46,14 +45,10 @@ img { max-width: 100%; }
 """
 
 
-def check_report_path(path) -> Path:
-    """Fail before any work if the report cannot be written where asked."""
-    path = Path(path)
-    if path.is_dir():
-        raise InputError(f"--report {path}: is a directory")
-    if not path.parent.exists():
-        raise InputError(f"--report {path}: directory {path.parent} does not exist")
-    return path
+def check_report_path(path, inputs=()) -> Path:
+    """Fail before any work if the report cannot be written where asked, or would
+    overwrite one of ``inputs``."""
+    return check_output(path, "--report", inputs)
 
 
 def write_report(run: Run, path, title: str = "sapwood report") -> Path:
@@ -63,28 +58,13 @@ def write_report(run: Run, path, title: str = "sapwood report") -> Path:
 
 
 def write_atomic(path: Path, content):
-    """Write ``content`` (str or bytes) to a temporary file beside ``path``, then rename
-    it into place: readers see the whole file or none."""
-    binary = isinstance(content, bytes)
+    """Write ``content`` (str or bytes) so that readers see the whole file or none
+    (:func:`sapwood._files.replace_atomically`); a failure is an :class:`InputError`."""
+    data = content if isinstance(content, bytes) else content.encode("utf-8")
     try:
-        handle = tempfile.NamedTemporaryFile(
-            "wb" if binary else "w", dir=path.parent, prefix=f".{path.name}.",
-            suffix=".tmp", delete=False, **({} if binary else {"encoding": "utf-8"}))
+        replace_atomically(path, lambda handle: handle.write(data))
     except OSError as error:
         raise InputError(f"cannot write {path}: {error.strerror or error}") from None
-    try:
-        with handle:
-            handle.write(content)
-        # Temporary files are private (0600); the result gets the usual permissions.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(handle.name, 0o666 & ~umask)
-        os.replace(handle.name, path)
-    except BaseException as error:
-        Path(handle.name).unlink(missing_ok=True)
-        if isinstance(error, OSError):
-            raise InputError(f"cannot write {path}: {error.strerror or error}") from None
-        raise
 
 
 def _document(run: Run, title: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -231,6 +232,9 @@ def run_pipeline(data: Prepared, model, options: Options, *, ui: UI, source: str
         except (ValueError, TypeError) as error:
             raise InputError(f"cannot score the model on this data: "
                              f"{str(error).splitlines()[0]}") from None
+    if not math.isfinite(score):
+        notes.append(f"the model's {rows} score is not a finite number ({score}); --json "
+                     "shows it as null")
     inputs = _measures.Inputs(X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test,
                               random_state=options.seed, cv=options.cv, held_out=held_out,
                               max_rows=options.max_rows,
