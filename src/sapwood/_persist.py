@@ -70,6 +70,11 @@ _LINKS = {"mean": ("identity",), "sum": ("identity", "logistic", "softmax", "exp
 
 # -- saving -------------------------------------------------------------------------
 
+# n_features is bounded by the file's size (see _load_bytes).
+_FREE_FEATURES = 65_536
+_FEATURES_PER_BYTE = 16
+
+
 def save(model, path) -> None:
     """Write ``model`` to ``path`` in sapwood's model format.
 
@@ -226,6 +231,13 @@ def _load_bytes(data: bytes) -> TreeEnsemble:
     if archive.getinfo(HEADER).file_size > _MAX_HEADER_BYTES:
         raise FormatError(f"the header is larger than {_MAX_HEADER_BYTES} bytes")
     header = _read_header(archive.read(HEADER))
+    # Every count is backed by the arrays it sizes except n_features (a model need not
+    # split on every feature), yet later work is sized by it: it may not exceed
+    # _FEATURES_PER_BYTE per byte of the file (or _FREE_FEATURES), so that cost stays
+    # in proportion to the file's size.
+    if header["n_features"] > max(_FREE_FEATURES, _FEATURES_PER_BYTE * len(data)):
+        raise FormatError(f"header field n_features ({header['n_features']}) is more than "
+                          f"{_FEATURES_PER_BYTE} per byte of this {len(data)}-byte file")
     counts = {"trees": header["n_trees"], "nodes": header["n_nodes"]}
     arrays = {}
     for name, dtype in _ARRAYS.items():

@@ -91,6 +91,16 @@ def read_lightgbm_text(text, iteration_range=None, classes=None, gains=None,
         raise FormatError(f"LightGBM header lacks or garbles {error}") from None
     if not 1 <= n_features < 2**31 or not 1 <= per_iteration < 2**31 or n_classes < 1:
         raise FormatError("LightGBM header has a non-positive feature, class or tree count")
+    # Declared counts are checked against what the file holds before anything is sized
+    # by them: a multiclass model has one tree per class per iteration (so num_class is
+    # at most the number of trees), and every feature has a name (or at least a byte).
+    if n_classes > 1 and n_classes != per_iteration:
+        raise FormatError(f"LightGBM header: num_class={n_classes} but "
+                          f"num_tree_per_iteration={per_iteration}; a multiclass model has "
+                          "one tree per class per iteration")
+    if n_features > len(text):
+        raise FormatError(f"LightGBM header: max_feature_idx declares {n_features} features "
+                          f"in a file of {len(text)} characters")
     objective = header.get("objective", "custom").split()
     name = objective[0] if objective else "custom"
     if name not in _OBJECTIVES:

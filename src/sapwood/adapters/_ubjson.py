@@ -1,8 +1,10 @@
 """A small, strict reader for Universal Binary JSON (the format of XGBoost's ``.ubj`` files).
 
 Only reading is needed. Every length and count is checked against the bytes that remain
-before anything is allocated, and nesting is limited, so a hostile file can raise
-FormatError but cannot exhaust memory or the stack. Strongly typed numeric arrays
+before anything is allocated, elements that take no bytes (typed null, true, false) are
+limited to one per byte of the file, and nesting is limited, so a hostile file can raise
+FormatError but cannot exhaust memory or the stack, and costs time in proportion to its
+size. Strongly typed numeric arrays
 (XGBoost's node arrays) come back as NumPy arrays.
 """
 
@@ -33,6 +35,11 @@ class _Reader:
     def __init__(self, data):
         self.data = data
         self.pos = 0
+        # Elements of a zero-size type (null, true, false) in a typed container take no
+        # bytes, so their count is bounded by this instead: at most one per byte of the
+        # whole file, however many containers declare them. Without it a file of many
+        # such containers, each as long as the bytes that remain, costs quadratic time.
+        self.free_elements = len(data)
 
     def take(self, n):
         if n < 0 or self.pos + n > len(self.data):
@@ -99,6 +106,12 @@ class _Reader:
             count = self.length()
         else:
             self.pos -= 1
+        if item_type in _CONSTANTS and count is not None:
+            self.free_elements -= count
+            if self.free_elements < 0:
+                raise FormatError(f"UBJSON: typed containers declare more {item_type!r} "
+                                  f"elements (which take no bytes) than the file has bytes "
+                                  f"({len(self.data)})")
         if not is_object and item_type in _NUMBERS and count is not None:
             dtype = np.dtype(_NUMBERS[item_type])
             if count * dtype.itemsize > len(self.data) - self.pos:

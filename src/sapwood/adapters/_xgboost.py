@@ -120,6 +120,13 @@ def _convert(document, iteration_range, classes, model_name):
     if names is not None and len(names) != n_features:
         raise FormatError(f"the model has {n_features} features but {len(names)} names")
     raw_trees = forest["trees"]
+    # Declared counts are checked against what the file holds before anything is sized
+    # by them: every output column (class or target) has trees of its own.
+    n_declared = max(n_classes, _int(params, "num_target", 1, default=1))
+    if n_declared > max(len(raw_trees), 1):
+        raise FormatError(f"learner_model_param declares {n_declared} classes or targets "
+                          f"but the model has {len(raw_trees)} trees; each has trees of its "
+                          "own")
     if weights is None:
         weights = np.ones(len(raw_trees))
     groups = _array(forest, "tree_info", np.int64)

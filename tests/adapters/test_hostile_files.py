@@ -1,0 +1,100 @@
+"""Hostile model files cost in proportion to their size: each attack is refused with a
+FormatError, measured in a fresh process for its time and peak memory (generous
+bounds: a regression to quadratic time or a multi-GB allocation fails them; a slow
+machine does not)."""
+
+import io
+import json
+import struct
+import subprocess
+import sys
+import textwrap
+import zipfile
+
+import numpy as np
+import pytest
+
+import sapwood
+
+# What importing sapwood, NumPy and scikit-learn already costs is well under this.
+MAX_SECONDS = 20
+MAX_RSS_MB = 700
+
+
+def load_in_subprocess(path):
+    """(exception name, message, seconds, peak RSS in MB) of sapwood.from_model(path)."""
+    script = textwrap.dedent(f"""
+        import json, resource, time
+        import sapwood
+        start = time.perf_counter()
+        try:
+            sapwood.from_model({str(path)!r})
+            outcome = ("loaded", "")
+        except Exception as error:
+            outcome = (type(error).__name__, str(error))
+        seconds = time.perf_counter() - start
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(json.dumps([*outcome, seconds, rss]))
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def check_refused(path, phrase):
+    kind, message, seconds, rss = load_in_subprocess(path)
+    assert kind == "FormatError" and phrase in message, (kind, message)
+    assert seconds < MAX_SECONDS and rss < MAX_RSS_MB, (seconds, rss)
+
+
+def test_ubjson_arrays_of_nulls_cost_linear_time(tmp_path):
+    # 60 KB of typed arrays of nulls, each declaring as many elements as bytes remain.
+    # An object, as XGBoost writes, so that the file is taken for UBJSON.
+    size = 60_000
+    body = bytearray(b"{i\x07learner[")
+    while len(body) < size:
+        body += b"[$Z#l" + struct.pack(">i", size - len(body) - 10)
+    body += b"]}"
+    path = tmp_path / "bomb.ubj"
+    path.write_bytes(bytes(body))
+    check_refused(path, "than the file has bytes")
+
+
+@pytest.fixture(scope="module")
+def lightgbm_text():
+    lightgbm = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0)
+    booster = lightgbm.LGBMClassifier(n_estimators=2, verbose=-1).fit(X, y).booster_
+    return booster.model_to_string()
+
+
+def test_lightgbm_class_count_must_match_its_trees(tmp_path, lightgbm_text):
+    assert "num_class=3" in lightgbm_text
+    path = tmp_path / "model.txt"
+    path.write_text(lightgbm_text.replace("num_class=3", "num_class=100000000"))
+    check_refused(path, "num_class=100000000")
+    path.write_text(lightgbm_text.replace("max_feature_idx=2", "max_feature_idx=2000000000"))
+    check_refused(path, "features")
+
+
+def test_a_sapwood_header_cannot_declare_features_beyond_its_size(tmp_path):
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    model = sapwood.DecisionTreeRegressor(max_depth=2).fit(X, X[:, 0])
+    buffer = io.BytesIO()
+    sapwood.save(model, buffer)
+    source = zipfile.ZipFile(io.BytesIO(buffer.getvalue()))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED) as target:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename.endswith(".json"):
+                header = json.loads(data)
+                header["n_features"] = 2**31 - 1
+                data = json.dumps(header).encode()
+            target.writestr(info, data)
+    path = tmp_path / "model.sapwood"
+    path.write_bytes(out.getvalue())
+    check_refused(path, "n_features")
