@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-stamp
 EXTRAS := test,xgboost,lightgbm,shap,dask,parquet
 PYTEST_WORKERS ?= 2
 
-.PHONY: install demo test lint test-fast test-boundscheck bench clean
+.PHONY: install demo test lint test-fast test-boundscheck bench clean fuzz
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,11 @@ chromium:
 	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || echo "chromium not installed; the report render test will skip"
 
 test: chromium lint test-boundscheck test-fast
+
+# A long fuzzing run of every model reader (a short one is part of the suite).
+fuzz: install
+	SAPWOOD_FUZZ_EXAMPLES=3000 SAPWOOD_FUZZ_RANDOM=1 $(BIN)/python -m pytest -q \
+		-p no:randomly tests/adapters/test_fuzz_readers.py
 
 bench: install
 	$(BIN)/python -m benchmarks

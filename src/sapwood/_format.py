@@ -265,6 +265,16 @@ class TreeEnsemble:
         n_trees = len(self.trees)
         weights = np.ones(n_trees) if self.tree_weights is None else self.tree_weights
         coerce(self, "tree_weights", np.asarray(weights, dtype=np.float64).reshape(n_trees))
+        # No library writes a negative or non-finite tree weight, nor a softmax link on
+        # a regression (a logistic one it does: XGBoost's reg:logistic, LightGBM's
+        # cross_entropy): such a model would predict what its source never did.
+        bad = np.flatnonzero(~np.isfinite(self.tree_weights) | (self.tree_weights < 0))
+        if bad.size:
+            raise FormatError(f"tree_weights must be finite and non-negative; tree "
+                              f"{int(bad[0])} has {float(self.tree_weights[bad[0]])}")
+        if self.task == "regression" and self.link == "softmax":
+            raise FormatError("a regression cannot have the softmax link (it maps the raw "
+                              "outputs to class probabilities)")
         outputs = np.zeros(n_trees, np.intp) if self.tree_output is None else self.tree_output
         coerce(self, "tree_output", np.asarray(outputs, dtype=np.intp).reshape(n_trees))
         for tree in self.trees:

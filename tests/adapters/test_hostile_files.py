@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import sapwood
+from sapwood.adapters import as_ensemble
 
 # What importing sapwood, NumPy and scikit-learn already costs is well under this.
 MAX_SECONDS = 20
@@ -98,3 +99,46 @@ def test_a_sapwood_header_cannot_declare_features_beyond_its_size(tmp_path):
     path = tmp_path / "model.sapwood"
     path.write_bytes(out.getvalue())
     check_refused(path, "n_features")
+
+
+# -- values the native libraries never write -------------------------------------------
+
+def test_xgboost_default_left_must_be_a_boolean(tmp_path):
+    xgboost = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 3))
+    model = xgboost.XGBRegressor(n_estimators=2, max_depth=2).fit(X, X[:, 0])
+    path = tmp_path / "model.json"
+    model.save_model(path)
+    document = json.loads(path.read_text())
+    trees = document["learner"]["gradient_booster"]["model"]["trees"]
+    trees[1]["default_left"][0] = 2
+    path.write_text(json.dumps(document))
+    with pytest.raises(sapwood.FormatError, match="tree 1: default_left must be 0 or 1.*node 0"):
+        sapwood.from_model(path)
+
+
+@pytest.mark.parametrize("sigmoid", ["0", "-1", "inf", "nan"])
+def test_lightgbm_sigmoid_must_be_positive(tmp_path, sigmoid):
+    lightgbm = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    text = lightgbm.LGBMClassifier(n_estimators=2, verbose=-1).fit(
+        X, (X[:, 0] > 0).astype(int)).booster_.model_to_string()
+    assert "objective=binary sigmoid:1" in text
+    path = tmp_path / "model.txt"
+    path.write_text(text.replace("binary sigmoid:1", f"binary sigmoid:{sigmoid}"))
+    with pytest.raises(sapwood.FormatError, match="sigmoid"):
+        sapwood.from_model(path)
+
+
+def test_the_format_refuses_what_no_library_writes():
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    ensemble = as_ensemble(sapwood.DecisionTreeRegressor(max_depth=2).fit(X, X[:, 0]))
+    fields = dict(trees=ensemble.trees, n_features=2, combine="sum")
+    with pytest.raises(sapwood.FormatError, match="tree 0 has -0.5"):
+        sapwood.TreeEnsemble(task="regression", tree_weights=[-0.5], **fields)
+    with pytest.raises(sapwood.FormatError, match="finite"):
+        sapwood.TreeEnsemble(task="regression", tree_weights=[np.inf], **fields)
+    with pytest.raises(sapwood.FormatError, match="regression cannot have the softmax"):
+        sapwood.TreeEnsemble(task="regression", link="softmax", **fields)

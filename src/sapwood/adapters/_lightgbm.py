@@ -116,6 +116,9 @@ def read_lightgbm_text(text, iteration_range=None, classes=None, gains=None,
             # P(y=1) = 1 / (1 + exp(-sigmoid * raw)): scaling the margin by sigmoid lets
             # the plain logistic link reproduce it.
             scale = _float(option.split(":", 1)[1], "sigmoid")
+            if not (np.isfinite(scale) and scale > 0):
+                raise FormatError(f"LightGBM objective option sigmoid:{scale} must be a "
+                                  "positive finite number (LightGBM refuses others)")
     names = header.get("feature_names", "").split() or None
     if names is not None and len(names) != n_features:
         raise FormatError(f"feature_names has {len(names)} entries for {n_features} features")

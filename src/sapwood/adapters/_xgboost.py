@@ -133,7 +133,12 @@ def _convert(document, iteration_range, classes, model_name):
     if groups.shape[0] != len(raw_trees) or weights.shape[0] != len(raw_trees):
         raise FormatError("tree_info / weight_drop do not have one entry per tree")
     selected = _select(forest, len(raw_trees), iteration_range)
-    trees = [_tree(raw_trees[t], n_features, names) for t in selected]
+    trees = []
+    for t in selected:
+        try:
+            trees.append(_tree(raw_trees[t], n_features, names))
+        except FormatError as error:
+            raise FormatError(f"tree {t}: {error}") from None
     if not trees:
         raise ValueError("the XGBoost model has no trees")
     n_columns = max(1, n_classes, _int(params, "num_target", 1, default=1))
@@ -201,6 +206,10 @@ def _tree(raw, n_features, names):
     # XGBoost keeps node statistics in float32; widening them exactly keeps its values.
     conditions = _array(raw, "split_conditions", np.float32, n).astype(np.float64)
     default_left = _array(raw, "default_left", np.uint8, n)
+    if (default_left > 1).any():
+        node = int(np.argmax(default_left > 1))
+        raise FormatError(f"default_left must be 0 or 1 (XGBoost writes nothing else); node "
+                          f"{node} has {int(default_left[node])}")
     gain = _array(raw, "loss_changes", np.float32, n).astype(np.float64)
     hessian = _array(raw, "sum_hessian", np.float32, n).astype(np.float64)
     internal = _array(raw, "base_weights", np.float32, n).astype(np.float64) \
