@@ -113,6 +113,11 @@ def _looks_binary(head: bytes) -> bool:
     return controls > _BINARY_SHARE * max(len(head), 1)
 
 
+def _plain(value):
+    """A value from the data as the user wrote it: 3, not np.int64(3)."""
+    return value.item() if hasattr(value, "item") else value
+
+
 def _first_line(error: Exception) -> str:
     text = str(error).strip() or type(error).__name__
     return text.splitlines()[0]
@@ -135,7 +140,7 @@ def check_target(table: pd.DataFrame, target: str) -> pd.Series:
         raise InputError(f"target column {target!r} has {n_missing} missing value(s); "
                          "drop or fill those rows first")
     if y.nunique() < 2:
-        raise InputError(f"target column {target!r} is constant ({y.iloc[0]!r} in every "
+        raise InputError(f"target column {target!r} is constant ({_plain(y.iloc[0])!r} in every "
                          "row): there is nothing to explain")
     return y
 
