@@ -407,3 +407,14 @@ def test_incremental_accuracy_equals_the_scorer_on_every_permutation(labels, min
     assert len(calls) > 20
     # The baseline and one check per incremental score: no score ever fell back.
     assert len(scored) == len(calls) + 1
+
+
+def test_rows_that_disagree_are_named():
+    import sapwood as _sapwood
+    from sapwood.importance import permutation_importance as _permutation
+
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    y = (X[:, 0] > 0).astype(int)
+    tree = _sapwood.DecisionTreeClassifier(max_depth=2).fit(X, y)
+    with pytest.raises(ValueError, match="y has 5 entries but X has 50 rows"):
+        _permutation(tree, X, y[:5])

@@ -86,7 +86,7 @@ def test_bad_input_gets_a_clear_error():
         sapwood.DecisionTreeRegressor(criterion="poisson").fit([[0.0], [1.0]], [-1.0, 2.0])
     with pytest.raises(ValueError, match="infinity"):
         sapwood.DecisionTreeClassifier().fit([[np.inf], [1.0]], [0, 1])
-    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+    with pytest.raises(ValueError, match="y has 3 entries but X has 2 rows"):
         sapwood.DecisionTreeClassifier().fit([[0.0], [1.0]], [0, 1, 1])
     model = sapwood.DecisionTreeClassifier().fit([[0.0, 1.0], [1.0, 0.0]], [0, 1])
     with pytest.raises(ValueError, match="features"):
@@ -107,3 +107,15 @@ def test_string_labels_and_importances_sum_to_one(classification):
     model = sapwood.DecisionTreeClassifier(random_state=0).fit(X, labels)
     assert set(model.predict(X)) <= {"no", "yes"}
     assert model.feature_importances_.sum() == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: sapwood.DecisionTreeClassifier(), lambda: sapwood.RandomForestClassifier(
+        n_estimators=2), lambda: sapwood.GradientBoostingClassifier(n_estimators=2)])
+def test_rows_that_disagree_are_named(make):
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="y has 10 entries but X has 50 rows"):
+        make().fit(X, y[:10])
+    with pytest.raises(ValueError, match="sample_weight has 3 entries but X has 50 rows"):
+        make().fit(X, y, sample_weight=np.ones(3))

@@ -42,6 +42,7 @@ from sklearn.utils.random import sample_without_replacement
 
 from .._kernels._permutation import accuracy_change
 from .._progress import counted, progress_bar
+from ..learners._inputs import check_rows
 from ._permutation_tree import tree_evaluator
 from ._result import ImportanceResult
 
@@ -153,6 +154,7 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
     >>> result.importances.shape
     (4, 3)
     """
+    check_rows(X, y, sample_weight)
     if not hasattr(X, "iloc"):
         X = check_array(X, ensure_all_finite="allow-nan", dtype=None)
     n_samples = X.shape[0]

@@ -44,7 +44,7 @@ from .._kernels import _losses
 from .._kernels._random import RAND_R_MAX
 from .._progress import check_progress, progress_bar
 from ._grow import column_facts, grow_tree
-from ._inputs import reject_infinity, validate_predict_input
+from ._inputs import check_rows, reject_infinity, validate_predict_input
 from ._tree import BaseDecisionTree, DecisionTreeRegressor
 
 __all__ = ["GradientBoostingClassifier", "GradientBoostingRegressor"]
@@ -155,6 +155,7 @@ class BaseGradientBoosting(BaseEstimator):
         check_progress(progress)
         if not self.warm_start:
             self._clear_state()
+        check_rows(X, y, sample_weight)
         # Column-major float32 in one conversion: the trees scan columns.
         X, y = validate_data(self, X, y, dtype=np.float32, order="F",
                              ensure_all_finite="allow-nan",

@@ -43,7 +43,7 @@ from .._format import TreeEnsemble
 from .._kernels._random import RAND_R_MAX
 from .._progress import check_progress, counted, progress_bar
 from ._grow import column_facts, grow_tree
-from ._inputs import reject_infinity, validate_predict_input
+from ._inputs import check_rows, reject_infinity, validate_predict_input
 from ._tree import BaseDecisionTree, DecisionTreeClassifier, DecisionTreeRegressor
 
 __all__ = ["RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier",
@@ -126,6 +126,7 @@ class BaseForest(MultiOutputMixin, BaseEstimator):
     def _validate_training_data(self, X, y, sample_weight):
         if issparse(y):
             raise ValueError("sparse multilabel-indicator for y is not supported.")
+        check_rows(X, y, sample_weight)
         X, y = validate_data(self, X, y, multi_output=True, dtype=np.float32, order="F",
                              ensure_all_finite="allow-nan")
         reject_infinity(X)

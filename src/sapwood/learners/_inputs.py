@@ -1,7 +1,31 @@
 """Input checks every sapwood estimator shares."""
 
 import numpy as np
+from scipy.sparse import issparse
 from sklearn.utils.validation import check_is_fitted, validate_data
+
+
+def check_rows(X, y, sample_weight=None):
+    """X, y and sample_weight must have a row each for the same samples; the error
+    names which of them disagree (scikit-learn's says only "inconsistent numbers of
+    samples"). Lengths that cannot be read are left to the later validation."""
+    n_rows = _length(X)
+    for name, values in (("y", y), ("sample_weight", sample_weight)):
+        n = _length(values)
+        if n_rows is not None and n is not None and n != n_rows:
+            raise ValueError(f"{name} has {n} entries but X has {n_rows} rows; they must "
+                             "describe the same samples")
+
+
+def _length(values):
+    # len() only: scikit-learn's checks pass objects that refuse NumPy functions. A
+    # sparse matrix's len() is not its rows: left to the later validation.
+    if values is None or issparse(values):
+        return None
+    try:
+        return len(values)
+    except TypeError:  # a scalar, a 0-d array, a sparse matrix: validated later
+        return None
 
 
 def reject_infinity(X):

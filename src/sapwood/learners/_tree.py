@@ -33,7 +33,7 @@ from .._format import TreeEnsemble
 from .._kernels._prune import pruning_path
 from .._kernels._random import RAND_R_MAX
 from ._grow import INT32_MAX, column_facts, grow_tree
-from ._inputs import reject_infinity, validate_predict_input
+from ._inputs import check_rows, reject_infinity, validate_predict_input
 
 __all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor"]
 
@@ -76,6 +76,7 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
 
     # -- fitting ---------------------------------------------------------------------
     def _validate_training_data(self, X, y, sample_weight):
+        check_rows(X, y, sample_weight)
         X, y = validate_data(self, X, y, validate_separately=(
             {"dtype": np.float32, "order": "F", "ensure_all_finite": "allow-nan"},
             {"ensure_2d": False, "dtype": None}))
