@@ -42,10 +42,11 @@ chromium:
 
 test: chromium lint test-boundscheck test-fast
 
-# A long fuzzing run of every model reader (a short one is part of the suite).
+# A long fuzzing run of every model reader and of CSV input (a short one is part of the
+# suite).
 fuzz: install
 	SAPWOOD_FUZZ_EXAMPLES=3000 SAPWOOD_FUZZ_RANDOM=1 $(BIN)/python -m pytest -q \
-		-p no:randomly tests/adapters/test_fuzz_readers.py
+		-p no:randomly tests/adapters/test_fuzz_readers.py tests/cli/test_fuzz_csv.py
 
 bench: install
 	$(BIN)/python -m benchmarks
