@@ -5,6 +5,10 @@ import os
 # LightGBM's spinning threads then wait for each other: one test took 48 s instead of
 # 0.7 s. One thread per worker keeps them fast; the numbers do not depend on it.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# The fuzz tests limit the address space (tests/_bounds.py). Arrow's own allocator
+# reserves large arenas up front, so under that limit pandas' Arrow strings fail to
+# allocate 64 bytes; the system allocator asks only for what is used.
+os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
 
 import pytest
 

@@ -2,13 +2,18 @@
 load or raise FormatError (a ValueError), never anything else, each within a deadline.
 
 Hypothesis runs derandomised (the same cases on every run, so CI is repeatable); the
-short run here is part of ``make test``, ``make fuzz`` runs many more cases. What a
-run finds is kept below as a regression case.
+short run here is part of ``make test``, ``make fuzz`` runs many more cases. Each case
+runs under an address-space limit (about 1 GB beyond what the worker maps) and a hard
+time limit (``tests/_bounds.py``): a MemoryError is a failure, a hang kills the worker.
+What a run finds is kept in ``fuzz_corpus/`` (``make fuzz`` writes ``found-*`` files
+there); every corpus file is loaded on every run, and the hand-made ``refused-*`` files
+(the known attacks, ``fuzz_corpus/make_corpus.py``) must be refused.
 """
 
 import io
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,8 +22,11 @@ from hypothesis import strategies as st
 
 import sapwood
 from sapwood._format import FormatError
-from sapwood.adapters._resolve import _from_file
 from sapwood.adapters._ubjson import loads
+
+from .._bounds import bounded, corpus, keep_if_found
+
+CORPUS = Path(__file__).parent / "fuzz_corpus"
 
 # make fuzz sets SAPWOOD_FUZZ_EXAMPLES (and a fresh seed stream with SAPWOOD_FUZZ_RANDOM=1).
 FUZZ = settings(derandomize=not os.environ.get("SAPWOOD_FUZZ_RANDOM"),
@@ -27,11 +35,32 @@ FUZZ = settings(derandomize=not os.environ.get("SAPWOOD_FUZZ_RANDOM"),
                                        HealthCheck.too_slow])
 
 
-def _loads_or_refuses(read, data):
+def _loads_or_refuses(read, data, kind, suffix):
+    """Load ``data`` within the bounds; anything but success or FormatError/ValueError
+    (a MemoryError above all) fails the case, and is kept when fuzzing with a corpus."""
     try:
-        read(data)
+        with bounded():
+            read(data)
     except (FormatError, ValueError):
         pass
+    except BaseException:
+        keep_if_found(kind, data, suffix)
+        raise
+
+
+def _from_bytes(tmp_path_factory, name):
+    return lambda data: sapwood.from_model(_write(tmp_path_factory, data, name))
+
+
+@pytest.mark.parametrize("path", corpus(CORPUS), ids=lambda p: p.name)
+def test_corpus(path, tmp_path_factory):
+    data = path.read_bytes()
+    if path.name.startswith("refused-"):
+        with bounded(), pytest.raises(FormatError):
+            _from_bytes(tmp_path_factory, "m" + path.suffix)(data)
+    else:
+        _loads_or_refuses(_from_bytes(tmp_path_factory, "m" + path.suffix), data,
+                          path.stem, path.suffix)
 
 
 @pytest.fixture(scope="module")
@@ -90,8 +119,8 @@ def test_sapwood_files(sapwood_bytes, tmp_path_factory):
     @FUZZ
     @given(data=damaged(sapwood_bytes))
     def check(data):
-        _loads_or_refuses(lambda d: _from_file(_write(tmp_path_factory, d, "m.sapwood"),
-                                               None), data)
+        _loads_or_refuses(_from_bytes(tmp_path_factory, "m.sapwood"), data, "sapwood",
+                          ".sapwood")
 
     check()
 
@@ -105,7 +134,7 @@ def test_ubjson(xgboost_json):
     @FUZZ
     @given(data=damaged(original))
     def check(data):
-        _loads_or_refuses(loads, data)
+        _loads_or_refuses(loads, data, "ubjson", ".ubj")
 
     check()
 
@@ -142,8 +171,8 @@ def test_xgboost_json_values(xgboost_json, tmp_path_factory):
                 target = target[key]
             target[path[-1]] = value
         data = json.dumps(document).encode()
-        _loads_or_refuses(lambda d: _from_file(_write(tmp_path_factory, d, "m.json"), None),
-                          data)
+        _loads_or_refuses(_from_bytes(tmp_path_factory, "m.json"), data, "xgboost-json",
+                          ".json")
 
     check()
 
@@ -163,7 +192,7 @@ def test_lightgbm_text_values(lightgbm_text, tmp_path_factory):
             key = damaged_lines[index].split("=", 1)[0]
             damaged_lines[index] = f"{key}={token}"
         data = "\n".join(damaged_lines).encode()
-        _loads_or_refuses(lambda d: _from_file(_write(tmp_path_factory, d, "m.txt"), None),
-                          data)
+        _loads_or_refuses(_from_bytes(tmp_path_factory, "m.txt"), data, "lightgbm-text",
+                          ".txt")
 
     check()

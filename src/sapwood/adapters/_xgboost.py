@@ -241,7 +241,7 @@ def _int(params, key, minimum, default=None):
     text = params.get(key, default)
     try:
         number = int(text)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: int(inf)
         raise FormatError(f"{key} must be an integer; got {text!r}") from None
     if not minimum <= number < 2**31:
         raise FormatError(f"{key} must be in [{minimum}, 2**31); got {number}")

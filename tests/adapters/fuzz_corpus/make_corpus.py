@@ -1,0 +1,84 @@
+"""Writes the hand-made part of the reader corpus (run from the repository root with the
+project's venv; the files are checked in, so the suite does not run this). Each file is
+one known attack, made small; ``make fuzz`` adds ``found-*`` files beside them."""
+
+import io
+import json
+import struct
+import zipfile
+from pathlib import Path
+
+import lightgbm
+import numpy as np
+import xgboost
+
+import sapwood
+
+HERE = Path(__file__).parent
+rng = np.random.default_rng(0)
+X = rng.normal(size=(200, 3))
+
+
+def ubjson_null_arrays(size=8_000):
+    # Typed arrays of nulls (zero bytes each), each declaring as many elements as bytes
+    # remain: quadratic work for a reader that materialises them.
+    body = bytearray(b"{i\x07learner[")
+    while len(body) < size:
+        body += b"[$Z#l" + struct.pack(">i", size - len(body) - 10)
+    return bytes(body + b"]}")
+
+
+def lightgbm_text(n_classes):
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0) if n_classes == 3 else (X[:, 0] > 0)
+    return lightgbm.LGBMClassifier(n_estimators=2, num_leaves=4, verbose=-1).fit(
+        X, y.astype(int)).booster_.model_to_string()
+
+
+def sapwood_header(n_features):
+    buffer = io.BytesIO()
+    sapwood.save(sapwood.DecisionTreeRegressor(max_depth=2).fit(X, X[:, 0]), buffer)
+    source = zipfile.ZipFile(io.BytesIO(buffer.getvalue()))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED) as target:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename.endswith(".json"):
+                header = json.loads(data)
+                header["n_features"] = n_features
+                data = json.dumps(header).encode()
+            target.writestr(info, data)
+    return out.getvalue()
+
+
+def xgboost_document():
+    model = xgboost.XGBRegressor(n_estimators=2, max_depth=2).fit(X, X[:, 0])
+    return json.loads(bytes(model.get_booster().save_raw(raw_format="json")))
+
+
+def main():
+    files = {}
+    files["refused-ubjson-null-arrays.ubj"] = ubjson_null_arrays()
+    three = lightgbm_text(3)
+    files["refused-lightgbm-num-class.txt"] = three.replace(
+        "num_class=3", "num_class=100000000").encode()
+    files["refused-lightgbm-max-feature-idx.txt"] = three.replace(
+        "max_feature_idx=2", "max_feature_idx=2000000000").encode()
+    files["refused-lightgbm-sigmoid-0.txt"] = lightgbm_text(2).replace(
+        "binary sigmoid:1", "binary sigmoid:0").encode()
+    files["refused-sapwood-n-features.sapwood"] = sapwood_header(2**31 - 1)
+    document = xgboost_document()
+    document["learner"]["gradient_booster"]["model"]["trees"][1]["default_left"][0] = 2
+    files["refused-xgboost-default-left.json"] = json.dumps(document).encode()
+    document = xgboost_document()
+    document["learner"]["learner_model_param"]["num_class"] = "100000000"
+    files["refused-xgboost-num-class.json"] = json.dumps(document).encode()
+    # Found by make fuzz: Python's json reads Infinity, and int(inf) is an OverflowError.
+    document["learner"]["learner_model_param"]["num_class"] = float("inf")
+    files["refused-xgboost-num-class-infinite.json"] = json.dumps(document).encode()
+    for name, data in files.items():
+        (HERE / name).write_bytes(data)
+        print(name, len(data))
+
+
+if __name__ == "__main__":
+    main()
