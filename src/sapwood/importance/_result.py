@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import pandas as pd
 
+from ._html import result_html
 from ._ranks import RankIntervals, rank_intervals
 
 __all__ = ["ImportanceResult", "mean_interval", "side_by_side", "t_interval"]
@@ -42,6 +43,10 @@ class ImportanceResult:
         Per-node (or per-tree) table the numbers were computed from.
     extra : dict
         Further named arrays a measure provides (e.g. per-class importances).
+
+    Each field also answers by key, as scikit-learn's ``Bunch`` result does:
+    ``result["importances_mean"]`` is ``result.importances_mean``, so code written for
+    :func:`sklearn.inspection.permutation_importance` runs unchanged.
     """
 
     importances_mean: np.ndarray
@@ -81,6 +86,16 @@ class ImportanceResult:
         low, high = mean_interval(draws)
         return cls(importances_mean=draws.mean(axis=1), importances_std=draws.std(axis=1),
                    importances=draws, ci_low=low, ci_high=high, **fields)
+
+    def keys(self) -> list[str]:
+        """The names that answer ``result[name]``: the public fields."""
+        return [f.name for f in fields(self) if not f.name.startswith("_")]
+
+    def __getitem__(self, key: str):
+        if key not in self.keys():
+            raise KeyError(f"{key!r} is not a field of ImportanceResult; fields: "
+                           f"{', '.join(self.keys())}")
+        return getattr(self, key)
 
     @property
     def n_features(self) -> int:
@@ -137,6 +152,11 @@ class ImportanceResult:
         from ..plotting import plot_importance
 
         return plot_importance(self, ax=ax, kind=kind, max_features=max_features)
+
+    def _repr_html_(self) -> str:
+        """The table a notebook shows: each feature with its importance, a bar, its
+        interval and its rank interval, most important first."""
+        return result_html(self)
 
     def __repr__(self) -> str:
         head = self.to_frame().head(10).to_string(index=False)
