@@ -82,6 +82,8 @@ def janitza_pvalues(result):
     results without a negative importance, where this function accepts exact zeros
     alone.
 
+    Definition: docs/measures.md, section 'Janitza p-values'.
+
     Parameters
     ----------
     result : ImportanceResult
@@ -149,6 +151,8 @@ def altmann_pvalues(estimator, X, y, *, measure, n_permutations=100, random_stat
     log-normal or gamma distributions to the null values). It works for any measure
     and removes the bias of MDI toward features with many split points from the
     test, because the null importances carry the same bias; it costs S refits.
+
+    Definition: docs/measures.md, section 'Altmann p-values (PIMP)'.
 
     Parameters
     ----------

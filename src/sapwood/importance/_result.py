@@ -111,7 +111,8 @@ class ImportanceResult:
         ``importances`` (:func:`~sapwood.importance._ranks.rank_intervals`: a max-t
         bound over all pairwise differences, Mogstad et al. 2024,
         doi:10.1093/restud/rdad006), or None where the measure has fewer than two
-        draws (a single tree's MDI, split gain, Friedman's importance). Computed once."""
+        draws (a single tree's MDI, split gain, Friedman's importance). Computed once.
+        Definition: docs/measures.md, section 'Rank intervals'."""
         if self._rank_intervals is None and self.importances is not None \
                 and self.importances.ndim == 2 \
                 and self.importances.shape[0] == self.n_features:
@@ -166,7 +167,8 @@ class ImportanceResult:
 def mean_interval(draws, level=0.95):
     """(low, high): the Student-t confidence interval at ``level`` of each row's mean,
     ``mean -/+ t_{(1 + level) / 2, k - 1} s / sqrt(k)`` over its k draws (s with
-    ddof=1); NaN for rows of fewer than two draws."""
+    ddof=1); NaN for rows of fewer than two draws. Definition: docs/measures.md,
+    section 'Confidence intervals of the importances'."""
     draws = np.asarray(draws, dtype=np.float64)
     k = draws.shape[1]
     if k < 2:

@@ -267,16 +267,18 @@ def boruta(X, y, *, estimator=None, importance="oob_permutation", max_rounds=100
     The rounds stop when no feature is undecided or after ``max_rounds``; what is
     left is tentative.
 
-    Conventions. Where MEASURES.md is silent this follows R's ``Boruta`` package
+    Conventions. Beyond the paper this follows R's ``Boruta`` package
     (``Boruta.default``): shadows are renamed and shuffled column by column, the
     hit is a strict ``>``, rejected features are dropped from the model and
     confirmed ones kept, NaN importances count as 0 (with a warning), and rejection
     wins when both tails pass (only possible for alpha > 1/2); the Bonferroni factor
     m counts every feature, decided or not (R's ``p.adjust`` over all attributes).
-    Where the spec is explicit it differs from R: shadows are made of the *undecided*
+    In two places it differs from R: shadows are made of the *undecided*
     features only (R shadows every non-rejected feature, confirmed ones too); and
     ``max_rounds`` rounds are run (R's ``maxRuns`` runs ``maxRuns - 1`` and must be
     at least 11).
+
+    Definition: docs/measures.md, section 'Boruta'.
 
     Parameters
     ----------
