@@ -111,7 +111,7 @@ class ImportanceResult:
         ``importances`` (:func:`~sapwood.importance._ranks.rank_intervals`: a max-t
         bound over all pairwise differences, Mogstad et al. 2024,
         doi:10.1093/restud/rdad006), or None where the measure has fewer than two
-        draws (a single tree's MDI, split gain, Friedman's importance). Computed once.
+        draws (a single tree's MDI, a library's split gain). Computed once.
         Definition: docs/measures.md, section 'Rank intervals'."""
         if self._rank_intervals is None and self.importances is not None \
                 and self.importances.ndim == 2 \
