@@ -9,6 +9,7 @@ rank agreement read it there. This module holds only the command line's own choi
 
 from __future__ import annotations
 
+import importlib
 import textwrap
 from collections.abc import MutableMapping
 
@@ -66,7 +67,15 @@ MEASURES = _Registry()
 
 
 def is_available(name: str) -> bool:
-    return hasattr(importance, MEASURES[name].function)
+    """Whether measure ``name``'s public function exists: a name in
+    ``sapwood.importance``, or ``module.name`` for a measure registered from elsewhere."""
+    module, _, attribute = MEASURES[name].function.rpartition(".")
+    if not module:
+        return hasattr(importance, attribute)
+    try:
+        return hasattr(importlib.import_module(module), attribute)
+    except ImportError:
+        return False
 
 
 def parse_methods(text: str) -> list:

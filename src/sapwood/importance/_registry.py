@@ -87,7 +87,8 @@ class Measure:
     """One importance measure, as everything that offers a choice of measures sees it.
 
     name : the name on the command line (``--methods``) and the key in :data:`MEASURES`.
-    function : its public function in ``sapwood.importance`` (formula, paper, DOI).
+    function : the name of its public function (formula, paper, DOI) in
+        ``sapwood.importance``, or ``"module.name"`` for a measure defined elsewhere.
     description : one line saying what it measures (``--help``, table titles).
     run : ``run(model, inputs: MeasureInputs, **options) -> ImportanceResult``.
     rows : which rows it reads, one of :data:`ROWS`.
@@ -113,8 +114,11 @@ class Measure:
     altmann : Altmann's p-values: True recomputes the measure itself on each refit,
         a callable ``f(model, X, y, **kwargs)`` recomputes that instead (MDI: before
         normalisation), False: not offered.
-    intervals : gives 95% intervals of the importances and simultaneous rank intervals
-        (from draws: trees, repeats, folds or rows; none where there is one draw).
+    intervals : gives 95% intervals of the importances, from its draws (trees, repeats,
+        folds or rows; none where there is one draw: a single tree, drop-column
+        without cross-validation).
+    rank_intervals : gives simultaneous 95% rank intervals (from the same draws, or
+        from per-tree values that have no interval of their mean, as Friedman's).
     zscore : its result carries ``extra["zscore"]`` (importance / standard error), which
         ``boruta`` ranks by, as R's Boruta does.
     progress : ``run`` draws a bar with its steps and the time left when
@@ -140,6 +144,7 @@ class Measure:
     janitza: bool = False
     altmann: bool | Callable = True
     intervals: bool = False
+    rank_intervals: bool = False
     zscore: bool = False
     progress: bool = False
     label: str = ""
@@ -365,7 +370,7 @@ def _run_shap(model, inputs, **options):
 
 register(Measure(
     "mdi", "mdi", "mean decrease in impurity, on the training data", _run_mdi, rows="train",
-    applies=_records_impurities, fallback="gain", label="MDI", intervals=True,
+    applies=_records_impurities, fallback="gain", label="MDI", intervals=True, rank_intervals=True,
     # Altmann et al. test the unnormalised impurity decrease; normalised shares would
     # pass the informative features' share to the noise features under the null.
     altmann=unnormalised_mdi))
@@ -382,19 +387,20 @@ register(Measure(
     "friedman", "friedman_importance",
     "Friedman's relative influence sqrt(mean over trees of the squared-error "
     "improvement), on the training data (gradient boosting: gb)",
-    _run_friedman, rows="train", optional=True, label="Friedman's importance",
-    abbreviation="fried"))
+    _run_friedman, rows="train", optional=True, rank_intervals=True,
+    label="Friedman's importance", abbreviation="fried"))
 register(Measure(
     "permutation", "permutation_importance",
     "drop in held-out score when the feature is shuffled", _run_permutation,
     rows="held-out", needs=frozenset({"y"}), options={"n_repeats": N_REPEATS},
-    centred=True, janitza=True, intervals=True, abbreviation="perm", progress=True))
+    centred=True, janitza=True, intervals=True, rank_intervals=True, abbreviation="perm",
+    progress=True))
 register(Measure(
     "drop", "drop_column_importance",
     "drop in held-out score (or cross-validated score with --cv) when the model is refit "
     "without the feature", _run_drop, rows="refit", needs=frozenset({"y", "estimator"}),
     refits="refits the model without each column", optional=True, centred=True,
-    intervals=True, progress=True, api_names={"drop_column": {}},
+    intervals=True, rank_intervals=True, progress=True, api_names={"drop_column": {}},
     # S refits of p + 1 refits each: not offered.
     altmann=False))
 register(Measure(
@@ -403,7 +409,7 @@ register(Measure(
     "associated with it at the 5% level (Strobl et al. 2008); each tree's out-of-bag rows "
     "for a bootstrapped forest, else the held-out rows", _run_conditional, rows="held-out",
     needs=frozenset({"y"}), applies=_bagged_or_scored, optional=True, centred=True,
-    janitza=True, intervals=True, where="on the held-out or out-of-bag rows",
+    janitza=True, intervals=True, rank_intervals=True, where="on the held-out or out-of-bag rows",
     abbreviation="cond", progress=True,
     options={"threshold": CONDITIONAL_THRESHOLD, "n_repeats": N_REPEATS},
     # compare's name: the function's defaults (party's threshold 0.2, one repeat).
@@ -414,7 +420,7 @@ register(Measure(
     "of the feature, from a model refit with the shadows on the training data (AIR)",
     _run_air, rows="refit", needs=frozenset({"y", "estimator"}),
     refits="grows a new forest with a shadow copy of each column", optional=True,
-    centred=True, janitza=True, intervals=True, label="AIR", progress=True,
+    centred=True, janitza=True, intervals=True, rank_intervals=True, label="AIR", progress=True,
     where="by refitting with a shadow copy of each feature",
     api_names={"impurity_corrected": {}}))
 register(Measure(
@@ -422,19 +428,23 @@ register(Measure(
     "drop in each tree's out-of-bag accuracy (or rise in error) when the feature is "
     "shuffled (bagged forests: rf, et)", _run_oob, rows="oob",
     needs=frozenset({"y", "bagging"}), optional=True, centred=True, janitza=True,
-    intervals=True, zscore=True, progress=True, api_names={"oob_permutation": {}}))
+    intervals=True, rank_intervals=True, zscore=True, progress=True,
+    api_names={"oob_permutation": {}}))
 register(Measure(
     "ufi", "unbiased_mdi",
     "impurity decrease re-measured on each tree's out-of-bag rows (bagged forests)",
-    _run_ufi, rows="oob", needs=frozenset({"y", "bagging"}), applies=_ufi_rows,
-    optional=True, intervals=True, label="UFI",
+    # A model that is not bagged has no out-of-bag rows: unbiased_mdi then reads the
+    # rows it is given as held-out ones.
+    _run_ufi, rows="oob", needs=frozenset({"y"}), applies=_ufi_rows,
+    optional=True, intervals=True, rank_intervals=True, label="UFI",
     # compare's name: a model that is not bagged is measured on X_test.
     api_names={"unbiased_mdi": {"held_out_rows": True}}))
 register(Measure(
     "shap", "tree_shap",
     "mean |SHAP value| on the held-out rows: the feature's average share of each "
     "prediction (path-dependent TreeSHAP, as the shap package computes it)",
-    _run_shap, rows="held-out", intervals=True, label="mean |SHAP|", progress=True,
+    _run_shap, rows="held-out", intervals=True, rank_intervals=True, label="mean |SHAP|",
+    progress=True,
     api_names={"tree_shap": {}},
     # |SHAP| is never negative, so Janitza's mirrored null does not apply; Altmann's
     # refits on permuted labels would work but cost S forests: not offered.
