@@ -10,8 +10,10 @@ docs/measures.md) plus one :func:`register` call here, or from outside::
     def run(model, inputs, **options):
         return my_importance(model, inputs.X_test, inputs.y_test, **options)
 
-    register(Measure("mine", "my_importance", "what it measures, in one line", run,
-                     rows="held-out", needs=frozenset({"y"})))
+    register(Measure("mine", "mypackage.my_importance", "what it measures, in one line",
+                     run, rows="held-out", needs={"y"}))
+
+``registered(measure)`` does the same for the length of a ``with`` block (tests).
 """
 
 from __future__ import annotations
@@ -152,6 +154,13 @@ class Measure:
     abbreviation: str = ""
 
     def __post_init__(self):
+        # A record is read-only all the way down (it is shared by every caller).
+        object.__setattr__(self, "needs", frozenset(self.needs))
+        object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
+        if self.api_names is not None:
+            object.__setattr__(self, "api_names", MappingProxyType(
+                {name: MappingProxyType(dict(options))
+                 for name, options in self.api_names.items()}))
         if self.rows not in ROWS:
             raise ValueError(f"The 'rows' field of Measure must be one of {list(ROWS)}; "
                              f"got {self.rows!r}")
