@@ -119,3 +119,11 @@ def test_every_measure_section_cites_a_reference():
             assert block is not None, f"{name}: {title!r} is not a level-2 section"
             assert re.search(r"doi:10\.\d{4,}/\S+|arXiv:\d{4}\.\d{4,5}", block), (
                 f"section {title!r} ({name}) cites no DOI or arXiv number")
+
+
+@pytest.mark.parametrize("name", sorted(importance.MEASURES))
+def test_every_registered_measure_points_to_its_section(name):
+    sections = headings(PAGE.read_text(encoding="utf-8"))
+    function = getattr(importance, importance.MEASURES[name].function)
+    named = pointers(inspect.getdoc(function) or "")
+    assert named and all(title in sections for title in named), (name, named)
