@@ -14,8 +14,8 @@ from threadpoolctl import threadpool_limits
 
 import sapwood
 from sapwood import FormatError, TreeArrays, TreeEnsemble
-from sapwood._persist import HEADER, load, save
-from sapwood.adapters import from_model, predict, predict_raw
+from sapwood._persist import HEADER, load
+from sapwood.adapters import from_model, predict, predict_raw, save
 
 from .adapters._data import make_data
 

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+from . import _prediction
+from ._impurity import tree_importances
 from ._kernels import _traverse
 from ._kernels._traverse import (
     LEAF,
@@ -149,14 +151,7 @@ class TreeArrays:
 
     def compute_feature_importances(self, normalize: bool = True) -> np.ndarray:
         """MDI of this tree exactly as scikit-learn's ``Tree.compute_feature_importances``."""
-        from .importance._mdi import tree_impurity_decrease
-
-        importances = tree_impurity_decrease(self) / self.weighted_n_node_samples[0]
-        if normalize:
-            total = importances.sum()
-            if total > 0.0:
-                importances /= total
-        return importances
+        return tree_importances(self, normalize)
 
     def to_dict(self) -> dict:
         """The node arrays by field name (optional statistics only when present)."""
@@ -350,15 +345,11 @@ class TreeEnsemble:
 
     def predict(self, X) -> np.ndarray:
         """Class labels or link-transformed outputs (:func:`sapwood.adapters.predict`)."""
-        from .adapters._predict import predict
-
-        return predict(self, X)
+        return _prediction.predict(self, X)
 
     def predict_proba(self, X):
         """Class probabilities (:func:`sapwood.adapters.predict_proba`)."""
-        from .adapters._predict import predict_proba
-
-        return predict_proba(self, X)
+        return _prediction.predict_proba(self, X)
 
 
 def _normalise_classes(classes):

@@ -26,6 +26,7 @@ import numpy as np
 
 from ._files import replace_atomically
 from ._format import FormatError, TreeArrays, TreeEnsemble
+from ._version import __version__
 
 __all__ = ["save", "load", "FORMAT_NAME", "FORMAT_VERSION"]
 
@@ -75,22 +76,22 @@ _FREE_FEATURES = 65_536
 _FEATURES_PER_BYTE = 16
 
 
-def save(model, path) -> None:
-    """Write ``model`` to ``path`` in sapwood's model format.
+def save(ensemble, path) -> None:
+    """Write the :class:`TreeEnsemble` ``ensemble`` to ``path`` in sapwood's model format.
+
+    :func:`sapwood.save` (:func:`sapwood.adapters.save`) converts any model first.
 
     Parameters
     ----------
-    model : anything :func:`sapwood.adapters.as_ensemble` accepts
-        A sapwood estimator, a TreeEnsemble, or a scikit-learn / XGBoost / LightGBM
-        model (converted first).
+    ensemble : TreeEnsemble
     path : str, path-like or binary file object
         Conventionally ends in ``.sapwood``. A path is written atomically: to a
         temporary file beside it, synced, then renamed onto it, so a save that fails
         part way leaves any model already there byte for byte intact.
     """
-    from .adapters import as_ensemble
-
-    ensemble = as_ensemble(model)
+    if not isinstance(ensemble, TreeEnsemble):
+        raise TypeError(f"save writes a TreeEnsemble; got {type(ensemble).__name__} "
+                        "(sapwood.save converts other models first)")
     shapes = {tree.value.shape[1:] for tree in ensemble.trees}
     if len(shapes) != 1:
         raise ValueError(f"every tree of a saved model must have the same value shape "
@@ -113,7 +114,7 @@ def save(model, path) -> None:
     header = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
-        "sapwood_version": _version(),
+        "sapwood_version": __version__,
         "task": ensemble.task,
         "combine": ensemble.combine,
         "link": ensemble.link,
@@ -161,12 +162,6 @@ def _base_score(ensemble):
         if base.shape[0] == 1:
             base = np.full(n_columns, base[0])
     return base
-
-
-def _version():
-    from . import __version__
-
-    return __version__
 
 
 def _classes_to_json(classes):

@@ -20,29 +20,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._format import LEAF, TreeArrays
+from .._impurity import node_decrease as _node_decrease
+from .._impurity import tree_impurity_decrease
 from ..adapters import as_ensemble
 from ._result import ImportanceResult, mean_interval
 
 __all__ = ["mdi", "tree_impurity_decrease"]
-
-
-def _node_decrease(tree: TreeArrays):
-    split = np.flatnonzero(tree.children_left != LEAF)
-    left, right = tree.children_left[split], tree.children_right[split]
-    w, imp = tree.weighted_n_node_samples, tree.impurity
-    decrease = w[split] * imp[split] - w[left] * imp[left] - w[right] * imp[right]
-    return split, left, right, decrease
-
-
-def tree_impurity_decrease(tree: TreeArrays) -> np.ndarray:
-    """Sum of ``w_i I_i - w_L I_L - w_R I_R`` per feature, in node order (unscaled)."""
-    split, _, _, decrease = _node_decrease(tree)
-    totals = np.zeros(tree.n_features)
-    # A sequential loop keeps scikit-learn's summation order, so numbers match bit for bit.
-    for feature, value in zip(tree.feature[split], decrease, strict=True):
-        totals[feature] += value
-    return totals
 
 
 def mdi(model, feature_names=None) -> ImportanceResult:
