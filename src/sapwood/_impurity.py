@@ -4,10 +4,16 @@ Per tree (scikit-learn ``Tree.compute_feature_importances``)::
 
     imp_j = sum over split nodes i on j of (w_i I_i - w_L I_L - w_R I_R) / w_root
 
-normalised to sum 1 when the total is positive. This sits at the format layer: it
-reads only ``children_left``, ``children_right``, ``feature``, ``impurity`` and
-``weighted_n_node_samples`` of a :class:`~sapwood._format.TreeArrays`, which calls it
-for ``compute_feature_importances``; :func:`sapwood.importance.mdi` adds the trace.
+normalised to sum 1 when the total is positive. A model with several trees combines
+them as scikit-learn's ensembles do (:func:`combine_importances`, the one place this
+rule lives): forests average the *normalised* vectors of the trees with more than one
+node, boosting the *unnormalised* ones, and the mean is renormalised.
+
+This sits at the format layer: it reads only ``children_left``, ``children_right``,
+``feature``, ``impurity`` and ``weighted_n_node_samples`` of a
+:class:`~sapwood._format.TreeArrays`, which calls it for
+``compute_feature_importances``; sapwood's learners call it for
+``feature_importances_`` and :func:`sapwood.importance.mdi` adds the per-node trace.
 """
 
 from __future__ import annotations
@@ -16,7 +22,8 @@ import numpy as np
 
 from ._kernels._traverse import LEAF
 
-__all__ = ["node_decrease", "tree_impurity_decrease", "tree_importances"]
+__all__ = ["combine_importances", "node_decrease", "tree_impurity_decrease",
+           "tree_importances"]
 
 
 def node_decrease(tree):
@@ -47,3 +54,40 @@ def tree_importances(tree, normalize: bool = True) -> np.ndarray:
         if total > 0.0:
             importances /= total
     return importances
+
+
+def combine_importances(per_tree, used, combine: str) -> np.ndarray:
+    """A model's MDI from its trees' vectors, by scikit-learn's rule.
+
+    Parameters
+    ----------
+    per_tree : sequence of ndarray (n_features,)
+        Each tree's unnormalised MDI (:func:`tree_importances` with ``normalize=False``).
+    used : sequence of bool
+        Whether each tree has more than one node (single-node trees take no part).
+    combine : {"mean", "sum"}
+        The ensemble's ``combine``: forests average the normalised vectors, boosting
+        the unnormalised ones.
+
+    Returns
+    -------
+    ndarray (n_features,)
+        One tree: its normalised vector (``DecisionTree*.feature_importances_``).
+        Several: the mean over the used trees, divided by its total when that is
+        positive; zeros when no tree splits.
+    """
+    normalised = [_normalise(vector) for vector in per_tree]
+    if len(per_tree) == 1:
+        return normalised[0]
+    chosen = normalised if combine == "mean" else per_tree
+    vectors = [vector for vector, keep in zip(chosen, used, strict=True) if keep]
+    if not vectors:
+        return np.zeros(len(per_tree[0]))
+    mean = np.mean(vectors, axis=0, dtype=np.float64)
+    total = mean.sum()
+    return mean / total if total > 0 else mean
+
+
+def _normalise(vector):
+    total = vector.sum()
+    return vector / total if total > 0 else vector.copy()

@@ -6,7 +6,8 @@ Per tree (scikit-learn ``Tree.compute_feature_importances``; seed 000's
     imp_j = sum over split nodes i on j of (w_i I_i - w_L I_L - w_R I_R) / w_root
 
 normalised to sum 1 when the total is positive. Ensembles combine per-tree vectors as
-scikit-learn does: forests (``combine="mean"``) average the *normalised* vectors of
+scikit-learn does (:func:`sapwood._impurity.combine_importances`, the rule sapwood's
+learners use too): forests (``combine="mean"``) average the *normalised* vectors of
 trees with more than one node; boosting (``combine="sum"``) averages the
 *unnormalised* ones; both renormalise at the end.
 
@@ -20,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._impurity import combine_importances, tree_impurity_decrease
 from .._impurity import node_decrease as _node_decrease
-from .._impurity import tree_impurity_decrease
 from ..adapters import as_ensemble
 from ._result import ImportanceResult, mean_interval
 
@@ -71,6 +72,7 @@ def mdi(model, feature_names=None) -> ImportanceResult:
     _require_impurities(ensemble)
     names = _feature_names(ensemble, feature_names)
     n_features = ensemble.n_features
+    raw_per_tree = []
     per_tree = []
     scaled = []
     rows = []
@@ -78,6 +80,7 @@ def mdi(model, feature_names=None) -> ImportanceResult:
         raw = tree_impurity_decrease(tree) / tree.weighted_n_node_samples[0]
         total = raw.sum()
         normalised = raw / total if total > 0 else raw.copy()
+        raw_per_tree.append(raw)
         per_tree.append(normalised)
         # Trees with a single node take no part in scikit-learn's ensemble average.
         used = tree.node_count > 1
@@ -103,7 +106,8 @@ def mdi(model, feature_names=None) -> ImportanceResult:
             "decrease": decrease / tree.weighted_n_node_samples[0],
             "_scale": scale,
         }))
-    importances = _combine(ensemble, per_tree)
+    importances = combine_importances(raw_per_tree, [used for _, used in scaled],
+                                      ensemble.combine)
     trace = pd.concat(rows, ignore_index=True)
     n_used = sum(used for _, used in scaled) if ensemble.n_trees > 1 else 1
     unnormalised = trace["decrease"] * trace["_scale"] / max(n_used, 1)
@@ -148,22 +152,6 @@ def _require_impurities(ensemble):
             f"MDI needs node impurities, which {name or library} models do not record; use "
             "sapwood.importance.native_importance(model, 'gain') for the library's own "
             "split-gain importance, or permutation_importance")
-
-
-def _combine(ensemble, per_tree):
-    if ensemble.n_trees == 1:
-        return per_tree[0]
-    trees = ensemble.trees
-    if ensemble.combine == "mean":
-        vectors = [v for v, tree in zip(per_tree, trees, strict=True) if tree.node_count > 1]
-    else:
-        vectors = [tree_impurity_decrease(tree) / tree.weighted_n_node_samples[0]
-                   for tree in trees if tree.node_count > 1]
-    if not vectors:
-        return np.zeros(ensemble.n_features)
-    mean = np.mean(vectors, axis=0, dtype=np.float64)
-    total = mean.sum()
-    return mean / total if total > 0 else mean
 
 
 def _feature_names(ensemble, feature_names):

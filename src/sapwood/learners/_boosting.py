@@ -40,6 +40,7 @@ from sklearn.utils.stats import _weighted_percentile
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .._format import TreeEnsemble
+from .._impurity import combine_importances
 from .._kernels import _losses
 from .._kernels._random import RAND_R_MAX
 from .._progress import check_progress, progress_bar
@@ -380,13 +381,10 @@ class BaseGradientBoosting(BaseEstimator):
         """MDI by scikit-learn's boosting formula (mean of unnormalised per-tree vectors
         over trees with more than one node, renormalised)."""
         check_is_fitted(self)
-        vectors = [tree.tree_.compute_feature_importances(normalize=False)
-                   for stage in self.estimators_ for tree in stage
-                   if tree.tree_.node_count > 1]
-        if not vectors:
-            return np.zeros(self.n_features_in_)
-        mean = np.mean(vectors, axis=0, dtype=np.float64)
-        return mean / np.sum(mean)
+        trees = [tree.tree_ for tree in self.estimators_.ravel()]
+        return combine_importances([tree.compute_feature_importances(normalize=False)
+                                    for tree in trees],
+                                   [tree.node_count > 1 for tree in trees], "sum")
 
     def to_ensemble(self) -> TreeEnsemble:
         """The model in sapwood's format (``combine="sum"``, weights = learning rate).

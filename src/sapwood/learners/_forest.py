@@ -40,6 +40,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .._format import TreeEnsemble
+from .._impurity import combine_importances
 from .._kernels._random import RAND_R_MAX
 from .._progress import check_progress, counted, progress_bar
 from ._grow import column_facts, grow_tree
@@ -323,12 +324,10 @@ class BaseForest(MultiOutputMixin, BaseEstimator):
         ``sapwood.importance.mdi(forest).importances_mean``, which adds the per-node trace.
         """
         check_is_fitted(self)
-        vectors = [tree.tree_.compute_feature_importances() for tree in self.estimators_
-                   if tree.tree_.node_count > 1]
-        if not vectors:
-            return np.zeros(self.n_features_in_)
-        mean = np.mean(vectors, axis=0, dtype=np.float64)
-        return mean / np.sum(mean)
+        trees = [tree.tree_ for tree in self.estimators_]
+        return combine_importances([tree.compute_feature_importances(normalize=False)
+                                    for tree in trees],
+                                   [tree.node_count > 1 for tree in trees], "mean")
 
     def to_ensemble(self) -> TreeEnsemble:
         """The forest in sapwood's format (``combine="mean"``)."""
