@@ -35,6 +35,7 @@ LAYERS = {
     "sapwood._progress": 0,
     "sapwood._version": 0,
     "sapwood._format": 1,
+    "sapwood._bootstrap": 1,
     "sapwood._impurity": 1,
     "sapwood._prediction": 1,
     "sapwood._persist": 1,

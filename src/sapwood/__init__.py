@@ -20,7 +20,7 @@ file or tree that is not valid raises :class:`FormatError` (a ``ValueError``).
 
 import importlib
 
-from ._format import FormatError, TreeArrays, TreeEnsemble
+from ._format import FormatError, ModelKind, TreeArrays, TreeEnsemble
 from ._version import __version__
 from .learners import (
     DecisionTreeClassifier,
@@ -68,6 +68,7 @@ __all__ = [
     "FormatError",
     "GradientBoostingClassifier",
     "GradientBoostingRegressor",
+    "ModelKind",
     "RandomForestClassifier",
     "RandomForestRegressor",
     "TreeArrays",

@@ -14,9 +14,14 @@ from scipy.special import expit, softmax
 
 __all__ = ["predict", "predict_proba", "predict_raw"]
 
-# Binary classifiers that predict the positive class at margin 0 (the rest, like argmax,
-# pick the first class on a tie).
+# scikit-learn binary classifiers that predict the positive class at margin 0 (the
+# rest, like argmax, pick the first class on a tie).
 _TIES_TO_POSITIVE = {"GradientBoostingClassifier"}
+
+
+def ties_to_positive(ensemble) -> bool:
+    """Whether a binary classifier predicts the positive class at margin 0."""
+    return ensemble.kind.library == "sklearn" and ensemble.kind.model in _TIES_TO_POSITIVE
 
 
 def predict_raw(ensemble, X) -> np.ndarray:
@@ -85,7 +90,7 @@ def predict(ensemble, X) -> np.ndarray:
             return np.column_stack([np.asarray(labels)[p.argmax(axis=1)]
                                     for labels, p in zip(classes, proba, strict=True)])
         labels = _classes_per_output(ensemble, 1)[0]
-        if (ensemble.source or {}).get("model") in _TIES_TO_POSITIVE and proba.shape[1] == 2:
+        if ties_to_positive(ensemble) and proba.shape[1] == 2:
             return np.asarray(labels)[(predict_raw(ensemble, X) >= 0.0).astype(np.intp)]
         return np.asarray(labels)[proba.argmax(axis=1)]
     raw = predict_raw(ensemble, X)
