@@ -75,6 +75,7 @@ _COMMON_KEYS = {
 _HEADER_KEYS = {1: _COMMON_KEYS | {"source"}, 2: _COMMON_KEYS | {"kind", "bootstrap"}}
 _KIND_STRINGS = ("library", "model", "objective", "library_version")
 _KIND_FLAGS = ("bagged", "node_impurity")
+_KIND_KEYS = _KIND_STRINGS + ("family",) + _KIND_FLAGS
 _MAX_TEXT = 4096
 _LINKS = {"mean": ("identity",), "sum": ("identity", "logistic", "softmax", "exp")}
 
@@ -138,8 +139,7 @@ def save(ensemble, path) -> None:
         "classes": _classes_to_json(ensemble.classes),
         "feature_names": (None if ensemble.feature_names is None
                           else [str(name) for name in ensemble.feature_names]),
-        "kind": {name: getattr(ensemble.kind, name) for name in _KIND_STRINGS + (
-            "family",) + _KIND_FLAGS},
+        "kind": {name: getattr(ensemble.kind, name) for name in _KIND_KEYS},
         "bootstrap": _bootstrap_header(ensemble.bootstrap),
     }
     bootstrap = ensemble.bootstrap
@@ -402,7 +402,7 @@ def _kind_from_source(source):
 
 
 def _check_kind(kind):
-    keys = set(_KIND_STRINGS) | {"family"} | set(_KIND_FLAGS)
+    keys = set(_KIND_KEYS)
     if not isinstance(kind, dict) or set(kind) != keys:
         raise FormatError(f"header field kind must be an object with exactly the keys "
                           f"{sorted(keys)}")

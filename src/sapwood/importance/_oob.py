@@ -67,13 +67,13 @@ def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, 
 
     Parameters
     ----------
-    forest : fitted bagged forest
-        ``sapwood.RandomForestClassifier`` / ``RandomForestRegressor`` /
-        ``ExtraTrees*`` fitted with ``bootstrap=True`` (in-bag rows from
-        :meth:`~sapwood.learners.RandomForestClassifier.bootstrap_counts`), or
-        scikit-learn's ``RandomForest*`` / ``ExtraTrees*`` fitted with
-        ``bootstrap=True`` (in-bag rows regenerated from each tree's stored
-        ``random_state`` as scikit-learn 1.9 draws them). Single output only.
+    forest : fitted bagged forest, or a TreeEnsemble / model file with a bootstrap
+        Any model whose tree format records its bootstrap draws
+        (``TreeEnsemble.bootstrap``): ``sapwood.RandomForestClassifier`` /
+        ``RandomForestRegressor`` / ``ExtraTrees*`` and scikit-learn's
+        ``RandomForest*`` / ``ExtraTrees*`` fitted with ``bootstrap=True`` (in-bag
+        rows regenerated from each tree's stored ``random_state`` as scikit-learn 1.9
+        draws them), and sapwood model files saved from them. Single output only.
     X : array-like of shape (n_samples, n_features)
         The data the forest was fit on (converted to float32 as the forest did; NaN
         marks a missing value). Column names become the feature names.
