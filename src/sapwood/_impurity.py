@@ -76,11 +76,11 @@ def combine_importances(per_tree, used, combine: str) -> np.ndarray:
         Several: the mean over the used trees, divided by its total when that is
         positive; zeros when no tree splits.
     """
-    normalised = [_normalise(vector) for vector in per_tree]
     if len(per_tree) == 1:
-        return normalised[0]
-    chosen = normalised if combine == "mean" else per_tree
-    vectors = [vector for vector, keep in zip(chosen, used, strict=True) if keep]
+        return _normalise(per_tree[0])
+    vectors = [vector for vector, keep in zip(per_tree, used, strict=True) if keep]
+    if combine == "mean":
+        vectors = [_normalise(vector) for vector in vectors]
     if not vectors:
         return np.zeros(len(per_tree[0]))
     mean = np.mean(vectors, axis=0, dtype=np.float64)
