@@ -4,7 +4,10 @@ Learners and adapters produce it; every importance measure, plot and export read
 only it. Field names follow scikit-learn's ``tree_`` so that code written for
 scikit-learn trees reads the same here. Two fields go beyond scikit-learn, after
 treelite: a per-node comparison ``operator`` (XGBoost splits with ``<``) and
-optional per-node ``gain`` / ``cover`` statistics whose presence is explicit.
+optional per-node ``gain`` / ``cover`` statistics whose presence is explicit. The
+ensemble also records what kind of model the trees came from (:class:`ModelKind`)
+and, for a bagged forest, each tree's bootstrap draws
+(:class:`~sapwood._bootstrap.Bootstrap`), so that no measure needs the model object.
 
 Node layout (n_nodes entries each)::
 
