@@ -6,6 +6,7 @@ import json
 import signal
 import zipfile
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,8 +15,8 @@ from threadpoolctl import threadpool_limits
 
 import sapwood
 from sapwood import FormatError, TreeArrays, TreeEnsemble
-from sapwood._persist import HEADER, load, save
-from sapwood.adapters import from_model, predict, predict_raw
+from sapwood._persist import HEADER, load
+from sapwood.adapters import from_model, predict, predict_raw, save
 
 from .adapters._data import make_data
 
@@ -90,8 +91,16 @@ def all_models():
 
 def assert_same_ensemble(ours, theirs):
     for name in ("task", "n_features", "combine", "link", "classes", "feature_names",
-                 "input_dtype", "source"):
+                 "input_dtype", "source", "kind"):
         assert getattr(ours, name) == getattr(theirs, name), name
+    assert (ours.bootstrap is None) == (theirs.bootstrap is None)
+    if ours.bootstrap is not None:
+        a, b = ours.bootstrap, theirs.bootstrap
+        assert (a.n_samples, a.n_draws) == (b.n_samples, b.n_draws)
+        np.testing.assert_array_equal(a.seeds, b.seeds)
+        assert (a.sample_weight is None) == (b.sample_weight is None)
+        if a.sample_weight is not None:
+            np.testing.assert_array_equal(a.sample_weight, b.sample_weight)
     for name in ("tree_weights", "tree_output", "base_score"):
         np.testing.assert_array_equal(getattr(ours, name), getattr(theirs, name))
     assert ours.n_trees == theirs.n_trees
@@ -129,7 +138,7 @@ def test_the_file_holds_no_pickle_and_documents_itself(tmp_path):
     save(models["tree"], path)
     with zipfile.ZipFile(path) as archive:
         header = json.loads(archive.read(HEADER))
-        assert header["format"] == "sapwood-model" and header["format_version"] == 1
+        assert header["format"] == "sapwood-model" and header["format_version"] == 2
         for info in archive.infolist():
             assert info.compress_type == zipfile.ZIP_STORED
             if info.filename.endswith(".npy"):
@@ -228,7 +237,8 @@ def header_attacks(members):
             text = json.dumps({**header, key: value}, allow_nan=True)
             yield with_member(members, HEADER, text.encode())
     yield with_header(members, lambda h: h.update(extra=1))
-    yield with_header(members, lambda h: h.update(format_version=2))
+    yield with_header(members, lambda h: h.update(format_version=3))
+    yield with_header(members, lambda h: h.update(format_version=1))  # version 2's keys
     yield with_header(members, lambda h: h.update(format="sapwood-model-x"))
     yield with_header(members, lambda h: h.update(link="softmax", combine="mean"))
     yield with_header(members, lambda h: h.update(feature_names=["a"]))
@@ -414,3 +424,138 @@ def test_sapwood_models_round_trip(tmp_path, make_model):
     np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
     if hasattr(model, "predict_proba"):
         np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
+
+
+# -- format version 2: the model's kind and its bootstrap draws ---------------------
+
+VERSION_1 = Path(__file__).parent / "model_format_v1"
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in VERSION_1.glob("*.sapwood")))
+def test_version_1_files_still_load_with_the_same_predictions(tmp_path, name):
+    """Files written by format version 1 (free-form ``source``, no bootstrap), saved
+    with the sapwood of that version, together with what it predicted then."""
+    path = VERSION_1 / f"{name}.sapwood"
+    with zipfile.ZipFile(path) as archive:
+        assert json.loads(archive.read(HEADER))["format_version"] == 1
+    X = np.load(VERSION_1 / "X.npy")
+    model = load(path)
+    np.testing.assert_array_equal(model.predict(X), np.load(VERSION_1 / f"{name}.predict.npy"))
+    if model.task == "classification":
+        np.testing.assert_array_equal(model.predict_proba(X),
+                                      np.load(VERSION_1 / f"{name}.predict_proba.npy"))
+    assert model.bootstrap is None
+    # Saved again, the model is a version 2 file that loads as the same model.
+    save(model, tmp_path / "again.sapwood")
+    assert_same_ensemble(load(tmp_path / "again.sapwood"), model)
+
+
+def test_version_1_sources_become_kinds():
+    kinds = {name: load(VERSION_1 / f"{name}.sapwood").kind for name in (
+        "sapwood_forest", "sklearn_gradient_boosting_binary",
+        "sklearn_hist_gradient_boosting", "xgboost_binary")}
+    assert kinds["sapwood_forest"] == sapwood.ModelKind()  # version 1 recorded nothing
+    assert kinds["sklearn_gradient_boosting_binary"] == sapwood.ModelKind(
+        library="sklearn", model="GradientBoostingClassifier")
+    assert kinds["sklearn_hist_gradient_boosting"].node_impurity is False
+    assert kinds["xgboost_binary"] == sapwood.ModelKind(
+        library="xgboost", model="XGBClassifier", objective="binary:logistic",
+        library_version="3.2.0", node_impurity=False)
+
+
+def _bagged_forests():
+    X, y, _ = make_data(4, n_features=4, n_classes=3)
+    X = np.nan_to_num(X)
+    return X, y, {
+        "sapwood": sapwood.RandomForestClassifier(
+            n_estimators=4, max_depth=4, random_state=0, class_weight="balanced",
+            max_samples=0.7).fit(X, y),
+        "sklearn": ensemble.RandomForestClassifier(
+            n_estimators=4, max_depth=4, random_state=0).fit(X, y),
+    }
+
+
+def test_bagged_forests_keep_their_bootstrap_draws(tmp_path):
+    from sapwood.importance import (
+        conditional_permutation_importance,
+        oob_permutation_importance,
+    )
+
+    X, y, forests = _bagged_forests()
+    for name, forest in forests.items():
+        original = from_model(forest) if name == "sklearn" else forest.to_ensemble()
+        assert original.kind.bagged and original.kind.family == "forest", name
+        path = tmp_path / f"{name}.sapwood"
+        save(forest, path)
+        loaded = load(path)
+        assert_same_ensemble(loaded, original)
+        assert (loaded.bootstrap.sample_weight is not None) == (name == "sapwood")
+        for t, drawn in enumerate(forest.estimators_samples_):
+            np.testing.assert_array_equal(loaded.bootstrap.counts(t),
+                                          np.bincount(drawn, minlength=len(y)))
+        # Out-of-bag measures work on the file alone, with the forest's numbers.
+        for measure in (oob_permutation_importance, conditional_permutation_importance):
+            from_file = measure(loaded, X, y, random_state=0)
+            from_forest = measure(forest, X, y, random_state=0)
+            np.testing.assert_array_equal(from_file.importances, from_forest.importances)
+
+
+def test_unbagged_models_record_no_bootstrap():
+    X, y, _ = make_data(5, n_features=3, n_classes=2)
+    X = np.nan_to_num(X)
+    for model in (sapwood.ExtraTreesClassifier(n_estimators=2).fit(X, y),
+                  ensemble.ExtraTreesClassifier(n_estimators=2).fit(X, y),
+                  sapwood.GradientBoostingClassifier(n_estimators=2).fit(X, y),
+                  tree.DecisionTreeClassifier().fit(X, y)):
+        converted = from_model(model) if hasattr(model, "tree_") or "sklearn" in type(
+            model).__module__ else model.to_ensemble()
+        assert converted.bootstrap is None and not converted.kind.bagged
+
+
+def bootstrap_attacks(members):
+    """A weighted forest's file with its bootstrap record broken."""
+    seeds = array_of(members, "bootstrap_seeds")
+    weight = array_of(members, "bootstrap_weight")
+    for value in (-1, 2**32, 2**62):
+        yield with_array(members, "bootstrap_seeds", np.where(seeds == seeds[0], value, seeds))
+    for value in (-1.0, np.nan, np.inf):
+        changed = weight.copy()
+        changed[0] = value
+        yield with_array(members, "bootstrap_weight", changed)
+    yield with_array(members, "bootstrap_weight", np.zeros_like(weight))
+    yield with_array(members, "bootstrap_weight", weight[:-1])
+    for change in ({"weighted": False}, {"n_samples": len(weight) + 1}, {"n_draws": 0},
+                   {"n_samples": 2**31}, {"n_draws": 2.5}, {"extra": 1}, {"weighted": 1}):
+        yield with_header(members, lambda h, change=change: h["bootstrap"].update(change))
+    yield with_header(members, lambda h: h.update(bootstrap=None))
+    yield with_header(members, lambda h: h["kind"].update(family="bagging"))
+    yield with_header(members, lambda h: h["kind"].update(bagged="yes"))
+    yield with_header(members, lambda h: h["kind"].pop("objective"))
+    yield with_header(members, lambda h: h["kind"].update(model="x" * 5000))
+    yield zip_of([(k, v) for k, v in members.items() if k != "bootstrap_weight.npy"])
+
+
+def test_broken_bootstrap_records_raise_format_error(tmp_path):
+    _, _, forests = _bagged_forests()
+    path = tmp_path / "forest.sapwood"
+    save(forests["sapwood"], path)
+    members = members_of(path.read_bytes())
+    n_cases = 0
+    for case, data in enumerate(bootstrap_attacks(members)):
+        target = tmp_path / "broken.sapwood"
+        target.write_bytes(data)
+        with pytest.raises(FormatError):
+            load(target)
+            pytest.fail(f"case {case} loaded")
+        n_cases += 1
+    assert n_cases == 21
+
+
+def test_version_1_hostile_sources_raise_format_error(tmp_path):
+    members = members_of((VERSION_1 / "xgboost_binary.sapwood").read_bytes())
+    for source in ({"x": [1, 2]}, {str(i): i for i in range(100)}, [1], "xgboost",
+                   {"library": "x" * 5000}):
+        target = tmp_path / "v1.sapwood"
+        target.write_bytes(with_header(members, lambda h, s=source: h.update(source=s)))
+        with pytest.raises(FormatError, match="source"):
+            load(target)

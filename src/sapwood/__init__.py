@@ -20,7 +20,8 @@ file or tree that is not valid raises :class:`FormatError` (a ``ValueError``).
 
 import importlib
 
-from ._format import FormatError, TreeArrays, TreeEnsemble
+from ._format import FormatError, ModelKind, TreeArrays, TreeEnsemble
+from ._version import __version__
 from .learners import (
     DecisionTreeClassifier,
     DecisionTreeRegressor,
@@ -32,8 +33,6 @@ from .learners import (
     RandomForestRegressor,
 )
 
-__version__ = "0.1.0"
-
 # Subpackages and functions that pull in pandas, matplotlib or the adapters load on first
 # use, so that `import sapwood` (part of every command's start-up) stays light.
 _LAZY = {
@@ -44,7 +43,7 @@ _LAZY = {
     "selection": (".selection", None),
     "from_model": (".adapters", "from_model"),
     "load": ("._persist", "load"),
-    "save": ("._persist", "save"),
+    "save": (".adapters", "save"),
 }
 
 
@@ -69,10 +68,12 @@ __all__ = [
     "FormatError",
     "GradientBoostingClassifier",
     "GradientBoostingRegressor",
+    "ModelKind",
     "RandomForestClassifier",
     "RandomForestRegressor",
     "TreeArrays",
     "TreeEnsemble",
+    "__version__",
     "datasets",
     "export",
     "from_model",

@@ -4,7 +4,10 @@ Learners and adapters produce it; every importance measure, plot and export read
 only it. Field names follow scikit-learn's ``tree_`` so that code written for
 scikit-learn trees reads the same here. Two fields go beyond scikit-learn, after
 treelite: a per-node comparison ``operator`` (XGBoost splits with ``<``) and
-optional per-node ``gain`` / ``cover`` statistics whose presence is explicit.
+optional per-node ``gain`` / ``cover`` statistics whose presence is explicit. The
+ensemble also records what kind of model the trees came from (:class:`ModelKind`)
+and, for a bagged forest, each tree's bootstrap draws
+(:class:`~sapwood._bootstrap.Bootstrap`), so that no measure needs the model object.
 
 Node layout (n_nodes entries each)::
 
@@ -26,6 +29,9 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+from . import _prediction
+from ._bootstrap import Bootstrap
+from ._impurity import tree_importances
 from ._kernels import _traverse
 from ._kernels._traverse import (
     LEAF,
@@ -38,7 +44,8 @@ from ._kernels._traverse import (
     tree_problem,
 )
 
-__all__ = ["TreeArrays", "TreeEnsemble", "FormatError", "LEAF", "UNDEFINED", "OP_LE", "OP_LT"]
+__all__ = ["Bootstrap", "ModelKind", "TreeArrays", "TreeEnsemble", "FormatError", "LEAF",
+           "UNDEFINED", "OP_LE", "OP_LT"]
 
 UNDEFINED = -2
 
@@ -149,14 +156,7 @@ class TreeArrays:
 
     def compute_feature_importances(self, normalize: bool = True) -> np.ndarray:
         """MDI of this tree exactly as scikit-learn's ``Tree.compute_feature_importances``."""
-        from .importance._mdi import tree_impurity_decrease
-
-        importances = tree_impurity_decrease(self) / self.weighted_n_node_samples[0]
-        if normalize:
-            total = importances.sum()
-            if total > 0.0:
-                importances /= total
-        return importances
+        return tree_importances(self, normalize)
 
     def to_dict(self) -> dict:
         """The node arrays by field name (optional statistics only when present)."""
@@ -222,6 +222,48 @@ _PROBLEMS = {
 }
 
 
+_FAMILIES = ("", "tree", "forest", "boosting")
+
+
+@dataclass(frozen=True)
+class ModelKind:
+    """What kind of model the trees came from, for measures and descriptions.
+
+    ``library``: ``"sapwood"``, ``"sklearn"``, ``"xgboost"``, ``"lightgbm"`` ("" when
+    unknown); ``model``: the class name (``"RandomForestClassifier"``, ``"Booster"``);
+    ``objective``: the library's objective or loss ("" when not recorded);
+    ``library_version``: the version that wrote a model file ("" when not recorded);
+    ``family``: ``"tree"`` (one tree), ``"forest"`` (independent trees averaged) or
+    ``"boosting"`` (trees fitted in sequence, summed), "" when unknown; ``bagged``:
+    each tree was grown on its own bootstrap sample (drawn with replacement), so it has
+    out-of-bag rows (the ensemble's ``bootstrap`` says which, when known);
+    ``node_impurity``: the trees' ``impurity`` holds the learner's node impurities
+    (False for XGBoost, LightGBM and HistGradientBoosting, which record split gains),
+    which MDI needs.
+    """
+
+    library: str = ""
+    model: str = ""
+    objective: str = ""
+    library_version: str = ""
+    family: str = ""
+    bagged: bool = False
+    node_impurity: bool = True
+
+    def __post_init__(self):
+        for name in ("library", "model", "objective", "library_version"):
+            if not isinstance(getattr(self, name), str):
+                raise FormatError(f"ModelKind.{name} must be a string; got "
+                                  f"{getattr(self, name)!r}")
+        if self.family not in _FAMILIES:
+            raise FormatError(f"ModelKind.family must be one of {list(_FAMILIES)}; got "
+                              f"{self.family!r}")
+        for name in ("bagged", "node_impurity"):
+            if not isinstance(getattr(self, name), bool):
+                raise FormatError(f"ModelKind.{name} must be True or False; got "
+                                  f"{getattr(self, name)!r}")
+
+
 @dataclass(frozen=True, eq=False)
 class TreeEnsemble:
     """A model as trees plus how their outputs combine.
@@ -233,9 +275,11 @@ class TreeEnsemble:
     turns the raw output into predictions: ``identity``, ``logistic``, ``softmax`` or
     ``exp``. ``classes`` follows scikit-learn's ``classes_``: a tuple of labels for a
     single-output classifier, a tuple of such tuples for a multi-output one (one group
-    given for a single output is flattened). ``source`` optionally records where the
-    trees came from (adapters put the library, model class and objective there; native
-    importances read it).
+    given for a single output is flattened). ``kind`` says what kind of model the
+    trees came from (:class:`ModelKind`), ``bootstrap`` which rows each tree of a
+    bagged forest was grown on (:class:`~sapwood._bootstrap.Bootstrap`; None when the
+    trees were not bagged or the draws are not known). Adapters and sapwood's learners
+    fill both; measures read them instead of asking what class the model is.
     """
 
     trees: tuple
@@ -249,7 +293,8 @@ class TreeEnsemble:
     classes: tuple | None = None
     feature_names: tuple | None = None
     input_dtype: type = np.float32
-    source: dict | None = None
+    kind: ModelKind = ModelKind()
+    bootstrap: Bootstrap | None = None
 
     def __post_init__(self):
         coerce = object.__setattr__
@@ -284,6 +329,25 @@ class TreeEnsemble:
             coerce(self, "classes", _normalise_classes(self.classes))
         base = 0.0 if self.base_score is None else self.base_score
         coerce(self, "base_score", np.atleast_1d(np.asarray(base, dtype=np.float64)))
+        if not isinstance(self.kind, ModelKind):
+            raise FormatError(f"kind must be a ModelKind; got {type(self.kind).__name__}")
+        if self.bootstrap is not None and (not isinstance(self.bootstrap, Bootstrap)
+                                           or self.bootstrap.seeds.shape != (n_trees,)):
+            raise FormatError("bootstrap must be None or a Bootstrap with one seed per tree")
+
+    @property
+    def source(self) -> dict | None:
+        """The free-form ``source`` record of format version 1, derived from ``kind``
+        (None for a model of unknown origin and for sapwood's own models, for which
+        version 1 recorded nothing). Kept for readers of the old field; new code reads
+        ``kind``."""
+        kind = self.kind
+        if kind.library in ("", "sapwood"):
+            return None
+        source = {"library": kind.library, "model": kind.model}
+        if kind.library in ("xgboost", "lightgbm"):
+            source.update(objective=kind.objective, version=kind.library_version)
+        return source
 
     @property
     def n_trees(self) -> int:
@@ -350,15 +414,11 @@ class TreeEnsemble:
 
     def predict(self, X) -> np.ndarray:
         """Class labels or link-transformed outputs (:func:`sapwood.adapters.predict`)."""
-        from .adapters._predict import predict
-
-        return predict(self, X)
+        return _prediction.predict(self, X)
 
     def predict_proba(self, X):
         """Class probabilities (:func:`sapwood.adapters.predict_proba`)."""
-        from .adapters._predict import predict_proba
-
-        return predict_proba(self, X)
+        return _prediction.predict_proba(self, X)
 
 
 def _normalise_classes(classes):

@@ -2,7 +2,9 @@
 
 A model file is a ZIP archive whose members are all stored uncompressed: one JSON
 header, ``sapwood-model.json``, and one NPY array per field, with every tree's nodes
-concatenated. docs/model-format.md specifies it field by field.
+concatenated. docs/model-format.md specifies it field by field. This module writes
+version 2 and reads versions 1 and 2 (version 1 had a free-form ``source`` object where
+version 2 has the typed ``kind`` and the forest's ``bootstrap``).
 
 :func:`load` trusts nothing in the file. It reads only the expected members, checks
 each member's size against the archive before reading it (stored members cannot
@@ -24,13 +26,16 @@ import zipfile
 
 import numpy as np
 
+from ._bootstrap import SEED_LIMIT, Bootstrap
 from ._files import replace_atomically
-from ._format import FormatError, TreeArrays, TreeEnsemble
+from ._format import FormatError, ModelKind, TreeArrays, TreeEnsemble
+from ._version import __version__
 
 __all__ = ["save", "load", "FORMAT_NAME", "FORMAT_VERSION"]
 
 FORMAT_NAME = "sapwood-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READ_VERSIONS = (1, 2)
 HEADER = "sapwood-model.json"
 _MAX_HEADER_BYTES = 64 * 2**20
 _MAX_NPY_HEADER = 4096
@@ -60,11 +65,18 @@ _NODE_ARRAYS = {
 }
 _ARRAYS = ({**{name: dtype for name, (dtype, _) in _TREE_ARRAYS.items()}, **_NODE_ARRAYS,
             "value": "<f8", "base_score": "<f8"})
-_HEADER_KEYS = {
+# Present when the header's bootstrap is not null; the weights only when it is weighted.
+_BOOTSTRAP_ARRAYS = {"bootstrap_seeds": "<i8", "bootstrap_weight": "<f8"}
+_COMMON_KEYS = {
     "format", "format_version", "sapwood_version", "task", "combine", "link", "n_features",
     "n_trees", "n_nodes", "n_outputs", "max_n_classes", "n_base_score", "input_dtype",
-    "classes", "feature_names", "source",
+    "classes", "feature_names",
 }
+_HEADER_KEYS = {1: _COMMON_KEYS | {"source"}, 2: _COMMON_KEYS | {"kind", "bootstrap"}}
+_KIND_STRINGS = ("library", "model", "objective", "library_version")
+_KIND_FLAGS = ("bagged", "node_impurity")
+_KIND_KEYS = _KIND_STRINGS + ("family",) + _KIND_FLAGS
+_MAX_TEXT = 4096
 _LINKS = {"mean": ("identity",), "sum": ("identity", "logistic", "softmax", "exp")}
 
 
@@ -75,22 +87,22 @@ _FREE_FEATURES = 65_536
 _FEATURES_PER_BYTE = 16
 
 
-def save(model, path) -> None:
-    """Write ``model`` to ``path`` in sapwood's model format.
+def save(ensemble, path) -> None:
+    """Write the :class:`TreeEnsemble` ``ensemble`` to ``path`` in sapwood's model format.
+
+    :func:`sapwood.save` (:func:`sapwood.adapters.save`) converts any model first.
 
     Parameters
     ----------
-    model : anything :func:`sapwood.adapters.as_ensemble` accepts
-        A sapwood estimator, a TreeEnsemble, or a scikit-learn / XGBoost / LightGBM
-        model (converted first).
+    ensemble : TreeEnsemble
     path : str, path-like or binary file object
         Conventionally ends in ``.sapwood``. A path is written atomically: to a
         temporary file beside it, synced, then renamed onto it, so a save that fails
         part way leaves any model already there byte for byte intact.
     """
-    from .adapters import as_ensemble
-
-    ensemble = as_ensemble(model)
+    if not isinstance(ensemble, TreeEnsemble):
+        raise TypeError(f"save writes a TreeEnsemble; got {type(ensemble).__name__} "
+                        "(sapwood.save converts other models first)")
     shapes = {tree.value.shape[1:] for tree in ensemble.trees}
     if len(shapes) != 1:
         raise ValueError(f"every tree of a saved model must have the same value shape "
@@ -113,7 +125,7 @@ def save(model, path) -> None:
     header = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
-        "sapwood_version": _version(),
+        "sapwood_version": __version__,
         "task": ensemble.task,
         "combine": ensemble.combine,
         "link": ensemble.link,
@@ -127,10 +139,16 @@ def save(model, path) -> None:
         "classes": _classes_to_json(ensemble.classes),
         "feature_names": (None if ensemble.feature_names is None
                           else [str(name) for name in ensemble.feature_names]),
-        "source": _check_source(ensemble.source, ValueError),
+        "kind": {name: getattr(ensemble.kind, name) for name in _KIND_KEYS},
+        "bootstrap": _bootstrap_header(ensemble.bootstrap),
     }
+    bootstrap = ensemble.bootstrap
+    if bootstrap is not None:
+        arrays["bootstrap_seeds"] = bootstrap.seeds
+        if bootstrap.sample_weight is not None:
+            arrays["bootstrap_weight"] = bootstrap.sample_weight
     arrays = {name: np.ascontiguousarray(arrays[name], dtype=np.dtype(dtype))
-              for name, dtype in _ARRAYS.items()}
+              for name, dtype in {**_ARRAYS, **_BOOTSTRAP_ARRAYS}.items() if name in arrays}
     text = json.dumps(header, indent=1, allow_nan=False).encode("utf-8")
     try:
         # The loader's own checks, so that every file save() writes can be loaded.
@@ -163,10 +181,11 @@ def _base_score(ensemble):
     return base
 
 
-def _version():
-    from . import __version__
-
-    return __version__
+def _bootstrap_header(bootstrap):
+    if bootstrap is None:
+        return None
+    return {"n_samples": bootstrap.n_samples, "n_draws": bootstrap.n_draws,
+            "weighted": bootstrap.sample_weight is not None}
 
 
 def _classes_to_json(classes):
@@ -216,21 +235,24 @@ def _load_bytes(data: bytes) -> TreeEnsemble:
     archive = zipfile.ZipFile(io.BytesIO(data))
     infos = archive.infolist()
     names = [info.filename for info in infos]
-    expected = {HEADER} | {f"{name}.npy" for name in _ARRAYS}
-    if len(names) != len(set(names)) or set(names) != expected:
-        unknown = sorted(set(names) - expected)
-        missing = sorted(expected - set(names))
-        raise FormatError(f"archive members are wrong: missing {missing}, unexpected "
-                          f"{unknown}, {len(names) - len(set(names))} duplicated")
     for info in infos:
         if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1:
             raise FormatError(f"member {info.filename} must be stored uncompressed and "
                               "unencrypted")
         if info.file_size != info.compress_size or info.file_size > len(data):
             raise FormatError(f"member {info.filename} declares an impossible size")
+    if HEADER not in names:
+        raise FormatError(f"archive members are wrong: missing ['{HEADER}']")
     if archive.getinfo(HEADER).file_size > _MAX_HEADER_BYTES:
         raise FormatError(f"the header is larger than {_MAX_HEADER_BYTES} bytes")
     header = _read_header(archive.read(HEADER))
+    array_names = _array_names(header)
+    expected = {HEADER} | {f"{name}.npy" for name in array_names}
+    if len(names) != len(set(names)) or set(names) != expected:
+        unknown = sorted(set(names) - expected)
+        missing = sorted(expected - set(names))
+        raise FormatError(f"archive members are wrong: missing {missing}, unexpected "
+                          f"{unknown}, {len(names) - len(set(names))} duplicated")
     # Every count is backed by the arrays it sizes except n_features (a model need not
     # split on every feature), yet later work is sized by it: it may not exceed
     # _FEATURES_PER_BYTE per byte of the file (or _FREE_FEATURES), so that cost stays
@@ -240,9 +262,12 @@ def _load_bytes(data: bytes) -> TreeEnsemble:
                           f"{_FEATURES_PER_BYTE} per byte of this {len(data)}-byte file")
     counts = {"trees": header["n_trees"], "nodes": header["n_nodes"]}
     arrays = {}
-    for name, dtype in _ARRAYS.items():
-        if name in _TREE_ARRAYS:
+    for name, dtype in array_names.items():
+        if name in _TREE_ARRAYS or name == "bootstrap_seeds":
             shape = (counts["trees"],)
+        elif name == "bootstrap_weight":
+            # Backed by the member's bytes: _read_npy checks its size before reading.
+            shape = (header["bootstrap"]["n_samples"],)
         elif name == "value":
             shape = (counts["nodes"], header["n_outputs"], header["max_n_classes"])
         elif name == "base_score":
@@ -253,7 +278,19 @@ def _load_bytes(data: bytes) -> TreeEnsemble:
     return _assemble(header, arrays)
 
 
+def _array_names(header):
+    """The arrays a file with this (checked) header holds: name -> dtype."""
+    names = dict(_ARRAYS)
+    bootstrap = header["bootstrap"]
+    if bootstrap is not None:
+        names["bootstrap_seeds"] = _BOOTSTRAP_ARRAYS["bootstrap_seeds"]
+        if bootstrap["weighted"]:
+            names["bootstrap_weight"] = _BOOTSTRAP_ARRAYS["bootstrap_weight"]
+    return names
+
+
 def _read_header(raw: bytes) -> dict:
+    """The checked header, a version 1 one brought to version 2's fields."""
     def refuse_constant(name):
         raise FormatError(f"the header contains the non-JSON constant {name}")
 
@@ -266,12 +303,13 @@ def _read_header(raw: bytes) -> dict:
     if header.get("format") != FORMAT_NAME:
         raise FormatError(f"not a sapwood model file (format is {header.get('format')!r})")
     version = header.get("format_version")
-    if version != FORMAT_VERSION or isinstance(version, bool):
+    if version not in READ_VERSIONS or isinstance(version, bool):
         raise FormatError(f"format_version {version!r} is not supported by this sapwood "
-                          f"(it reads version {FORMAT_VERSION})")
-    if set(header) != _HEADER_KEYS:
-        raise FormatError(f"header keys are wrong: missing {sorted(_HEADER_KEYS - set(header))}"
-                          f", unexpected {sorted(set(header) - _HEADER_KEYS)}")
+                          f"(it reads versions {', '.join(map(str, READ_VERSIONS))})")
+    keys = _HEADER_KEYS[version]
+    if set(header) != keys:
+        raise FormatError(f"header keys are wrong: missing {sorted(keys - set(header))}"
+                          f", unexpected {sorted(set(header) - keys)}")
     for key in ("n_features", "n_trees", "n_nodes", "n_outputs", "max_n_classes",
                 "n_base_score"):
         value = header[key]
@@ -291,7 +329,11 @@ def _read_header(raw: bytes) -> dict:
                               or not all(isinstance(n, str) for n in names)):
         raise FormatError("feature_names must be null or a list of n_features strings")
     _check_classes(header)
-    _check_source(header["source"], FormatError)
+    if version == 1:
+        header["kind"] = _kind_from_source(_check_source(header.pop("source")))
+        header["bootstrap"] = None
+    _check_kind(header["kind"])
+    _check_bootstrap(header["bootstrap"])
     return header
 
 
@@ -329,18 +371,67 @@ def _check_classes(header):
                               f"{header['n_base_score']} outputs cannot have {n_labels} classes")
 
 
-def _check_source(source, error):
+def _check_source(source):
+    """Version 1's free-form ``source``: null or at most 64 scalar entries."""
     if source is None:
-        return None
+        return {}
     if not isinstance(source, dict) or len(source) > 64 or not all(
             isinstance(k, str) and len(k) <= 256 and (
                 v is None or isinstance(v, bool | int | str)
                 or (isinstance(v, float) and math.isfinite(v)))
-            and (not isinstance(v, str) or len(v) <= 4096)
+            and (not isinstance(v, str) or len(v) <= _MAX_TEXT)
             for k, v in source.items()):
-        raise error("source must be null or an object of at most 64 scalar entries "
-                    "(str, number, bool, null)")
-    return dict(source)
+        raise FormatError("source must be null or an object of at most 64 scalar entries "
+                          "(str, number, bool, null)")
+    return source
+
+
+def _kind_from_source(source):
+    """Version 1's ``source`` as version 2's ``kind``: the library, model class and
+    objective it named (family and bagging were not recorded). XGBoost, LightGBM and
+    HistGradientBoosting trees record split gains, not node impurities."""
+    def text(key):
+        value = source.get(key)
+        return value if isinstance(value, str) else ""
+
+    library, model = text("library"), text("model")
+    return {"library": library, "model": model, "objective": text("objective"),
+            "library_version": text("version"), "family": "", "bagged": False,
+            "node_impurity": not (library in ("xgboost", "lightgbm")
+                                  or model.startswith("HistGradientBoosting"))}
+
+
+def _check_kind(kind):
+    keys = set(_KIND_KEYS)
+    if not isinstance(kind, dict) or set(kind) != keys:
+        raise FormatError(f"header field kind must be an object with exactly the keys "
+                          f"{sorted(keys)}")
+    for name in _KIND_STRINGS + ("family",):
+        if not isinstance(kind[name], str) or len(kind[name]) > _MAX_TEXT:
+            raise FormatError(f"kind.{name} must be a string of at most {_MAX_TEXT} "
+                              "characters")
+    for name in _KIND_FLAGS:
+        if not isinstance(kind[name], bool):
+            raise FormatError(f"kind.{name} must be true or false")
+
+
+def _check_bootstrap(bootstrap):
+    # n_samples and n_draws size no allocation here (the weights, when present, are a
+    # member whose size _read_npy checks); out-of-bag measures check X's row count
+    # against n_samples before drawing any rows.
+    if bootstrap is None:
+        return
+    keys = {"n_samples", "n_draws", "weighted"}
+    if not isinstance(bootstrap, dict) or set(bootstrap) != keys:
+        raise FormatError(f"header field bootstrap must be null or an object with exactly "
+                          f"the keys {sorted(keys)}")
+    for key in ("n_samples", "n_draws"):
+        value = bootstrap[key]
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= _MAX_COUNT:
+            raise FormatError(f"bootstrap.{key} must be an integer in [1, {_MAX_COUNT}]; "
+                              f"got {value!r}")
+    if not isinstance(bootstrap["weighted"], bool):
+        raise FormatError("bootstrap.weighted must be true or false")
 
 
 def _read_npy(name, raw: bytes, dtype, shape) -> np.ndarray:
@@ -417,10 +508,26 @@ def _assemble(header, arrays) -> TreeEnsemble:
     if classes is not None:
         classes = tuple(tuple(c) if isinstance(c, list) else c for c in classes)
     return TreeEnsemble(
+        kind=ModelKind(**header["kind"]), bootstrap=_bootstrap(header, arrays),
         trees=tuple(trees), task=header["task"], n_features=header["n_features"],
         combine=header["combine"], tree_weights=arrays["tree_weights"],
         tree_output=outputs, base_score=arrays["base_score"], link=header["link"],
         classes=classes,
         feature_names=None if header["feature_names"] is None else tuple(
             header["feature_names"]),
-        input_dtype=np.dtype(header["input_dtype"]).type, source=header["source"])
+        input_dtype=np.dtype(header["input_dtype"]).type)
+
+
+def _bootstrap(header, arrays):
+    described = header["bootstrap"]
+    if described is None:
+        return None
+    seeds = arrays["bootstrap_seeds"]
+    if (seeds < 0).any() or (seeds >= SEED_LIMIT).any():
+        raise FormatError("bootstrap_seeds must lie in [0, 2**32)")
+    try:
+        return Bootstrap(seeds=seeds, n_samples=described["n_samples"],
+                         n_draws=described["n_draws"],
+                         sample_weight=arrays.get("bootstrap_weight"))
+    except ValueError as error:
+        raise FormatError(str(error)) from None

@@ -222,3 +222,14 @@ def test_damaged_text_raises_format_error(tmp_path):
             from_model(path)
         except (FormatError, ValueError):
             pass
+
+
+def test_the_kind_of_model_is_recorded():
+    X, y, y_reg = make_data(15, n_features=4)
+    kind = from_model(lgb.LGBMClassifier(**COMMON).fit(X, y)).kind
+    assert (kind.library, kind.model, kind.objective, kind.family) == (
+        "lightgbm", "LGBMClassifier", "binary sigmoid:1", "boosting")
+    assert kind.library_version and not kind.bagged and not kind.node_impurity
+    forest = from_model(lgb.LGBMRegressor(boosting_type="rf", subsample=0.6,
+                                          subsample_freq=1, **COMMON).fit(X, y_reg))
+    assert forest.kind.family == "forest" and forest.bootstrap is None

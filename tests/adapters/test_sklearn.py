@@ -198,3 +198,35 @@ def test_hist_gradient_boosting_has_no_impurity_importance():
         native_importance(model, "impurity")
     total_gain = native_importance(model, "total_gain").importances_mean
     assert total_gain.shape == (X.shape[1],) and total_gain.sum() > 0
+
+
+def test_the_kind_of_model_and_its_bootstrap_draws_are_recorded():
+    X, y, y_reg = make_data(31, n_features=4)
+    X0 = np.nan_to_num(X)
+    expected = {
+        "DecisionTreeClassifier": ("tree", "gini", False, True),
+        "RandomForestClassifier": ("forest", "gini", True, True),
+        "ExtraTreesClassifier": ("forest", "gini", False, True),
+        "GradientBoostingClassifier": ("boosting", "log_loss", False, True),
+        "HistGradientBoostingClassifier": ("boosting", "log_loss", False, False),
+    }
+    for model in (tree.DecisionTreeClassifier(max_depth=3),
+                  ensemble.RandomForestClassifier(4, max_depth=3, random_state=0,
+                                                  max_samples=0.5),
+                  ensemble.ExtraTreesClassifier(4, max_depth=3),
+                  ensemble.GradientBoostingClassifier(n_estimators=3),
+                  ensemble.HistGradientBoostingClassifier(max_iter=3)):
+        kind = from_model(model.fit(X0, y)).kind
+        name = type(model).__name__
+        assert (kind.library, kind.model) == ("sklearn", name)
+        assert (kind.family, kind.objective, kind.bagged, kind.node_impurity) == (
+            expected[name]), name
+    forest = ensemble.RandomForestClassifier(4, max_depth=3, random_state=0,
+                                             max_samples=0.5).fit(X0, y)
+    bootstrap = from_model(forest).bootstrap
+    assert bootstrap.n_draws == len(y) // 2
+    for t, drawn in enumerate(forest.estimators_samples_):
+        np.testing.assert_array_equal(bootstrap.indices(t), drawn)
+        np.testing.assert_array_equal(bootstrap.counts(t), np.bincount(drawn, minlength=len(y)))
+    unbagged = ensemble.RandomForestClassifier(2, bootstrap=False).fit(X0, y)
+    assert from_model(unbagged).bootstrap is None

@@ -177,3 +177,15 @@ def test_damaged_files_raise_format_error(tmp_path):
                 from_model(str(path))
             except (FormatError, ValueError):
                 pass  # FormatError, or a clear refusal of what the damage now says
+
+
+def test_the_kind_of_model_is_recorded():
+    X, y, y_reg = make_data(8, n_features=4)
+    booster = xgb.XGBClassifier(n_estimators=3, n_jobs=1).fit(X, y)
+    kind = from_model(booster).kind
+    assert (kind.library, kind.model, kind.objective, kind.family) == (
+        "xgboost", "XGBClassifier", "binary:logistic", "boosting")
+    assert kind.library_version == xgb.__version__
+    assert not kind.bagged and not kind.node_impurity
+    forest = from_model(xgb.XGBRFRegressor(n_estimators=3, n_jobs=1).fit(X, y_reg))
+    assert forest.kind.family == "forest" and forest.bootstrap is None

@@ -282,3 +282,21 @@ def test_dask_backend_grows_the_same_forest():
             distributed.Client(cluster), joblib.parallel_config(backend="dask"):
         remote = RandomForestClassifier(n_estimators=8, random_state=14, n_jobs=2).fit(X, y)
     assert_same_forest(remote, local, X)
+
+
+def test_the_tree_format_records_kind_and_bootstrap_draws():
+    from sapwood import ModelKind
+
+    X, y = make_classification(120, 4, random_state=3)
+    weight = np.random.RandomState(3).rand(len(y))
+    forest = RandomForestClassifier(n_estimators=4, max_samples=0.8, random_state=3).fit(
+        X, y, sample_weight=weight)
+    ensemble = forest.to_ensemble()
+    assert ensemble.kind == ModelKind(library="sapwood", model="RandomForestClassifier",
+                                      objective="gini", library_version=sapwood.__version__,
+                                      family="forest", bagged=True)
+    for t in range(4):
+        np.testing.assert_array_equal(ensemble.bootstrap.counts(t), forest.bootstrap_counts(t))
+    np.testing.assert_array_equal(ensemble.bootstrap.sample_weight, forest._sample_weight)
+    unbagged = ExtraTreesRegressor(n_estimators=2).fit(X, X[:, 0]).to_ensemble()
+    assert unbagged.bootstrap is None and not unbagged.kind.bagged

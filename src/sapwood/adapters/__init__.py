@@ -3,10 +3,10 @@
 :func:`from_model` converts scikit-learn, XGBoost and LightGBM tree models (objects or
 saved files); :func:`as_ensemble` is what every measure calls on its ``model`` argument;
 :func:`predict`, :func:`predict_proba` and :func:`predict_raw` apply the ensemble's link
-as the source library does.
+as the source library does; :func:`save` writes any of these models to a sapwood file.
 """
 
 from ._predict import predict, predict_proba, predict_raw
-from ._resolve import as_ensemble, from_model
+from ._resolve import as_ensemble, from_model, save
 
-__all__ = ["as_ensemble", "from_model", "predict", "predict_proba", "predict_raw"]
+__all__ = ["as_ensemble", "from_model", "predict", "predict_proba", "predict_raw", "save"]

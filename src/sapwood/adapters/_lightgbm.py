@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._format import LEAF, OP_LE, OP_LT, FormatError, TreeEnsemble
+from .._format import LEAF, OP_LE, OP_LT, FormatError, ModelKind, TreeEnsemble
 from ._build import build_tree, category_error
 
 __all__ = ["from_lightgbm", "read_lightgbm_text"]
@@ -143,8 +143,12 @@ def read_lightgbm_text(text, iteration_range=None, classes=None, gains=None,
         base_score=np.zeros(per_iteration), link=link,
         classes=classes if task == "classification" else None,
         feature_names=None if names is None else tuple(names), input_dtype=np.float64,
-        source={"library": "lightgbm", "model": model_name, "objective": " ".join(objective),
-                "version": header.get("version", "")})
+        # Random-forest mode (average_output) bags rows without replacement and does
+        # not record them: a forest, not "bagged".
+        kind=ModelKind(library="lightgbm", model=model_name, objective=" ".join(objective),
+                       library_version=header.get("version", ""),
+                       family="forest" if "average_output" in header else "boosting",
+                       node_impurity=False))
 
 
 def _parse(text):

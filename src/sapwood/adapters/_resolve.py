@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 
+from .. import _persist
 from .._format import FormatError, TreeArrays, TreeEnsemble
 
-__all__ = ["as_ensemble", "from_model"]
+__all__ = ["as_ensemble", "from_model", "save"]
 
 
 def _sklearn(model, iteration_range):
@@ -89,11 +90,9 @@ def _from_file(path, iteration_range):
     with open(path, "rb") as stream:
         head = stream.read(4)
     if head.startswith(b"PK"):
-        from .._persist import load
-
         if iteration_range is not None:
             raise ValueError("iteration_range does not apply to a sapwood model file")
-        return load(path)
+        return _persist.load(path)
     with open(path, "rb") as stream:
         data = stream.read()
     stripped = data.lstrip()
@@ -134,3 +133,19 @@ def as_ensemble(model, feature_names=None) -> TreeEnsemble:
 
 def _package(model):
     return type(model).__module__.partition(".")[0]
+
+
+def save(model, path) -> None:
+    """Write ``model`` to ``path`` in sapwood's model format (docs/model-format.md).
+
+    Parameters
+    ----------
+    model : anything :func:`as_ensemble` accepts
+        A sapwood estimator, a TreeEnsemble, or a scikit-learn / XGBoost / LightGBM
+        model (converted first).
+    path : str, path-like or binary file object
+        Conventionally ends in ``.sapwood``. A path is written atomically: to a
+        temporary file beside it, synced, then renamed onto it, so a save that fails
+        part way leaves any model already there byte for byte intact.
+    """
+    _persist.save(as_ensemble(model), path)

@@ -10,7 +10,10 @@ constant initial margin. Histogram gradient boosting routes float64 X on each no
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
+import sklearn
 from sklearn.base import is_classifier
 from sklearn.dummy import DummyClassifier, DummyRegressor
 from sklearn.ensemble import (
@@ -24,15 +27,24 @@ from sklearn.ensemble import (
     RandomForestClassifier,
     RandomForestRegressor,
 )
-from sklearn.tree import BaseDecisionTree
+from sklearn.tree import (
+    BaseDecisionTree,
+    DecisionTreeClassifier,
+    DecisionTreeRegressor,
+    ExtraTreeClassifier,
+    ExtraTreeRegressor,
+)
 
-from .._format import LEAF, OP_LE, TreeArrays, TreeEnsemble
+from .._bootstrap import SEED_LIMIT, Bootstrap
+from .._format import LEAF, OP_LE, ModelKind, TreeArrays, TreeEnsemble
 from ._build import build_tree, category_error
 
-__all__ = ["from_sklearn"]
+__all__ = ["from_sklearn", "forest_estimators", "own_trees"]
 
 _FORESTS = (RandomForestClassifier, RandomForestRegressor, ExtraTreesClassifier,
             ExtraTreesRegressor)
+_TREES = (DecisionTreeClassifier, DecisionTreeRegressor, ExtraTreeClassifier,
+          ExtraTreeRegressor)
 _GRADIENT_BOOSTING = (GradientBoostingClassifier, GradientBoostingRegressor)
 _HIST_GRADIENT_BOOSTING = (HistGradientBoostingClassifier, HistGradientBoostingRegressor)
 
@@ -46,10 +58,14 @@ def from_sklearn(model, iteration_range=None) -> TreeEnsemble:
         raise ValueError(f"iteration_range applies to boosting models, not to "
                          f"{type(model).__name__}")
     if isinstance(model, BaseDecisionTree):
-        return _ensemble(model, [_copy_tree(model.tree_, model.n_features_in_)], "mean")
+        return _ensemble(model, [_copy_tree(model.tree_, model.n_features_in_)], "mean",
+                         kind=_kind(model, "tree", model.criterion))
     if isinstance(model, _FORESTS):
         trees = [_copy_tree(e.tree_, model.n_features_in_) for e in model.estimators_]
-        return _ensemble(model, trees, "mean")
+        return _ensemble(model, trees, "mean",
+                         kind=_kind(model, "forest", model.criterion,
+                                    bagged=bool(model.bootstrap)),
+                         bootstrap=_bootstrap(model))
     if isinstance(model, _GRADIENT_BOOSTING):
         return _from_gradient_boosting(model, iteration_range)
     if isinstance(model, _HIST_GRADIENT_BOOSTING):
@@ -82,8 +98,50 @@ def _ensemble(model, trees, combine, **fields) -> TreeEnsemble:
     return TreeEnsemble(
         trees=tuple(trees), task="classification" if classifier else "regression",
         n_features=model.n_features_in_, combine=combine, classes=classes,
-        feature_names=None if names is None else tuple(str(n) for n in names),
-        source={"library": "sklearn", "model": type(model).__name__}, **fields)
+        feature_names=None if names is None else tuple(str(n) for n in names), **fields)
+
+
+def _kind(model, family, objective, bagged=False, node_impurity=True):
+    return ModelKind(library="sklearn", model=type(model).__name__, objective=str(objective),
+                     library_version=sklearn.__version__, family=family, bagged=bagged,
+                     node_impurity=node_impurity)
+
+
+# private scikit-learn: a fitted forest keeps what regenerates its bootstrap samples only
+# in private attributes (no public API gives the in-bag rows of a tree).
+_BAGGING = ("_n_samples", "_n_samples_bootstrap", "_sample_weight")
+
+
+def _bootstrap(forest):
+    """The forest's bootstrap draws, regenerated as scikit-learn draws them (tree t:
+    ``RandomState(estimators_[t].random_state)``, see :mod:`sapwood._bootstrap`), or
+    None when it was not bagged or does not record them (scikit-learn < 1.4)."""
+    if not forest.bootstrap or not all(hasattr(forest, name) for name in _BAGGING):
+        return None
+    seeds = [e.random_state for e in forest.estimators_]
+    if not all(isinstance(s, numbers.Integral) and 0 <= s < SEED_LIMIT for s in seeds):
+        return None
+    return Bootstrap(seeds=np.array(seeds, dtype=np.int64), n_samples=forest._n_samples,
+                     n_draws=forest._n_samples_bootstrap,
+                     sample_weight=forest._sample_weight)
+
+
+def forest_estimators(model):
+    """The fitted trees (``estimators_``) of a scikit-learn forest, else None."""
+    if not isinstance(model, _FORESTS):
+        return None
+    return list(getattr(model, "estimators_", None) or [])
+
+
+def own_trees(model):
+    """The ``tree_`` of each tree of a scikit-learn tree or forest whose class is
+    scikit-learn's own (not a subclass, whose predictions may differ), in order; else
+    None."""
+    if type(model) in _FORESTS:
+        return [e.tree_ for e in model.estimators_]
+    if type(model) in _TREES:
+        return [model.tree_]
+    return None
 
 
 def _stages(n_stages, iteration_range):
@@ -121,7 +179,8 @@ def _from_gradient_boosting(model, iteration_range):
             # margin lets the logistic link reproduce that.
             weight, base = 2.0 * weight, 2.0 * base
     return _ensemble(model, trees, "sum", tree_weights=np.full(len(trees), weight),
-                     tree_output=outputs, base_score=base, link=link)
+                     tree_output=outputs, base_score=base, link=link,
+                     kind=_kind(model, "boosting", model.loss))
 
 
 def _from_hist_gradient_boosting(model, iteration_range):
@@ -143,7 +202,8 @@ def _from_hist_gradient_boosting(model, iteration_range):
         link = "exp" if loss in ("poisson", "gamma") else "identity"
     return _ensemble(model, trees, "sum", tree_output=outputs,
                      base_score=np.asarray(model._baseline_prediction).ravel(), link=link,
-                     input_dtype=np.float64)
+                     input_dtype=np.float64,
+                     kind=_kind(model, "boosting", loss, node_impurity=False))
 
 
 def _hist_tree(nodes, n_features, names):

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from .._format import LEAF, OP_LT, FormatError, TreeEnsemble
+from .._format import LEAF, OP_LT, FormatError, ModelKind, TreeEnsemble
 from ._build import build_tree, category_error
 
 __all__ = ["from_xgboost", "from_xgboost_dict", "read_xgboost_file"]
@@ -152,8 +152,12 @@ def _convert(document, iteration_range, classes, model_name):
         tree_weights=weights[selected], tree_output=groups[selected], base_score=base,
         link=link, classes=classes if task == "classification" else None,
         feature_names=None if names is None else tuple(names), input_dtype=np.float32,
-        source={"library": "xgboost", "model": model_name, "objective": objective,
-                "version": ".".join(str(v) for v in document.get("version", []))})
+        # XGBoost's random forests (XGBRF*) grow their trees on row subsamples drawn
+        # without replacement, which the model does not record: not "bagged".
+        kind=ModelKind(library="xgboost", model=model_name, objective=objective,
+                       library_version=".".join(str(v) for v in document.get("version", [])),
+                       family="forest" if model_name.startswith("XGBRF") else "boosting",
+                       node_impurity=False))
 
 
 def _select(forest, n_trees, iteration_range):

@@ -22,51 +22,19 @@ import numbers
 
 import numpy as np
 import pandas as pd
-from sklearn import ensemble as sklearn_ensemble
-from sklearn import tree as sklearn_tree
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .. import learners
 from .._format import LEAF
 from .._progress import check_progress
 from ..adapters import as_ensemble
+from ..adapters._estimators import split_statistic
 from ._mdi import _node_decrease
 from ._result import ImportanceResult
 
 __all__ = ["impurity_corrected"]
-
-#: Estimators whose trees record node impurities and take ``max_features``:
-#: sapwood's learners and the scikit-learn classes they reproduce.
-_ESTIMATORS = (
-    learners.DecisionTreeClassifier, learners.DecisionTreeRegressor,
-    learners.RandomForestClassifier, learners.RandomForestRegressor,
-    learners.ExtraTreesClassifier, learners.ExtraTreesRegressor,
-    learners.GradientBoostingClassifier, learners.GradientBoostingRegressor,
-    sklearn_tree.DecisionTreeClassifier, sklearn_tree.DecisionTreeRegressor,
-    sklearn_ensemble.RandomForestClassifier, sklearn_ensemble.RandomForestRegressor,
-    sklearn_ensemble.ExtraTreesClassifier, sklearn_ensemble.ExtraTreesRegressor,
-    sklearn_ensemble.GradientBoostingClassifier, sklearn_ensemble.GradientBoostingRegressor,
-)
-
-
-def _boosting_libraries():
-    """The scikit-learn-API base classes of XGBoost and LightGBM that are installed."""
-    classes = []
-    try:
-        from xgboost import XGBModel
-        classes.append(XGBModel)
-    except ImportError:
-        pass
-    try:
-        from lightgbm import LGBMModel
-        classes.append(LGBMModel)
-    except ImportError:
-        pass
-    return tuple(classes)
-
 
 def impurity_corrected(estimator, X, y, *, random_state=None,
                        progress=False) -> ImportanceResult:
@@ -177,9 +145,10 @@ def impurity_corrected(estimator, X, y, *, random_state=None,
     >>> result.params["max_features"]
     3
     """
-    boosting_library = isinstance(estimator, _boosting_libraries())
+    statistic = split_statistic(estimator)
+    boosting_library = statistic == "gain"
     check_progress(progress)
-    if not (boosting_library or isinstance(estimator, _ESTIMATORS)):
+    if statistic is None:
         raise TypeError(
             "The 'estimator' parameter of impurity_corrected must be an unfitted sapwood "
             "or scikit-learn DecisionTree*, RandomForest*, ExtraTrees* or "

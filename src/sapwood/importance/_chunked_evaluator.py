@@ -26,6 +26,7 @@ from .._kernels._permutation import (
 )
 from .._kernels._traverse import apply_packed
 from ..adapters import as_ensemble
+from ..adapters._sklearn import forest_estimators
 from ._tree_evaluator import _NO_DELTA, _NO_SKIP, TreeEvaluator
 
 __all__ = ["ChunkedTreeEvaluator", "forest_part", "large_forest"]
@@ -44,11 +45,9 @@ _PIECE_NODES = 250_000
 def large_forest(model):
     """The fitted trees of a scikit-learn forest with more than ``_CHUNK_NODES`` nodes,
     else None."""
-    from ..adapters._sklearn import _FORESTS
-
-    if not isinstance(model, _FORESTS):
+    estimators = forest_estimators(model)
+    if estimators is None:
         return None
-    estimators = list(getattr(model, "estimators_", None) or [])
     try:
         n_nodes = sum(int(e.tree_.node_count) for e in estimators)
     except AttributeError:

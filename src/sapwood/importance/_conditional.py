@@ -23,16 +23,15 @@ import pandas as pd
 from joblib import Parallel, delayed
 from scipy.special import expit, softmax
 from scipy.stats import chi2
-from sklearn.ensemble._forest import BaseForest as SklearnForest
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval, validate_params
 
 from .._kernels._conditional import conditional_tree_permutation, pairwise_correlation
+from .._prediction import ties_to_positive
 from .._progress import counted, progress_bar
 from ..adapters import as_ensemble
-from ..adapters._predict import _TIES_TO_POSITIVE, _classes_per_output
-from ..learners._forest import BaseForest
-from ._oob import _feature_names, _inbag_counter, randomforest_summary
+from ..adapters._predict import _classes_per_output
+from ._oob import _bootstrap_of, _feature_names, randomforest_summary
 from ._result import ImportanceResult, mean_interval
 
 __all__ = ["association_test", "conditional_permutation_importance"]
@@ -195,13 +194,14 @@ def conditional_permutation_importance(model, X, y, *, threshold=0.2, n_repeats=
     if n_features != ensemble.n_features:
         raise ValueError(f"X has {n_features} features; the model was fit on "
                          f"{ensemble.n_features}")
-    bagged = isinstance(model, BaseForest | SklearnForest) and bool(model.bootstrap)
+    bagged = ensemble.kind.bagged
     if bagged:
-        counts = _inbag_counter(model)
-        if n_samples != model._n_samples:
+        _, bootstrap = _bootstrap_of(ensemble)
+        counts = bootstrap.counts
+        if n_samples != bootstrap.n_samples:
             raise ValueError(f"X has {n_samples} rows; the forest was fit on "
-                             f"{model._n_samples}. A bootstrapped forest is evaluated on "
-                             "each tree's out-of-bag rows of its training data.")
+                             f"{bootstrap.n_samples}. A bootstrapped forest is "
+                             "evaluated on each tree's out-of-bag rows of its training data.")
     classification = ensemble.task == "classification"
     classes = _classes_per_output(ensemble, 1)[0] if classification else None
     target = _encode_targets(y, n_samples, classes)
@@ -347,7 +347,7 @@ def _model_loss(ensemble, margin, target, classification):
     predicting as :func:`sapwood.adapters.predict` does."""
     if classification:
         if margin.shape[2] == 1:
-            if (ensemble.source or {}).get("model") in _TIES_TO_POSITIVE:
+            if ties_to_positive(ensemble):
                 label = (margin[:, :, 0] >= 0.0).astype(np.float64)
             else:
                 positive = expit(margin[:, :, 0])

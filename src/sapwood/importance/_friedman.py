@@ -73,11 +73,10 @@ def friedman_importance(model, *, scale="sqrt", feature_names=None) -> Importanc
         raise ValueError("Friedman's importance is defined for boosted ensembles, whose "
                          f"trees are added up (combine='sum'); this model has "
                          f"combine={ensemble.combine!r}. Use sapwood.importance.mdi.")
-    source = ensemble.source or {}
-    name = str(source.get("model", ""))
-    if (source.get("library") in ("xgboost", "lightgbm") or name.startswith("HistGradient")
-            or any(tree.impurity is None for tree in ensemble.trees)):
-        raise ValueError(f"{name or 'this model'} records no node impurities, which "
+    if not ensemble.kind.node_impurity or any(tree.impurity is None
+                                              for tree in ensemble.trees):
+        raise ValueError(f"{ensemble.kind.model or 'this model'} records no node "
+                         "impurities, which "
                          "Friedman's importance needs; use "
                          "sapwood.importance.native_importance(model, 'gain')")
     names = _feature_names(ensemble, feature_names)
@@ -85,7 +84,7 @@ def friedman_importance(model, *, scale="sqrt", feature_names=None) -> Importanc
     per_tree = np.zeros((n_features, n_trees))
     outputs = (np.zeros(n_trees, dtype=np.intp) if ensemble.tree_output is None
                else np.asarray(ensemble.tree_output, dtype=np.intp))
-    leaf_values_are_means = _leaf_values_are_means(model, ensemble)
+    leaf_values_are_means = _leaf_values_are_means(ensemble.kind)
     rows = []
     for t, tree in enumerate(ensemble.trees):
         split = np.flatnonzero(tree.children_left != LEAF)
@@ -133,7 +132,8 @@ def friedman_importance(model, *, scale="sqrt", feature_names=None) -> Importanc
     )
 
 
-def _leaf_values_are_means(model, ensemble):
-    """Whether the leaves still hold residual means: only known for a fitted boosting
-    estimator with squared-error loss (other losses replace the leaf values)."""
-    return getattr(model, "loss", None) == "squared_error"
+def _leaf_values_are_means(kind):
+    """Whether the leaves still hold residual means: sapwood's and scikit-learn's
+    gradient boosting with squared-error loss (other losses replace the leaf values)."""
+    return (kind.family == "boosting" and kind.library in ("sapwood", "sklearn")
+            and kind.objective == "squared_error")

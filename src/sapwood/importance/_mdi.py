@@ -6,7 +6,8 @@ Per tree (scikit-learn ``Tree.compute_feature_importances``; seed 000's
     imp_j = sum over split nodes i on j of (w_i I_i - w_L I_L - w_R I_R) / w_root
 
 normalised to sum 1 when the total is positive. Ensembles combine per-tree vectors as
-scikit-learn does: forests (``combine="mean"``) average the *normalised* vectors of
+scikit-learn does (:func:`sapwood._impurity.combine_importances`, the rule sapwood's
+learners use too): forests (``combine="mean"``) average the *normalised* vectors of
 trees with more than one node; boosting (``combine="sum"``) averages the
 *unnormalised* ones; both renormalise at the end.
 
@@ -20,29 +21,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._format import LEAF, TreeArrays
+from .._impurity import combine_importances, tree_impurity_decrease
+from .._impurity import node_decrease as _node_decrease
 from ..adapters import as_ensemble
 from ._result import ImportanceResult, mean_interval
 
 __all__ = ["mdi", "tree_impurity_decrease"]
-
-
-def _node_decrease(tree: TreeArrays):
-    split = np.flatnonzero(tree.children_left != LEAF)
-    left, right = tree.children_left[split], tree.children_right[split]
-    w, imp = tree.weighted_n_node_samples, tree.impurity
-    decrease = w[split] * imp[split] - w[left] * imp[left] - w[right] * imp[right]
-    return split, left, right, decrease
-
-
-def tree_impurity_decrease(tree: TreeArrays) -> np.ndarray:
-    """Sum of ``w_i I_i - w_L I_L - w_R I_R`` per feature, in node order (unscaled)."""
-    split, _, _, decrease = _node_decrease(tree)
-    totals = np.zeros(tree.n_features)
-    # A sequential loop keeps scikit-learn's summation order, so numbers match bit for bit.
-    for feature, value in zip(tree.feature[split], decrease, strict=True):
-        totals[feature] += value
-    return totals
 
 
 def mdi(model, feature_names=None) -> ImportanceResult:
@@ -90,6 +74,7 @@ def mdi(model, feature_names=None) -> ImportanceResult:
     _require_impurities(ensemble)
     names = _feature_names(ensemble, feature_names)
     n_features = ensemble.n_features
+    raw_per_tree = []
     per_tree = []
     scaled = []
     rows = []
@@ -97,6 +82,7 @@ def mdi(model, feature_names=None) -> ImportanceResult:
         raw = tree_impurity_decrease(tree) / tree.weighted_n_node_samples[0]
         total = raw.sum()
         normalised = raw / total if total > 0 else raw.copy()
+        raw_per_tree.append(raw)
         per_tree.append(normalised)
         # Trees with a single node take no part in scikit-learn's ensemble average.
         used = tree.node_count > 1
@@ -122,7 +108,8 @@ def mdi(model, feature_names=None) -> ImportanceResult:
             "decrease": decrease / tree.weighted_n_node_samples[0],
             "_scale": scale,
         }))
-    importances = _combine(ensemble, per_tree)
+    importances = combine_importances(raw_per_tree, [used for _, used in scaled],
+                                      ensemble.combine)
     trace = pd.concat(rows, ignore_index=True)
     n_used = sum(used for _, used in scaled) if ensemble.n_trees > 1 else 1
     unnormalised = trace["decrease"] * trace["_scale"] / max(n_used, 1)
@@ -160,29 +147,12 @@ def _forest_interval(ensemble, per_tree, importances):
 
 
 def _require_impurities(ensemble):
-    source = ensemble.source or {}
-    library, name = source.get("library"), str(source.get("model", ""))
-    if library in ("xgboost", "lightgbm") or name.startswith("HistGradientBoosting"):
+    if not ensemble.kind.node_impurity:
+        name = ensemble.kind.model or ensemble.kind.library
         raise ValueError(
-            f"MDI needs node impurities, which {name or library} models do not record; use "
+            f"MDI needs node impurities, which {name} models do not record; use "
             "sapwood.importance.native_importance(model, 'gain') for the library's own "
             "split-gain importance, or permutation_importance")
-
-
-def _combine(ensemble, per_tree):
-    if ensemble.n_trees == 1:
-        return per_tree[0]
-    trees = ensemble.trees
-    if ensemble.combine == "mean":
-        vectors = [v for v, tree in zip(per_tree, trees, strict=True) if tree.node_count > 1]
-    else:
-        vectors = [tree_impurity_decrease(tree) / tree.weighted_n_node_samples[0]
-                   for tree in trees if tree.node_count > 1]
-    if not vectors:
-        return np.zeros(ensemble.n_features)
-    mean = np.mean(vectors, axis=0, dtype=np.float64)
-    total = mean.sum()
-    return mean / total if total > 0 else mean
 
 
 def _feature_names(ensemble, feature_names):

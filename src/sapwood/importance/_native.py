@@ -11,7 +11,7 @@ For split node i on feature j with split gain g_i (XGBoost ``loss_chg``, LightGB
     impurity_j    = mean decrease in impurity               (scikit-learn feature_importances_)
 
 LightGBM's "gain" is a total, XGBoost's a mean: ``kind="gain"`` follows the library
-recorded in the model's ``source`` (XGBoost's definition when there is none).
+recorded in the model's ``kind`` (XGBoost's definition when there is none).
 Unused features get 0, where XGBoost's ``get_score`` leaves them out.
 
 Chen & Guestrin (2016), "XGBoost: A Scalable Tree Boosting System", KDD,
@@ -63,7 +63,7 @@ def native_importance(model, kind=None, *, normalize=False,
         node, feature, gain, cover) for the split-statistic kinds.
     """
     ensemble = _ensemble(model)
-    library = (ensemble.source or {}).get("library")
+    library = ensemble.kind.library or None
     kind = _DEFAULT_KIND.get(library, "impurity") if kind is None else kind
     if kind not in NATIVE_KINDS:
         raise ValueError(f"The 'kind' parameter of native_importance must be one of "
@@ -71,9 +71,9 @@ def native_importance(model, kind=None, *, normalize=False,
     names = _feature_names(ensemble, feature_names)
     params = {"kind": kind, "library": library, "normalize": normalize}
     if kind == "impurity":
-        model_name = (ensemble.source or {}).get("model", "")
-        if library in ("xgboost", "lightgbm") or model_name.startswith("HistGradient"):
-            raise ValueError(f"a {model_name or library} model records no node impurities; "
+        if not ensemble.kind.node_impurity:
+            raise ValueError(f"a {ensemble.kind.model or library} model records no node "
+                             "impurities; "
                              "use kind 'gain', 'total_gain', 'weight' or 'split'")
         result = mdi(ensemble, feature_names=names)
         return ImportanceResult(result.importances_mean, np.zeros(len(names)), names,

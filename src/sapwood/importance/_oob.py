@@ -19,21 +19,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
-from sklearn.ensemble._forest import BaseForest as SklearnForest
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Integral, Interval, validate_params
 
 from .._kernels._oob import oob_tree_permutation, oob_tree_permutation_fast
 from .._progress import counted, progress_bar
 from ..adapters import as_ensemble
-from ..learners._forest import BaseForest, bootstrap_indices
 from ._result import ImportanceResult, mean_interval
 
 __all__ = ["oob_permutation_importance", "randomforest_summary"]
-
-# Attributes a scikit-learn forest needs for its bootstrap rows to be regenerated.
-_SKLEARN_BAGGING = ("estimators_", "_n_samples", "_n_samples_bootstrap", "_sample_weight")
-
 
 @validate_params(
     {
@@ -75,13 +69,13 @@ def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, 
 
     Parameters
     ----------
-    forest : fitted bagged forest
-        ``sapwood.RandomForestClassifier`` / ``RandomForestRegressor`` /
-        ``ExtraTrees*`` fitted with ``bootstrap=True`` (in-bag rows from
-        :meth:`~sapwood.learners.RandomForestClassifier.bootstrap_counts`), or
-        scikit-learn's ``RandomForest*`` / ``ExtraTrees*`` fitted with
-        ``bootstrap=True`` (in-bag rows regenerated from each tree's stored
-        ``random_state`` as scikit-learn 1.9 draws them). Single output only.
+    forest : fitted bagged forest, or a TreeEnsemble / model file with a bootstrap
+        Any model whose tree format records its bootstrap draws
+        (``TreeEnsemble.bootstrap``): ``sapwood.RandomForestClassifier`` /
+        ``RandomForestRegressor`` / ``ExtraTrees*`` and scikit-learn's
+        ``RandomForest*`` / ``ExtraTrees*`` fitted with ``bootstrap=True`` (in-bag
+        rows regenerated from each tree's stored ``random_state`` as scikit-learn 1.9
+        draws them), and sapwood model files saved from them. Single output only.
     X : array-like of shape (n_samples, n_features)
         The data the forest was fit on (converted to float32 as the forest did; NaN
         marks a missing value). Column names become the feature names.
@@ -138,8 +132,9 @@ def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, 
     .. [2] A. Liaw and M. Wiener, "Classification and Regression by randomForest",
        R News 2(3), 18-22, 2002.
     """
-    inbag_counts = _inbag_counter(forest)
-    ensemble = as_ensemble(forest)
+    ensemble, bootstrap = _bootstrap_of(forest)
+    inbag_counts = bootstrap.counts
+    n_training_rows = bootstrap.n_samples
     if ensemble.trees[0].n_outputs != 1:
         raise ValueError("oob_permutation_importance supports single-output forests only; "
                          f"got {ensemble.trees[0].n_outputs} outputs")
@@ -151,11 +146,11 @@ def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, 
     n_samples = X.shape[0]
     # Finite data takes the fast kernel (same numbers); missing values the general one.
     tree_kernel = oob_tree_permutation_fast if np.isfinite(X).all() else oob_tree_permutation
-    if n_samples != forest._n_samples:
-        raise ValueError(f"X has {n_samples} rows; the forest was fit on {forest._n_samples}. "
+    if n_samples != n_training_rows:
+        raise ValueError(f"X has {n_samples} rows; the forest was fit on {n_training_rows}. "
                          "Out-of-bag importance needs the training data.")
     classification = ensemble.task == "classification"
-    target, target_class, classes = _encode_targets(forest, y, n_samples, classification)
+    target, target_class, classes = _encode_targets(ensemble, y, n_samples, classification)
     n_trees = ensemble.n_trees
     seeds = check_random_state(random_state).randint(np.iinfo(np.int32).max, size=n_trees)
 
@@ -231,45 +226,43 @@ def randomforest_summary(per_tree):
     return mean, std, zscore
 
 
-def _inbag_counter(forest):
-    """``counts(t)``: how often each training row was drawn for tree t.
+def _inbag_counter(model):
+    """``counts(t)``: how often each training row was drawn for tree t (see
+    :func:`_bootstrap_of`)."""
+    return _bootstrap_of(model)[1].counts
 
-    Raises ValueError naming what is missing when the forest has no bagging record.
+
+def _bootstrap_of(model):
+    """``(ensemble, bootstrap)``: the model in the tree format and its record of which
+    rows each tree was grown on (:class:`sapwood._bootstrap.Bootstrap`).
+
+    Raises ValueError naming what is missing when the model has no bagging record.
     """
-    if isinstance(forest, BaseForest):
-        if not forest.bootstrap:
-            raise ValueError(f"{type(forest).__name__} was fit with bootstrap=False: every "
-                             "tree saw every row, so there are no out-of-bag rows. Refit "
-                             "with bootstrap=True.")
-        if not hasattr(forest, "estimators_"):
-            raise ValueError(f"this {type(forest).__name__} is not fitted yet")
-        return forest.bootstrap_counts
-    if isinstance(forest, SklearnForest):
-        if not forest.bootstrap:
-            raise ValueError(f"{type(forest).__name__} was fit with bootstrap=False: every "
-                             "tree saw every row, so there are no out-of-bag rows. Refit "
-                             "with bootstrap=True.")
-        missing = [name for name in _SKLEARN_BAGGING if not hasattr(forest, name)]
-        if missing:
-            raise ValueError(f"{type(forest).__name__} lacks {', '.join(missing)}: cannot "
-                             "regenerate its bootstrap rows (is it fitted, with "
-                             "scikit-learn >= 1.4?)")
-
-        def counts(t):
-            indices = bootstrap_indices(forest.estimators_[t].random_state, forest._n_samples,
-                                        forest._n_samples_bootstrap, forest._sample_weight)
-            return np.bincount(indices, minlength=forest._n_samples)
-
-        return counts
+    try:
+        ensemble = as_ensemble(model)
+    except TypeError:
+        ensemble = None  # a model sapwood cannot read has no record it can read either
+    if ensemble is not None and ensemble.bootstrap is not None:
+        return ensemble, ensemble.bootstrap
+    kind = None if ensemble is None else ensemble.kind
+    name = (kind.model if kind is not None and kind.model else type(model).__name__)
+    if kind is not None and kind.family == "forest" and kind.library in ("sapwood", "sklearn"):
+        if not kind.bagged:
+            raise ValueError(f"{name} was fit with bootstrap=False: every tree saw every "
+                             "row, so there are no out-of-bag rows. Refit with "
+                             "bootstrap=True.")
+        raise ValueError(f"{name} does not record its bootstrap draws (per-tree integer "
+                         "random_state, _n_samples, _n_samples_bootstrap and "
+                         "_sample_weight): cannot regenerate its bootstrap rows (is it "
+                         "fitted, with scikit-learn >= 1.4?)")
     raise ValueError(
         f"oob_permutation_importance needs a bagged forest whose in-bag rows it can "
         f"recover: a sapwood or scikit-learn RandomForest* / ExtraTrees* fitted with "
-        f"bootstrap=True (bootstrap_counts, or per-tree integer random_state with "
-        f"_n_samples_bootstrap and _sample_weight); got {type(forest).__name__}, which has "
+        f"bootstrap=True, or a model file saved from one; got {name}, which has "
         f"no bootstrap record sapwood can read.")
 
 
-def _encode_targets(forest, y, n_samples, classification):
+def _encode_targets(ensemble, y, n_samples, classification):
     """(target as float64, class code per row, class labels) for the kernel."""
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
@@ -278,7 +271,7 @@ def _encode_targets(forest, y, n_samples, classification):
         raise ValueError(f"y must have shape ({n_samples},); got {y.shape}")
     if not classification:
         return y.astype(np.float64), np.zeros(n_samples, dtype=np.intp), (None,)
-    classes = np.asarray(forest.classes_)
+    classes = np.asarray(ensemble.classes)
     codes = np.clip(np.searchsorted(classes, y), 0, len(classes) - 1)
     unknown = classes[codes] != y
     if unknown.any():

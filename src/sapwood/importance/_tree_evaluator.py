@@ -15,12 +15,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from joblib import delayed
-from sklearn.tree import (
-    DecisionTreeClassifier,
-    DecisionTreeRegressor,
-    ExtraTreeClassifier,
-    ExtraTreeRegressor,
-)
 from sklearn.utils.validation import validate_data
 
 from .._kernels._permutation import (
@@ -39,6 +33,7 @@ from .._kernels._permutation import (
     sum_leaf_values,
 )
 from .._kernels._traverse import LEAF, apply_packed
+from ..adapters._sklearn import own_trees
 from ._permuted_model import permuted_model
 
 __all__ = ["TreeEvaluator"]
@@ -439,15 +434,7 @@ class TreeEvaluator:
 def _own_sklearn_trees(model):
     """The ``tree_`` of each tree of a scikit-learn tree or forest whose class is
     scikit-learn's own, in order; else None."""
-    from ..adapters._sklearn import _FORESTS
-
-    own = _FORESTS + (DecisionTreeClassifier, DecisionTreeRegressor, ExtraTreeClassifier,
-                      ExtraTreeRegressor)
-    if type(model) not in own:
-        return None
-    if type(model) in _FORESTS:
-        return [e.tree_ for e in model.estimators_]
-    return [model.tree_]
+    return own_trees(model)
 
 
 # Exact sums: node values that are whole multiples of 2**-_EXACT_BITS.

@@ -39,10 +39,12 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.stats import _weighted_percentile
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .._format import TreeEnsemble
+from .._format import ModelKind, TreeEnsemble
+from .._impurity import combine_importances
 from .._kernels import _losses
 from .._kernels._random import RAND_R_MAX
 from .._progress import check_progress, progress_bar
+from .._version import __version__
 from ._grow import column_facts, grow_tree
 from ._inputs import check_rows, reject_infinity, validate_predict_input
 from ._tree import BaseDecisionTree, DecisionTreeRegressor
@@ -380,13 +382,10 @@ class BaseGradientBoosting(BaseEstimator):
         """MDI by scikit-learn's boosting formula (mean of unnormalised per-tree vectors
         over trees with more than one node, renormalised)."""
         check_is_fitted(self)
-        vectors = [tree.tree_.compute_feature_importances(normalize=False)
-                   for stage in self.estimators_ for tree in stage
-                   if tree.tree_.node_count > 1]
-        if not vectors:
-            return np.zeros(self.n_features_in_)
-        mean = np.mean(vectors, axis=0, dtype=np.float64)
-        return mean / np.sum(mean)
+        trees = [tree.tree_ for tree in self.estimators_.ravel()]
+        return combine_importances([tree.compute_feature_importances(normalize=False)
+                                    for tree in trees],
+                                   [tree.node_count > 1 for tree in trees], "sum")
 
     def to_ensemble(self) -> TreeEnsemble:
         """The model in sapwood's format (``combine="sum"``, weights = learning rate).
@@ -406,7 +405,10 @@ class BaseGradientBoosting(BaseEstimator):
             tree_output=np.tile(np.arange(n_columns), n_stages),
             base_score=self._base_score, link=self._link,
             classes=(self.classes_,) if isinstance(self, ClassifierMixin) else None,
-            feature_names=None if names is None else tuple(names))
+            feature_names=None if names is None else tuple(names),
+            kind=ModelKind(library="sapwood", model=type(self).__name__,
+                           objective=str(self.loss), library_version=__version__,
+                           family="boosting"))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -39,9 +39,12 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .._format import TreeEnsemble
+from .._bootstrap import Bootstrap, bootstrap_indices
+from .._format import ModelKind, TreeEnsemble
+from .._impurity import combine_importances
 from .._kernels._random import RAND_R_MAX
 from .._progress import check_progress, counted, progress_bar
+from .._version import __version__
 from ._grow import column_facts, grow_tree
 from ._inputs import check_rows, reject_infinity, validate_predict_input
 from ._tree import BaseDecisionTree, DecisionTreeClassifier, DecisionTreeRegressor
@@ -70,14 +73,6 @@ def n_bootstrap_draws(n_samples, max_samples, sample_weight):
              "bootstrap draws per tree; pass max_samples as an integer instead.",
              stacklevel=3)
     return n_draws
-
-
-def bootstrap_indices(seed, n_samples, n_draws, sample_weight):
-    """The rows drawn (with replacement) for the tree seeded with ``seed``."""
-    rng = np.random.RandomState(seed)
-    if sample_weight is None:
-        return rng.randint(0, n_samples, n_draws)
-    return rng.choice(n_samples, n_draws, replace=True, p=sample_weight / np.sum(sample_weight))
 
 
 def _grow_one(index, n_trees, seed, tree_template, X, y, sample_weight, draws, n_classes,
@@ -323,12 +318,10 @@ class BaseForest(MultiOutputMixin, BaseEstimator):
         ``sapwood.importance.mdi(forest).importances_mean``, which adds the per-node trace.
         """
         check_is_fitted(self)
-        vectors = [tree.tree_.compute_feature_importances() for tree in self.estimators_
-                   if tree.tree_.node_count > 1]
-        if not vectors:
-            return np.zeros(self.n_features_in_)
-        mean = np.mean(vectors, axis=0, dtype=np.float64)
-        return mean / np.sum(mean)
+        trees = [tree.tree_ for tree in self.estimators_]
+        return combine_importances([tree.compute_feature_importances(normalize=False)
+                                    for tree in trees],
+                                   [tree.node_count > 1 for tree in trees], "mean")
 
     def to_ensemble(self) -> TreeEnsemble:
         """The forest in sapwood's format (``combine="mean"``)."""
@@ -341,7 +334,15 @@ class BaseForest(MultiOutputMixin, BaseEstimator):
             trees=tuple(tree.tree_ for tree in self.estimators_),
             task="classification" if self._is_classifier else "regression",
             n_features=self.n_features_in_, combine="mean", classes=classes,
-            feature_names=None if names is None else tuple(names))
+            feature_names=None if names is None else tuple(names),
+            kind=ModelKind(library="sapwood", model=type(self).__name__,
+                           objective=self.criterion, library_version=__version__,
+                           family="forest", bagged=bool(self.bootstrap)),
+            bootstrap=Bootstrap(
+                seeds=np.array([tree.random_state for tree in self.estimators_],
+                               dtype=np.int64),
+                n_samples=self._n_samples, n_draws=self._n_samples_bootstrap,
+                sample_weight=self._sample_weight) if self.bootstrap else None)
 
     def __len__(self):
         return len(self.estimators_)

@@ -29,9 +29,10 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from .._format import TreeEnsemble
+from .._format import ModelKind, TreeEnsemble
 from .._kernels._prune import pruning_path
 from .._kernels._random import RAND_R_MAX
+from .._version import __version__
 from ._grow import INT32_MAX, column_facts, grow_tree
 from ._inputs import check_rows, reject_infinity, validate_predict_input
 
@@ -209,7 +210,10 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
             trees=(self.tree_,),
             task="classification" if is_classifier else "regression",
             n_features=self.n_features_in_, combine="mean", classes=classes,
-            feature_names=None if names is None else tuple(names))
+            feature_names=None if names is None else tuple(names),
+            kind=ModelKind(library="sapwood", model=type(self).__name__,
+                           objective=self.criterion, library_version=__version__,
+                           family="tree"))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

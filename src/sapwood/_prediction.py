@@ -1,0 +1,114 @@
+"""Predictions of a model in the tree format: raw margin, probabilities, labels.
+
+These apply a :class:`~sapwood._format.TreeEnsemble`'s ``link`` the way the source
+library does, so an adapted model predicts what the library predicts
+(``decision_function`` / ``output_margin``, ``predict_proba`` and ``predict``). They sit
+at the format layer: ``TreeEnsemble.predict`` and ``predict_proba`` call them, and
+:mod:`sapwood.adapters` wraps them for any model ``as_ensemble`` reads.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit, softmax
+
+__all__ = ["predict", "predict_proba", "predict_raw"]
+
+# scikit-learn binary classifiers that predict the positive class at margin 0 (the
+# rest, like argmax, pick the first class on a tie).
+_TIES_TO_POSITIVE = {"GradientBoostingClassifier"}
+
+
+def ties_to_positive(ensemble) -> bool:
+    """Whether a binary classifier predicts the positive class at margin 0."""
+    return ensemble.kind.library == "sklearn" and ensemble.kind.model in _TIES_TO_POSITIVE
+
+
+def predict_raw(ensemble, X) -> np.ndarray:
+    """The raw output before the link (a boosting model's margin).
+
+    Parameters
+    ----------
+    ensemble : TreeEnsemble
+    X : array-like of shape (n_samples, n_features)
+
+    Returns
+    -------
+    ndarray
+        Boosting (``combine="sum"``): shape (n_samples,) with one output column, else
+        (n_samples, n_columns). Averaging ensembles: the mean leaf value, shape
+        (n_samples,) for one regression output, (n_samples, n_outputs) for several,
+        (n_samples, n_classes) for single-output classification and
+        (n_samples, n_outputs, max_n_classes) otherwise.
+    """
+    raw = ensemble.raw_predict(X)
+    if ensemble.combine == "sum":
+        return raw[:, 0] if raw.shape[1] == 1 else raw
+    if ensemble.task == "regression":
+        raw = raw[:, :, 0]
+        return raw[:, 0] if raw.shape[1] == 1 else raw
+    return raw[:, 0, :] if raw.shape[1] == 1 else raw
+
+
+def predict_proba(ensemble, X):
+    """Class probabilities, as the source library's ``predict_proba``.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_classes), or a list of such arrays (one per output)
+    for a multi-output classification forest.
+    """
+    if ensemble.task != "classification":
+        raise ValueError("predict_proba needs a classification model; this model's task is "
+                         f"{ensemble.task!r}")
+    raw = ensemble.raw_predict(X)
+    if ensemble.combine == "mean":
+        classes = _classes_per_output(ensemble, raw.shape[1])
+        probas = []
+        for k, labels in enumerate(classes):
+            proba = raw[:, k, :len(labels)]
+            total = proba.sum(axis=1, keepdims=True)
+            total[total == 0.0] = 1.0
+            probas.append(proba / total)
+        return probas[0] if len(probas) == 1 else probas
+    if ensemble.link == "logistic" and raw.shape[1] == 1:
+        positive = expit(raw[:, 0])
+        return np.column_stack([1.0 - positive, positive])
+    if ensemble.link == "softmax":
+        return softmax(raw, axis=1)
+    raise ValueError(f"a boosting model with link {ensemble.link!r} and {raw.shape[1]} output "
+                     "columns has no class probabilities")
+
+
+def predict(ensemble, X) -> np.ndarray:
+    """Predictions as the source library's ``predict``: class labels for classifiers,
+    the link-transformed output (mean, rate, probability) for regressors."""
+    if ensemble.task == "classification":
+        proba = predict_proba(ensemble, X)
+        if isinstance(proba, list):
+            classes = _classes_per_output(ensemble, len(proba))
+            return np.column_stack([np.asarray(labels)[p.argmax(axis=1)]
+                                    for labels, p in zip(classes, proba, strict=True)])
+        labels = _classes_per_output(ensemble, 1)[0]
+        if ties_to_positive(ensemble) and proba.shape[1] == 2:
+            return np.asarray(labels)[(predict_raw(ensemble, X) >= 0.0).astype(np.intp)]
+        return np.asarray(labels)[proba.argmax(axis=1)]
+    raw = predict_raw(ensemble, X)
+    if ensemble.link == "identity":
+        return raw
+    if ensemble.link == "exp":
+        return np.exp(raw)
+    if ensemble.link == "logistic":
+        return expit(raw)
+    raise ValueError(f"a regression model cannot have link {ensemble.link!r}")
+
+
+def _classes_per_output(ensemble, n_outputs):
+    classes = ensemble.classes
+    if classes is None:
+        width = ensemble.trees[0].max_n_classes if ensemble.combine == "mean" else (
+            max(2, int(ensemble.tree_output.max()) + 1))
+        return [tuple(range(width))] * n_outputs
+    if n_outputs == 1:
+        return [tuple(classes)]
+    return [tuple(labels) for labels in classes]
