@@ -91,3 +91,21 @@ def combine_importances(per_tree, used, combine: str) -> np.ndarray:
 def _normalise(vector):
     total = vector.sum()
     return vector / total if total > 0 else vector.copy()
+
+
+def importance_draws(per_tree, used, combine: str) -> np.ndarray:
+    """The trees' shares of :func:`combine_importances`, shape (n_features, n_draws),
+    scaled so that their mean is the combined importance: the vectors it averages
+    (normalised for forests, unnormalised for boosting; used trees only) divided by the
+    total of their mean. Intervals and rank intervals come from these draws, so they
+    order the features as the importance does. One tree: its normalised vector."""
+    if len(per_tree) == 1:
+        return _normalise(per_tree[0])[:, None]
+    vectors = [vector for vector, keep in zip(per_tree, used, strict=True) if keep]
+    if combine == "mean":
+        vectors = [_normalise(vector) for vector in vectors]
+    if not vectors:
+        return np.zeros((len(per_tree[0]), 1))
+    draws = np.column_stack(vectors).astype(np.float64)
+    total = draws.mean(axis=1).sum()
+    return draws / total if total > 0 else draws

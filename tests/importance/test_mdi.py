@@ -92,8 +92,47 @@ def test_boosting_mdi_uses_the_unnormalised_average():
     trees = [tree_arrays_from_sklearn(t) for t in booster.estimators_.ravel()]
     ensemble = TreeEnsemble(trees=trees, task="classification", n_features=5, combine="sum",
                             tree_output=np.tile(np.arange(3), 8))
-    np.testing.assert_allclose(mdi(ensemble).importances_mean, booster.feature_importances_,
+    result = mdi(ensemble)
+    np.testing.assert_allclose(result.importances_mean, booster.feature_importances_,
                                rtol=1e-12)
+    # The draws are the trees' unnormalised vectors over the total of their mean, so
+    # their mean is the importance (the rank intervals order features as it does).
+    raw = np.column_stack([_unnormalised(t) for t in trees])
+    np.testing.assert_allclose(result.importances, raw / raw.mean(axis=1).sum(), rtol=1e-12)
+    np.testing.assert_allclose(result.importances.mean(axis=1), result.importances_mean,
+                               rtol=1e-12)
+    assert result.ci_low is None
+
+
+def _unnormalised(tree):
+    """A tree's decreases over its root weight, not normalised (naive loop)."""
+    w, imp = tree.weighted_n_node_samples, tree.impurity
+    out = np.zeros(tree.n_features)
+    for node in range(tree.node_count):
+        left, right = tree.children_left[node], tree.children_right[node]
+        if left != -1:
+            out[tree.feature[node]] += (w[node] * imp[node] - w[left] * imp[left]
+                                        - w[right] * imp[right]) / w[0]
+    return out
+
+
+def test_a_forest_draws_leave_out_its_stumps_and_average_to_the_importance():
+    # Tiny bootstrap samples make some trees single nodes; scikit-learn's average leaves
+    # them out, and so do the draws, their spread and the interval.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 3))
+    y = (X[:, 0] > 0).astype(int)
+    forest = RandomForestClassifier(n_estimators=40, max_samples=3, random_state=0).fit(X, y)
+    stumps = sum(t.tree_.node_count == 1 for t in forest.estimators_)
+    assert 0 < stumps < 40
+    result = mdi(ensemble_from_sklearn(forest))
+    np.testing.assert_allclose(result.importances_mean, forest.feature_importances_,
+                               rtol=1e-12)
+    assert result.importances.shape == (3, 40 - stumps)
+    np.testing.assert_allclose(result.importances.mean(axis=1), result.importances_mean,
+                               rtol=1e-12)
+    np.testing.assert_allclose(result.importances_std, result.importances.std(axis=1))
+    assert (result.ci_low <= result.importances_mean).all()
 
 
 def test_result_type_tables_and_side_by_side():

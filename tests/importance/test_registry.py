@@ -67,6 +67,29 @@ def test_the_flags_describe_the_results(name, data):
         assert result.importances_mean.min() < 0.5 * result.importances_mean.max()
     if not measure.centred:
         assert (result.importances_mean >= 0).all() or name == "ufi"
+    _draws_order_as_the_importance(result)
+
+
+def _draws_order_as_the_importance(result):
+    """Rank intervals come from the draws' means: they must rank the features as the
+    importance does (a monotone transform of the mean, as Friedman's square root, is
+    fine; another average is not)."""
+    if result.importances is None or result.importances.shape[1] < 2:
+        return
+    by_draws = pd.Series(result.importances.mean(axis=1)).rank(method="min")
+    by_importance = pd.Series(result.importances_mean).rank(method="min")
+    assert (by_draws == by_importance).all(), (result.method, by_draws, by_importance)
+
+
+@pytest.mark.parametrize("combine", ["forest", "boosting"])
+def test_mdi_draws_average_to_the_importance(combine, data):
+    X, y, _, _ = data
+    model = (sapwood.RandomForestClassifier(n_estimators=8, random_state=0) if combine ==
+             "forest" else sapwood.GradientBoostingClassifier(n_estimators=20, random_state=0))
+    result = importance.mdi(model.fit(X, y))
+    np.testing.assert_allclose(result.importances.mean(axis=1), result.importances_mean,
+                               rtol=1e-12)
+    _draws_order_as_the_importance(result)
 
 
 def test_predicates_give_reasons():

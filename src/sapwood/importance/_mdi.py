@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._impurity import combine_importances, tree_impurity_decrease
+from .._impurity import combine_importances, importance_draws, tree_impurity_decrease
 from .._impurity import node_decrease as _node_decrease
 from ..adapters import as_ensemble
 from ._result import ImportanceResult, mean_interval
@@ -44,8 +44,11 @@ def mdi(model, feature_names=None) -> ImportanceResult:
     -------
     ImportanceResult
         ``importances_mean`` equals scikit-learn's ``feature_importances_`` for the same
-        trees; ``importances`` holds each tree's normalised vector (n_features, n_trees)
-        and ``importances_std`` their standard deviation. ``trace`` has one row per split
+        trees; ``importances`` holds the trees' draws (n_features, trees with a split):
+        the vectors the rule averages (a forest's normalised, boosting's unnormalised)
+        divided by the total of their mean, so that their mean is the importance and
+        the rank intervals order features as it does; ``importances_std`` is their
+        standard deviation. ``trace`` has one row per split
         node: tree, node, feature, threshold, w (weighted samples), impurity, w_left,
         impurity_left, w_right, impurity_right, decrease (``w I - w_L I_L - w_R I_R``
         divided by the root weight, seed 000's dI) and contribution (its share of the
@@ -73,17 +76,13 @@ def mdi(model, feature_names=None) -> ImportanceResult:
     ensemble = as_ensemble(model)
     _require_impurities(ensemble)
     names = _feature_names(ensemble, feature_names)
-    n_features = ensemble.n_features
     raw_per_tree = []
-    per_tree = []
     scaled = []
     rows = []
     for t, tree in enumerate(ensemble.trees):
         raw = tree_impurity_decrease(tree) / tree.weighted_n_node_samples[0]
         total = raw.sum()
-        normalised = raw / total if total > 0 else raw.copy()
         raw_per_tree.append(raw)
-        per_tree.append(normalised)
         # Trees with a single node take no part in scikit-learn's ensemble average.
         used = tree.node_count > 1
         if ensemble.n_trees == 1:
@@ -116,34 +115,28 @@ def mdi(model, feature_names=None) -> ImportanceResult:
     grand_total = unnormalised.sum()
     trace["contribution"] = unnormalised / grand_total if grand_total > 0 else 0.0
     trace = trace.drop(columns="_scale")
-    per_tree = np.column_stack(per_tree)
-    ci_low, ci_high = _forest_interval(ensemble, per_tree, importances)
+    draws = importance_draws(raw_per_tree, [used for _, used in scaled], ensemble.combine)
+    ci_low, ci_high = _forest_interval(ensemble, draws)
     return ImportanceResult(
         importances_mean=importances,
-        importances_std=per_tree.std(axis=1) if ensemble.n_trees > 1 else np.zeros(n_features),
+        importances_std=draws.std(axis=1),
         feature_names=names,
         method="mdi",
         params={"combine": ensemble.combine, "n_trees": ensemble.n_trees},
-        importances=per_tree,
+        importances=draws,
         ci_low=ci_low,
         ci_high=ci_high,
         trace=trace,
     )
 
 
-def _forest_interval(ensemble, per_tree, importances):
-    """A forest's MDI is the mean of its (non-stump) trees' normalised importances,
-    renormalised: the 95% t interval of that mean, scaled alike. None for one tree and
+def _forest_interval(ensemble, draws):
+    """A forest's MDI is the mean of its draws (its non-stump trees' normalised
+    importances, renormalised): the 95% t interval of that mean. None for one tree and
     for boosting (whose trees are not draws of one quantity)."""
-    used = np.array([tree.node_count > 1 for tree in ensemble.trees])
-    if ensemble.combine != "mean" or used.sum() < 2:
+    if ensemble.combine != "mean" or draws.shape[1] < 2 or not draws.any():
         return None, None
-    draws = per_tree[:, used]
-    total = draws.mean(axis=1).sum()
-    if total <= 0:
-        return None, None
-    low, high = mean_interval(draws)
-    return low / total, high / total
+    return mean_interval(draws)
 
 
 def _require_impurities(ensemble):
