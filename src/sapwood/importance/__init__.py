@@ -8,8 +8,10 @@ DOI in the docstring, reads models only through :func:`sapwood.adapters.as_ensem
 from ._air import impurity_corrected
 from ._compare import compare, plot_compare
 from ._conditional import conditional_permutation_importance
+from ._cpi import cpi
 from ._drop_column import drop_column_importance
 from ._friedman import friedman_importance
+from ._knockoff_sampler import GaussianKnockoffs
 from ._mdi import mdi
 from ._native import native_importance
 from ._oob import oob_permutation_importance
@@ -36,4 +38,6 @@ __all__ = [
     "side_by_side",
     "tree_shap",
     "unbiased_mdi",
+    "cpi",
+    "GaussianKnockoffs",
 ]
