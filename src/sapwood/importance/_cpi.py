@@ -160,7 +160,8 @@ def cpi(model, X, y, *, sampler="knockoff", loss=None, test="t", n_repeats=1,
 
     A feature the model never uses has delta = 0 on every row and p = 1. The
     knockoffs are second-order Gaussian (:class:`GaussianKnockoffs`) with mean and
-    covariance estimated from X (Ledoit-Wolf) unless the sampler carries them: the
+    covariance estimated from X (``GaussianKnockoffs(shrinkage="auto")``) unless the
+    sampler carries them: the
     test is valid when they are exchangeable with X, exactly so for Gaussian X.
     Shuffled values break the dependence between correlated features too, so with
     ``sampler="permutation"`` a feature correlated with a relevant one can test

@@ -16,9 +16,15 @@ diag(sigma) C diag(sigma), s_j = sigma_j^2 s'_j) the constructions choose s':
   solver's answer overshoots the constraint.
 
 A larger s_j makes x~_j less correlated with x_j, which is what gives a test power.
-Sigma is estimated from the data with Ledoit-Wolf shrinkage (scikit-learn's
-``LedoitWolf``), which is positive definite whenever the shrinkage is positive; a
-floor on its eigenvalues makes sure of it.
+Sigma, when not given, is estimated from the data: by default (``shrinkage="auto"``,
+as the R package ``knockoff``) the sample covariance when it is positive definite,
+else Ledoit-Wolf shrinkage (scikit-learn's ``LedoitWolf``), with a floor on the
+eigenvalues so that the matrix is positive definite. Shrinkage is not the default
+because it pulls the correlations toward zero: the knockoff of a null feature then
+carries less of its correlated neighbours' signal than the feature does, and the
+features win too often. In this module's tests (AR(1) rho = 0.3, n = 300, p = 30,
+random forest MDI, 40 datasets) Ledoit-Wolf (shrinkage 0.33) gave a mean FDP of 0.23
+at q = 0.2, the sample covariance 0.12, the true covariance 0.11.
 
 E. Candès, Y. Fan, L. Janson, J. Lv, "Panning for gold: 'model-X' knockoffs for high
 dimensional controlled variable selection", Journal of the Royal Statistical Society
@@ -35,6 +41,7 @@ from sklearn.utils import check_array, check_random_state
 __all__ = ["GaussianKnockoffs", "numeric_matrix"]
 
 CONSTRUCTIONS = ("equicorrelated", "sdp")
+SHRINKAGES = ("auto", "ledoit_wolf", "none")
 
 # Eigenvalues of the estimated covariance are kept at or above this share of the
 # largest one, so that Sigma^-1 exists even for collinear or constant columns.
@@ -106,13 +113,25 @@ def _feasible(s, correlation):
     return s * min(1.0, 2.0 / largest)
 
 
-def shrunk_covariance(X):
-    """(mean, covariance) of the rows of X: Ledoit-Wolf shrinkage, eigenvalues floored
+def estimate_covariance(X, shrinkage="auto"):
+    """(mean, covariance) of the rows of X: the sample covariance (``"none"``),
+    Ledoit-Wolf shrinkage (``"ledoit_wolf"``), or the first when it is positive
+    definite (more rows than columns, smallest eigenvalue of the sample correlation
+    above EIGEN_FLOOR) and the second otherwise (``"auto"``). Eigenvalues are floored
     at EIGEN_FLOOR times the largest so that the matrix is positive definite."""
-    estimate = LedoitWolf().fit(X)
-    values, vectors = np.linalg.eigh(estimate.covariance_)
+    mean = X.mean(axis=0)
+    covariance = np.cov(X, rowvar=False, ddof=1).reshape(X.shape[1], X.shape[1]) \
+        if X.shape[0] > 1 else np.zeros((X.shape[1], X.shape[1]))
+    if shrinkage == "auto":
+        sd = np.sqrt(np.diag(covariance))
+        definite = X.shape[0] > X.shape[1] and np.all(sd > 0) and np.linalg.eigvalsh(
+            covariance / np.outer(sd, sd))[0] > EIGEN_FLOOR
+        shrinkage = "none" if definite else "ledoit_wolf"
+    if shrinkage == "ledoit_wolf":
+        covariance = LedoitWolf().fit(X).covariance_
+    values, vectors = np.linalg.eigh(covariance)
     values = np.maximum(values, EIGEN_FLOOR * max(values[-1], EIGEN_FLOOR))
-    return estimate.location_, (vectors * values) @ vectors.T
+    return mean, (vectors * values) @ vectors.T
 
 
 class GaussianKnockoffs:
@@ -124,7 +143,12 @@ class GaussianKnockoffs:
         How D = diag(s) is chosen (see the module docstring); "sdp" needs cvxpy.
     mean, covariance : array-like or None, default=None
         The distribution of the rows when it is known (model-X assumes it is). None:
-        estimated by :meth:`fit` (the sample mean and the Ledoit-Wolf covariance).
+        estimated by :meth:`fit`: the sample mean and a covariance by ``shrinkage``.
+    shrinkage : {"auto", "ledoit_wolf", "none"}, default="auto"
+        How an estimated covariance is made: "auto" takes the sample covariance when
+        it is positive definite and Ledoit-Wolf shrinkage otherwise (p >= n,
+        collinear or constant columns); see the module docstring for why shrinkage
+        is not always used.
 
     Attributes (after :meth:`fit`)
     ------------------------------
@@ -142,23 +166,27 @@ class GaussianKnockoffs:
     (5, 2)
     """
 
-    def __init__(self, construction="equicorrelated", *, mean=None, covariance=None):
+    def __init__(self, construction="equicorrelated", *, mean=None, covariance=None,
+                 shrinkage="auto"):
         if construction not in CONSTRUCTIONS:
             raise ValueError(f"construction must be one of {CONSTRUCTIONS}; got "
                              f"{construction!r}")
+        if shrinkage not in SHRINKAGES:
+            raise ValueError(f"shrinkage must be one of {SHRINKAGES}; got {shrinkage!r}")
         if (mean is None) != (covariance is None):
             raise ValueError("GaussianKnockoffs takes mean and covariance together (both "
                              "known) or neither (both estimated)")
         self.construction = construction
         self.mean = mean
         self.covariance = covariance
+        self.shrinkage = shrinkage
 
     def fit(self, X):
         """Estimate (unless given) the mean and covariance, then D and the conditional
         law of the knockoffs given X."""
         X = numeric_matrix(X, "GaussianKnockoffs")
         if self.covariance is None:
-            mean, covariance = shrunk_covariance(X)
+            mean, covariance = estimate_covariance(X, self.shrinkage)
         else:
             mean = np.asarray(self.mean, dtype=np.float64)
             covariance = np.asarray(self.covariance, dtype=np.float64)
@@ -203,7 +231,8 @@ def as_sampler(knockoff_sampler, who):
         return GaussianKnockoffs(names[knockoff_sampler])
     if isinstance(knockoff_sampler, GaussianKnockoffs):
         return GaussianKnockoffs(knockoff_sampler.construction, mean=knockoff_sampler.mean,
-                                 covariance=knockoff_sampler.covariance)
+                                 covariance=knockoff_sampler.covariance,
+                                 shrinkage=knockoff_sampler.shrinkage)
     raise ValueError(f"knockoff_sampler of {who} must be 'gaussian', 'gaussian_sdp' or a "
                      f"GaussianKnockoffs; got {type(knockoff_sampler).__name__}")
 

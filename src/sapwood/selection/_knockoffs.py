@@ -220,8 +220,9 @@ def knockoffs(X, y, *, fdr=0.1, statistic="permutation", estimator=None,
     less dependent on the draw.
 
     The guarantee assumes the knockoffs are exchangeable with X. Gaussian second-order
-    knockoffs match the mean and covariance (estimated here with Ledoit-Wolf
-    shrinkage), which is exact for Gaussian X and an approximation otherwise.
+    knockoffs match the mean and covariance (estimated from X: the sample covariance,
+    or Ledoit-Wolf shrinkage where that is not positive definite), which is exact for
+    Gaussian X with a known covariance and an approximation otherwise.
     Binary or count columns are modelled as Gaussian too: their knockoffs are
     continuous, so a tree can tell them apart by their values alone; check such data
     by simulation. Non-numeric columns are refused: one-hot encode them first.
