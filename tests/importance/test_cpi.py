@@ -70,6 +70,23 @@ def test_knockoff_deltas_use_one_draw_per_repeat():
                                (model.predict(both) - held_y) ** 2 - base)
 
 
+def test_known_distribution_sampler():
+    """A GaussianKnockoffs carrying the true mean and covariance is used as given (not
+    refitted to the held-out rows)."""
+    X, y = _data(6, n=200)
+    model = LinearRegression().fit(X[:100], y[:100])
+    known = GaussianKnockoffs(mean=np.zeros(5), covariance=ar1(5, 0.6))
+    result = cpi(model, X[100:], y[100:], sampler=known, random_state=2)
+    assert result.params["sampler"] == "gaussian_equicorrelated"
+    rng = np.random.RandomState(2)
+    tilde = GaussianKnockoffs(mean=np.zeros(5), covariance=ar1(5, 0.6)).fit(
+        X[100:]).sample(X[100:], int(rng.randint(2**31 - 1)))
+    replaced = X[100:].copy()
+    replaced[:, 3] = tilde[:, 3]
+    np.testing.assert_allclose(result.importances[3], (model.predict(replaced) - y[100:]) ** 2
+                               - (model.predict(X[100:]) - y[100:]) ** 2)
+
+
 def test_pvalues_match_scipy_and_exact_sign_flips():
     rng = np.random.default_rng(2)
     deltas = rng.normal(0.3, 1, size=(4, 12))

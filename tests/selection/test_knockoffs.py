@@ -304,3 +304,17 @@ def test_categorical_refused_binary_classification_accepted():
     with pytest.raises(ValueError, match="one finite importance per column"):
         knockoffs(frame[["a", "b"]], y, statistic=lambda m, X, y: np.zeros(2),
                   estimator=RandomForestClassifier(n_estimators=2))
+
+
+def test_sdp_sampler_by_name_and_by_object():
+    pytest.importorskip("cvxpy")
+    X, y, _ = _simulate(12, n=150, p=8, k=4, rho=0.5)
+    forest = RandomForestRegressor(n_estimators=10)
+    by_name = knockoffs(X, y, statistic="mdi", estimator=forest, random_state=0,
+                        knockoff_sampler="gaussian_sdp")
+    by_object = knockoffs(X, y, statistic="mdi", estimator=forest, random_state=0,
+                          knockoff_sampler=GaussianKnockoffs("sdp"))
+    assert by_name.params["knockoff_sampler"] == "sdp"
+    np.testing.assert_allclose(by_name.W, by_object.W)
+    equi = knockoffs(X, y, statistic="mdi", estimator=forest, random_state=0)
+    assert not np.allclose(by_name.W, equi.W)
