@@ -96,10 +96,12 @@ def knockoff_threshold(W, fdr, offset=1):
     """T = min{t in {|W_j| > 0} : (offset + #{W_j <= -t}) / max(1, #{W_j >= t}) <= fdr},
     or ``inf`` when no t qualifies (nothing is selected)."""
     W = np.asarray(W, dtype=np.float64)
-    for t in np.sort(np.abs(W[W != 0])):
-        if (offset + np.sum(W <= -t)) / max(1, np.sum(W >= t)) <= fdr:
-            return float(t)
-    return float("inf")
+    candidates = np.unique(np.abs(W[W != 0]))
+    ordered = np.sort(W)
+    negatives = np.searchsorted(ordered, -candidates, side="right")         # W <= -t
+    positives = W.shape[0] - np.searchsorted(ordered, candidates, side="left")  # W >= t
+    passing = np.flatnonzero((offset + negatives) / np.maximum(1, positives) <= fdr)
+    return float(candidates[passing[0]]) if passing.size else float("inf")
 
 
 def knockoff_evalues(W, threshold):
@@ -112,8 +114,9 @@ def knockoff_evalues(W, threshold):
 
 
 def ebh(evalues, fdr):
-    """Indices selected by the e-BH procedure at level fdr (Wang & Ramdas 2022): the
-    k^ largest e-values, k^ = max{k : e_(k) >= p / (fdr k)}."""
+    """Indices selected by the e-BH procedure at level fdr: the k^ largest e-values,
+    k^ = max{k : e_(k) >= p / (fdr k)} (R. Wang, A. Ramdas, "False discovery rate
+    control with e-values", JRSS-B 84(3), 2022, doi:10.1111/rssb.12489)."""
     p = evalues.shape[0]
     order = np.argsort(-evalues, kind="stable")
     passing = np.flatnonzero(evalues[order] >= p / (fdr * np.arange(1, p + 1)))
