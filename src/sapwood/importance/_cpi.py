@@ -94,13 +94,15 @@ def one_sided_pvalues(deltas, test, rng, n_permutations):
     if test == "wilcoxon":
         return np.array([stats.wilcoxon(row, alternative="greater").pvalue
                          if np.any(row != 0) else 1.0 for row in deltas])
-    # Fisher: under H0 (symmetric about 0) each delta's sign is a fair coin.
+    # Fisher: under H0 (symmetric about 0) each delta's sign is a fair coin. The
+    # observed mean is lowered by a rounding margin so that a sign pattern giving the
+    # same sum in another order (all +1, for one) counts as "at least".
+    observed = (mean - 1e-12 * np.abs(mean))[:, None]
     at_least = np.zeros(deltas.shape[0])
     for start in range(0, n_permutations, FLIP_CHUNK):
         size = min(FLIP_CHUNK, n_permutations - start)
         signs = rng.randint(2, size=(size, n)) * 2.0 - 1.0
-        at_least += (deltas @ signs.T / n >= mean[:, None] - 1e-12 * np.abs(
-            mean[:, None])).sum(axis=1)
+        at_least += (deltas @ signs.T / n >= observed).sum(axis=1)
     return (1.0 + at_least) / (n_permutations + 1.0)
 
 
