@@ -11,8 +11,10 @@ outside) makes it known to ``compare``, the p-value functions, ``boruta`` and th
 from ._air import impurity_corrected
 from ._compare import compare, plot_compare
 from ._conditional import conditional_permutation_importance
+from ._cpi import cpi
 from ._drop_column import drop_column_importance
 from ._friedman import friedman_importance
+from ._knockoff_sampler import GaussianKnockoffs
 from ._mdi import mdi
 from ._native import native_importance
 from ._oob import oob_permutation_importance
@@ -53,4 +55,6 @@ __all__ = [
     "tree_shap",
     "unbiased_mdi",
     "unregister",
+    "cpi",
+    "GaussianKnockoffs",
 ]
