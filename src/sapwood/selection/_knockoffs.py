@@ -49,39 +49,36 @@ from sklearn.utils._param_validation import (
 )
 from sklearn.utils.validation import _num_samples
 
-from ..importance import (
-    GaussianKnockoffs,
-    ImportanceResult,
-    mdi,
-    oob_permutation_importance,
-    permutation_importance,
-)
+from ..importance import MEASURES, GaussianKnockoffs, ImportanceResult, MeasureInputs
 from ..importance._knockoff_sampler import as_sampler, numeric_matrix, seed
 from ._boruta import _default_estimator
 
-__all__ = ["KnockoffResult", "knockoff_threshold", "knockoffs"]
+__all__ = ["KnockoffResult", "knockoff_threshold", "knockoffs", "statistics"]
 
-#: The statistic names ``knockoffs`` accepts; each maps to one importance on the model
-#: fitted to [X, X~] (see :func:`_importances`).
-STATISTICS = ("permutation", "mdi", "oob_permutation")
-
-# Permutation importance repeats for the "permutation" statistic.
-N_REPEATS = 5
+def statistics() -> dict:
+    """The statistic names ``knockoffs`` accepts: ``name -> (measure, options)`` for
+    every measure in :data:`sapwood.importance.MEASURES` that needs no refit, by its
+    ``api_names`` (held-out measures score the rows the model was fitted on: [X, X~]
+    has no held-out rows)."""
+    return {name: (measure, options) for measure in MEASURES.values()
+            if "estimator" not in measure.needs
+            for name, options in measure.names.items()}
 
 
 def _importances(statistic, model, X, y, *, random_state, n_jobs):
     """Z: one importance per column of X = [features, knockoffs], from the model fitted
     to it. The one place a statistic name becomes a measure."""
-    if statistic == "permutation":
-        values = permutation_importance(model, X, y, n_repeats=N_REPEATS,
-                                        random_state=random_state, n_jobs=n_jobs)
-    elif statistic == "mdi":
-        values = mdi(model)
-    elif statistic == "oob_permutation":
-        values = oob_permutation_importance(model, X, y, random_state=random_state,
-                                            n_jobs=n_jobs)
-    else:
+    if callable(statistic):
         values = statistic(model, X, y)
+    else:
+        measure, options = statistics()[statistic]
+        inputs = MeasureInputs(X_train=X, y_train=y, random_state=random_state,
+                               n_jobs=n_jobs)
+        reason = measure.why_not(model, inputs, **options)
+        if reason is not None:
+            raise ValueError(f"the statistic {statistic!r} of knockoffs does not apply: "
+                             f"{reason}")
+        values = measure.run(model, inputs, **options)
     if isinstance(values, ImportanceResult):
         values = values.importances_mean
     values = np.asarray(values, dtype=np.float64)
@@ -193,7 +190,7 @@ class KnockoffResult:
         "X": ["array-like"],
         "y": ["array-like"],
         "fdr": [Interval(Real, 0, 1, closed="neither")],
-        "statistic": [StrOptions(set(STATISTICS)), callable],
+        "statistic": [str, callable],
         "estimator": [HasMethods(["fit"]), None],
         "knockoff_sampler": [StrOptions({"gaussian", "gaussian_sdp"}), GaussianKnockoffs],
         "offset": [Interval(Integral, 0, 1, closed="both")],
@@ -239,12 +236,12 @@ def knockoffs(X, y, *, fdr=0.1, statistic="permutation", estimator=None,
     y : array-like of shape (n_samples,)
     fdr : float in (0, 1), default=0.1
         Target false discovery rate q.
-    statistic : {"permutation", "mdi", "oob_permutation"} or callable, \
-default="permutation"
-        The importance Z on the model fitted to [X, X~]: ``"permutation"`` is
-        :func:`~sapwood.importance.permutation_importance` with 5 repeats on the same
-        rows [X, X~] (the rows are exchangeable between a feature and its knockoff,
-        which is all W needs); ``"oob_permutation"`` is
+    statistic : str or callable, default="permutation"
+        The importance Z on the model fitted to [X, X~], by name any measure of
+        :data:`sapwood.importance.MEASURES` that needs no refit (:func:`statistics`):
+        ``"permutation"`` is :func:`~sapwood.importance.permutation_importance` with 5
+        repeats on the same rows [X, X~] (the rows are exchangeable between a feature
+        and its knockoff, which is all W needs); ``"oob_permutation"`` is
         :func:`~sapwood.importance.oob_permutation_importance` (a bagged forest);
         ``"mdi"`` is :func:`~sapwood.importance.mdi`. A callable
         ``statistic(fitted_model, X_and_knockoffs, y)`` returns an
@@ -307,6 +304,9 @@ default="gaussian"
     >>> len(set(result.selected) & {f"x{j}" for j in range(8)}) >= 6
     True
     """
+    if isinstance(statistic, str) and statistic not in statistics():
+        raise ValueError(f"statistic must be one of {sorted(statistics())} or a callable; "
+                         f"got {statistic!r}")
     if offset == 0 and n_draws > 1:
         raise ValueError("knockoffs with n_draws > 1 needs offset=1: the derandomised "
                          "e-values are valid for knockoff+ only; got offset=0")
