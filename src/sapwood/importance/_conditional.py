@@ -23,12 +23,11 @@ import pandas as pd
 from joblib import Parallel, delayed
 from scipy.special import expit, softmax
 from scipy.stats import chi2
-from sklearn.ensemble._forest import BaseForest as SklearnForest
 from sklearn.utils import check_array, check_random_state
-from sklearn.utils._param_validation import Interval, validate_params
 
 from .._kernels._conditional import conditional_tree_permutation, pairwise_correlation
 from .._progress import counted, progress_bar
+from .._sklearn_compat import SKLEARN_FORESTS, Interval, validate_params
 from ..adapters import as_ensemble
 from ..adapters._predict import _TIES_TO_POSITIVE, _classes_per_output
 from ..learners._forest import BaseForest
@@ -193,7 +192,7 @@ def conditional_permutation_importance(model, X, y, *, threshold=0.2, n_repeats=
     if n_features != ensemble.n_features:
         raise ValueError(f"X has {n_features} features; the model was fit on "
                          f"{ensemble.n_features}")
-    bagged = isinstance(model, BaseForest | SklearnForest) and bool(model.bootstrap)
+    bagged = isinstance(model, (BaseForest, *SKLEARN_FORESTS)) and bool(model.bootstrap)
     if bagged:
         counts = _inbag_counter(model)
         if n_samples != model._n_samples:

@@ -16,15 +16,16 @@ never splits on j; such trees still count in N. Over the N trees::
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
-from sklearn.ensemble._forest import BaseForest as SklearnForest
 from sklearn.utils import check_array, check_random_state
-from sklearn.utils._param_validation import Integral, Interval, validate_params
 
 from .._kernels._oob import oob_tree_permutation, oob_tree_permutation_fast
 from .._progress import counted, progress_bar
+from .._sklearn_compat import SKLEARN_FORESTS, Interval, validate_params
 from ..adapters import as_ensemble
 from ..learners._forest import BaseForest, bootstrap_indices
 from ._result import ImportanceResult, mean_interval
@@ -240,7 +241,7 @@ def _inbag_counter(forest):
         if not hasattr(forest, "estimators_"):
             raise ValueError(f"this {type(forest).__name__} is not fitted yet")
         return forest.bootstrap_counts
-    if isinstance(forest, SklearnForest):
+    if isinstance(forest, SKLEARN_FORESTS):
         if not forest.bootstrap:
             raise ValueError(f"{type(forest).__name__} was fit with bootstrap=False: every "
                              "tree saw every row, so there are no out-of-bag rows. Refit "

@@ -15,20 +15,21 @@ S permutations of the response and recompute the importance each time::
 from __future__ import annotations
 
 import dataclasses
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.utils import _safe_indexing, check_random_state
-from sklearn.utils._param_validation import (
-    HasMethods,
-    Integral,
-    Interval,
-    StrOptions,
-    validate_params,
-)
+from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 
 from .._progress import progress_bar
+from .._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _safe_indexing,
+    validate_params,
+)
 from ..adapters import as_ensemble
 from ._mdi import mdi, tree_impurity_decrease
 from ._oob import oob_permutation_importance

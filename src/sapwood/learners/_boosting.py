@@ -31,18 +31,24 @@ import warnings
 
 import numpy as np
 from scipy import special
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.dummy import DummyClassifier, DummyRegressor
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.stats import _weighted_percentile
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._format import TreeEnsemble
 from .._kernels import _losses
 from .._kernels._random import RAND_R_MAX
 from .._progress import check_progress, progress_bar
+from .._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _check_sample_weight,
+    _fit_context,
+    _weighted_percentile,
+)
 from ._grow import column_facts, grow_tree
 from ._inputs import check_rows, reject_infinity, validate_predict_input
 from ._tree import BaseDecisionTree, DecisionTreeRegressor
