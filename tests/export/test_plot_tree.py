@@ -1,12 +1,16 @@
-"""plot_tree draws one box per shown node with the export labels (Agg backend)."""
+"""plot_tree draws one box per shown node with the export labels (Agg backend).
+
+It lives in sapwood.plotting; its tests stay here, next to the export fixtures and
+the export_graphviz labels its boxes must repeat."""
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from sklearn import tree as sklearn_tree
 
-from sapwood.export import export_graphviz, plot_tree
-from sapwood.export._plot import _layout
+from sapwood.export import export_graphviz
+from sapwood.plotting import plot_tree
+from sapwood.plotting._tree import _layout
 
 
 @pytest.fixture

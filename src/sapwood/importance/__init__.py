@@ -6,7 +6,7 @@ DOI in the docstring, reads models only through :func:`sapwood.adapters.as_ensem
 """
 
 from ._air import impurity_corrected
-from ._compare import compare, plot_compare
+from ._compare import compare
 from ._conditional import conditional_permutation_importance
 from ._drop_column import drop_column_importance
 from ._friedman import friedman_importance
@@ -32,7 +32,6 @@ __all__ = [
     "native_importance",
     "oob_permutation_importance",
     "permutation_importance",
-    "plot_compare",
     "side_by_side",
     "tree_shap",
     "unbiased_mdi",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from sklearn.base import clone
 
-from ..plotting._compare import plot_compare
 from ._air import impurity_corrected
 from ._conditional import conditional_permutation_importance
 from ._drop_column import drop_column_importance
@@ -16,7 +15,7 @@ from ._result import ImportanceResult, side_by_side
 from ._shap import tree_shap
 from ._ufi import unbiased_mdi
 
-__all__ = ["compare", "plot_compare"]
+__all__ = ["compare"]
 
 
 def _mdi(model, X, y, X_test, y_test, random_state):
@@ -135,7 +134,7 @@ def compare(model, X, y, methods=("mdi", "permutation"), *, X_test=None, y_test=
     pandas.DataFrame
         Columns ``feature``, ``method``, ``importance``, ``std``, ``rank`` (1 = most
         important within the method); one row per feature and method, methods in the
-        order given. Draw it with :func:`plot_compare`.
+        order given. Draw it with :func:`sapwood.plotting.plot_compare`.
 
     Examples
     --------
