@@ -101,3 +101,15 @@ def test_default_axes_and_automatic_font(iris_tree):
         figure.canvas.draw()
     finally:
         plt.close(figure)
+
+
+def test_every_picture_has_one_public_home():
+    import sapwood
+    import sapwood.export
+    import sapwood.importance
+    import sapwood.plotting
+    import sapwood.selection
+
+    assert set(sapwood.plotting.__all__) == {"plot_compare", "plot_importance", "plot_tree"}
+    for package in (sapwood, sapwood.export, sapwood.importance, sapwood.selection):
+        assert [name for name in package.__all__ if name.startswith("plot")] == [], package
