@@ -10,13 +10,13 @@ the bottom (a module may import its own layer and the layers below)::
     1  the format: _format, _persist and the small modules they rest on
     2  adapters, learners
     3  importance
-    4  selection, export, diagnostics, datasets
+    4  selection, export, plotting, diagnostics, datasets
     5  cli and the package root (``sapwood/__init__.py``, which re-exports)
 
 The format routes rows with the traversal kernels (``_format`` imports
-``_kernels._traverse``), so the kernels sit below it. ``plotting`` draws results it is
-handed and imports nothing above ``_text``; ``ImportanceResult.plot`` and
-``importance.plot_compare`` draw through it, so it shares the importance layer.
+``_kernels._traverse``), so the kernels sit below it. ``plotting`` draws importance
+results and trees (with export's node labels), so it sits above both; nothing below
+draws.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ LAYERS = {
     "sapwood._text": 0,
     "sapwood._progress": 0,
     "sapwood._version": 0,
+    "sapwood._sklearn_compat": 0,
     "sapwood._format": 1,
     "sapwood._bootstrap": 1,
     "sapwood._impurity": 1,
@@ -42,9 +43,9 @@ LAYERS = {
     "sapwood.adapters": 2,
     "sapwood.learners": 2,
     "sapwood.importance": 3,
-    "sapwood.plotting": 3,
     "sapwood.selection": 4,
     "sapwood.export": 4,
+    "sapwood.plotting": 4,
     "sapwood.diagnostics": 4,
     "sapwood.datasets": 4,
     "sapwood.cli": 5,

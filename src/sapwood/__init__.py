@@ -8,8 +8,8 @@ Layout (each a package of small private modules; public names are re-exported he
 - ``sapwood.adapters``   scikit-learn, XGBoost and LightGBM models into the tree format
 - ``sapwood.importance`` the measures, all returning :class:`ImportanceResult`
 - ``sapwood.selection``  Boruta feature selection with any importance measure
-- ``sapwood.export``     text, Graphviz and matplotlib views of a tree
-- ``sapwood.plotting``   importance charts
+- ``sapwood.export``     text and Graphviz views of a tree
+- ``sapwood.plotting``   every matplotlib picture: trees, importance charts, comparisons
 - ``sapwood.datasets``   bundled and generated data (nothing is downloaded)
 - ``sapwood.cli``        the ``sapwood`` command
 - :func:`save` / :func:`load`  the versioned, pickle-free model file (docs/model-format.md)

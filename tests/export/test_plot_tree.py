@@ -1,12 +1,16 @@
-"""plot_tree draws one box per shown node with the export labels (Agg backend)."""
+"""plot_tree draws one box per shown node with the export labels (Agg backend).
+
+It lives in sapwood.plotting; its tests stay here, next to the export fixtures and
+the export_graphviz labels its boxes must repeat."""
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from sklearn import tree as sklearn_tree
 
-from sapwood.export import export_graphviz, plot_tree
-from sapwood.export._plot import _layout
+from sapwood.export import export_graphviz
+from sapwood.plotting import plot_tree
+from sapwood.plotting._tree import _layout
 
 
 @pytest.fixture
@@ -97,3 +101,15 @@ def test_default_axes_and_automatic_font(iris_tree):
         figure.canvas.draw()
     finally:
         plt.close(figure)
+
+
+def test_every_picture_has_one_public_home():
+    import sapwood
+    import sapwood.export
+    import sapwood.importance
+    import sapwood.plotting
+    import sapwood.selection
+
+    assert set(sapwood.plotting.__all__) == {"plot_compare", "plot_importance", "plot_tree"}
+    for package in (sapwood, sapwood.export, sapwood.importance, sapwood.selection):
+        assert [name for name in package.__all__ if name.startswith("plot")] == [], package

@@ -18,10 +18,10 @@ from sapwood.importance import (  # noqa: E402
     mdi,
     oob_permutation_importance,
     permutation_importance,
-    plot_compare,
     tree_shap,
     unbiased_mdi,
 )
+from sapwood.plotting import plot_compare  # noqa: E402
 
 
 @pytest.fixture(scope="module")

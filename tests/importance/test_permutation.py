@@ -326,21 +326,23 @@ def test_plots_bars_and_boxes():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from sapwood.plotting import plot_importance
+
     model, X, y = _fit("forest-clf", frame=True)
     result = permutation_importance(as_format_model(model), X, y, n_repeats=4, random_state=0)
     for kind in ("bar", "box"):
-        ax = result.plot(kind=kind, max_features=4)
+        ax = plot_importance(result, kind=kind, max_features=4)
         labels = [t.get_text() for t in ax.get_yticklabels()]
         assert len(labels) == 4
         top = result.feature_names[int(np.argmax(result.importances_mean))]
         assert labels[-1] == top
         plt.close(ax.figure)
     with pytest.raises(ValueError, match="kind must be one of"):
-        result.plot(kind="pie")
+        plot_importance(result, kind="pie")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _, ax = plt.subplots()
-        assert result.plot(ax=ax, max_features=None) is ax
+        assert plot_importance(result, ax=ax, max_features=None) is ax
         plt.close(ax.figure)
 
 

@@ -15,6 +15,18 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from sapwood._kernels import _losses
 from sapwood.importance import mdi
 from sapwood.learners import GradientBoostingClassifier, GradientBoostingRegressor
+from sapwood.learners._losses import (
+    CLASSIFICATION_LOSSES,
+    REGRESSION_LOSSES,
+    AbsoluteError,
+    BinomialLogLoss,
+    ExponentialLoss,
+    Huber,
+    MultinomialLogLoss,
+    Quantile,
+    SquaredError,
+    make_loss,
+)
 from tests.reference.sklearn_parity import tree_differences
 
 SAMPLE_WEIGHT_EQUIVALENCE = {
@@ -197,6 +209,29 @@ def test_mdi_and_to_ensemble_read_the_same_model(model):
     np.testing.assert_allclose(raw[:, 0] if raw.shape[1] == 1 else raw, expected, rtol=1e-12)
     np.testing.assert_allclose(mdi(est).importances_mean, est.feature_importances_,
                                rtol=1e-12)
+
+
+def test_loss_names_are_scikit_learns_and_each_loss_object_is_chosen_by_name():
+    for ours, theirs, names in (
+            (GradientBoostingRegressor, ske.GradientBoostingRegressor, REGRESSION_LOSSES),
+            (GradientBoostingClassifier, ske.GradientBoostingClassifier,
+             CLASSIFICATION_LOSSES)):
+        assert set(names) == theirs._parameter_constraints["loss"][0].options
+        assert ours._parameter_constraints["loss"][0].options == set(names)
+    X, y = make_classification(60, 5, n_informative=3, n_classes=3, random_state=0)
+    kinds = {"squared_error": SquaredError, "absolute_error": AbsoluteError,
+             "huber": Huber, "quantile": Quantile, "exponential": ExponentialLoss}
+    for name, kind in kinds.items():
+        model = (GradientBoostingClassifier(loss=name, n_estimators=2).fit(X, y == 0)
+                 if name == "exponential"
+                 else GradientBoostingRegressor(loss=name, n_estimators=2).fit(X, y))
+        assert type(model._loss) is kind
+    assert type(GradientBoostingClassifier(n_estimators=2).fit(X, y == 0)._loss) \
+        is BinomialLogLoss
+    multinomial = GradientBoostingClassifier(n_estimators=2).fit(X, y)._loss
+    assert type(multinomial) is MultinomialLogLoss and multinomial.n_classes == 3
+    assert type(make_loss("quantile", alpha=0.3)) is Quantile
+    assert make_loss("quantile", alpha=0.3).alpha == 0.3
 
 
 def test_monitor_stops_the_fit():

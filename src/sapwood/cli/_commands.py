@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .._text import shorten, visible
+from ..plotting import plot_tree
 from . import _measures
 from ._data import InputError, check_output, load_table, prepare
 from ._models import (
@@ -189,7 +190,7 @@ def tree(args) -> int:
                                          rounded=True)
     else:
         # A drawing shows names as the tables do: escaped, very long ones cut.
-        content = _drawing(export, model, [shorten(name) for name in names], suffix,
+        content = _drawing(model, [shorten(name) for name in names], suffix,
                            args.max_depth)
     if out is None:
         # Names from the data, shown as characters: a control character is escaped.
@@ -202,15 +203,15 @@ def tree(args) -> int:
     return 0
 
 
-def _drawing(export, model, names, suffix, max_depth):
+def _drawing(model, names, suffix, max_depth):
     import io
 
     from ._report import new_figure
 
     depth = model.get_depth()
     figure = new_figure((max(6, 1.1 * 2 ** min(depth, 5)), 1.8 * (depth + 1)))
-    export.plot_tree(model, ax=figure.add_subplot(), feature_names=names, filled=True,
-                     rounded=True, max_depth=max_depth)
+    plot_tree(model, ax=figure.add_subplot(), feature_names=names, filled=True,
+              rounded=True, max_depth=max_depth)
     buffer = io.BytesIO()
     figure.savefig(buffer, format=suffix.lstrip("."), bbox_inches="tight")
     return buffer.getvalue()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .._files import replace_atomically
 from .._text import shorten, visible
+from ..plotting import plot_tree
 from ._data import InputError, check_output
 from ._render import (
     AGREEMENT_RULE,
@@ -186,9 +187,8 @@ def _tree_section(run: Run) -> str:
     parts = [f"<h2>First tree, top {TREE_DEPTH} levels</h2>"]
     # Names as shown in the tables: control characters escaped, very long ones cut.
     names = [shorten(name) for name in run.data.X.columns]
-    if hasattr(export, "plot_tree"):
-        figure = _tree_figure(export, run.model, names, impurity=_has_impurities(run.model))
-        parts.append(_img(_png(figure), "first tree"))
+    figure = _tree_figure(run.model, names, impurity=_has_impurities(run.model))
+    parts.append(_img(_png(figure), "first tree"))
     if hasattr(export, "export_text"):
         text = export.export_text(run.model, feature_names=names, max_depth=TREE_DEPTH)
         lines = "\n".join(_e(line) for line in text.splitlines())
@@ -203,16 +203,15 @@ def _has_impurities(model) -> bool:
     return library not in ("xgboost", "lightgbm")
 
 
-def _tree_figure(export, model, names, impurity=True):
+def _tree_figure(model, names, impurity=True):
     """The first tree's top levels, with text no smaller than :data:`TREE_FONT` points
     unless that would make boxes overlap (then plot_tree's own fitted size)."""
     figure = new_figure((10, 4.5))
     ax = figure.add_subplot()
 
     def draw(fontsize=None):
-        return export.plot_tree(model, ax=ax, max_depth=TREE_DEPTH, feature_names=names,
-                                filled=True, rounded=True, fontsize=fontsize,
-                                impurity=impurity)
+        return plot_tree(model, ax=ax, max_depth=TREE_DEPTH, feature_names=names,
+                         filled=True, rounded=True, fontsize=fontsize, impurity=impurity)
 
     annotations = draw()
     if annotations and annotations[0].get_fontsize() < TREE_FONT:

@@ -13,6 +13,7 @@ from numbers import Integral
 import numpy as np
 
 from .._format import LEAF, OP_LT, TreeArrays
+from ..adapters import as_ensemble
 
 __all__ = ["DOT_HTML_MARKS", "DOT_MARKS", "PLOT_MARKS", "FillColors", "LabelOptions", "Marks",
            "TreeView", "check_display_options", "check_names", "class_colors", "format_number",
@@ -39,8 +40,6 @@ def resolve_tree(model, tree_index: int = 0, criterion: str | None = None) -> Tr
     ``classes_``. The impurity is labelled with ``criterion``, else the estimator's
     ``criterion``, else ``"impurity"`` (the format does not record the criterion).
     """
-    from ..adapters import as_ensemble
-
     if isinstance(model, TreeArrays):
         tree, ensemble = model, None
     else:

@@ -9,7 +9,7 @@ outside) makes it known to ``compare``, the p-value functions, ``boruta`` and th
 """
 
 from ._air import impurity_corrected
-from ._compare import compare, plot_compare
+from ._compare import compare
 from ._conditional import conditional_permutation_importance
 from ._cpi import cpi
 from ._drop_column import drop_column_importance
@@ -48,7 +48,6 @@ __all__ = [
     "native_importance",
     "oob_permutation_importance",
     "permutation_importance",
-    "plot_compare",
     "register",
     "registered",
     "side_by_side",

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from sklearn.base import clone
 
-from ..plotting._compare import plot_compare
 from ._registry import MEASURES, MeasureInputs, by_api_name
 from ._result import ImportanceResult, side_by_side
 
-__all__ = ["compare", "plot_compare"]
+__all__ = ["compare"]
 
 
 def compare(model, X, y, methods=("mdi", "permutation"), *, X_test=None, y_test=None,
@@ -64,7 +63,7 @@ def compare(model, X, y, methods=("mdi", "permutation"), *, X_test=None, y_test=
     pandas.DataFrame
         Columns ``feature``, ``method``, ``importance``, ``std``, ``rank`` (1 = most
         important within the method); one row per feature and method, methods in the
-        order given. Draw it with :func:`plot_compare`.
+        order given. Draw it with :func:`sapwood.plotting.plot_compare`.
 
     Examples
     --------

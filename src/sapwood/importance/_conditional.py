@@ -24,11 +24,11 @@ from joblib import Parallel, delayed
 from scipy.special import expit, softmax
 from scipy.stats import chi2
 from sklearn.utils import check_array, check_random_state
-from sklearn.utils._param_validation import Interval, validate_params
 
 from .._kernels._conditional import conditional_tree_permutation, pairwise_correlation
 from .._prediction import ties_to_positive
 from .._progress import counted, progress_bar
+from .._sklearn_compat import Interval, validate_params
 from ..adapters import as_ensemble
 from ..adapters._predict import _classes_per_output
 from ._oob import _bootstrap_of, _feature_names, randomforest_summary

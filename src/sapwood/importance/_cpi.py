@@ -20,19 +20,19 @@ algorithms", Machine Learning 110, 2107-2129, 2021. doi:10.1007/s10994-021-06030
 from __future__ import annotations
 
 import numbers
+from numbers import Integral
 
 import numpy as np
 from scipy import stats
 from sklearn.base import is_classifier
 from sklearn.utils import check_array, check_random_state
-from sklearn.utils._param_validation import (
+
+from .._sklearn_compat import (
     HasMethods,
-    Integral,
     Interval,
     StrOptions,
     validate_params,
 )
-
 from ..learners._inputs import check_rows
 from ._knockoff_sampler import GaussianKnockoffs, as_sampler, numeric_matrix, seed
 from ._permutation import _resolve_groups
@@ -211,6 +211,7 @@ None, default=None
         rows (ddof=0), ``ci_low`` / ``ci_high`` the 95% Student-t interval of the
         mean and ``pvalues`` the one-sided p-values of ``test``. ``extra`` has
         ``loss`` (the baseline mean loss) and, for the t-test, ``statistic``.
+        Definition: docs/measures.md, section 'Conditional predictive impact (CPI)'.
 
     References
     ----------

@@ -15,15 +15,17 @@ Tibshirani, Wasserman 2018, doi:10.1080/01621459.2017.1307116).
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 from sklearn.base import clone, is_classifier
 from sklearn.metrics import check_scoring, get_scorer_names
 from sklearn.model_selection import check_cv, cross_val_score
-from sklearn.utils import _safe_indexing, check_array
-from sklearn.utils._param_validation import HasMethods, Integral, StrOptions, validate_params
+from sklearn.utils import check_array
 from sklearn.utils.parallel import Parallel, delayed
 
 from .._progress import progress_bar
+from .._sklearn_compat import HasMethods, StrOptions, _safe_indexing, validate_params
 from ._permutation import _resolve_groups
 from ._result import ImportanceResult
 

@@ -16,14 +16,16 @@ never splits on j; such trees still count in N. Over the N trees::
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 from sklearn.utils import check_array, check_random_state
-from sklearn.utils._param_validation import Integral, Interval, validate_params
 
 from .._kernels._oob import oob_tree_permutation, oob_tree_permutation_fast
 from .._progress import counted, progress_bar
+from .._sklearn_compat import Interval, validate_params
 from ..adapters import as_ensemble
 from ._result import ImportanceResult, mean_interval
 

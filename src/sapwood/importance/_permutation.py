@@ -22,26 +22,28 @@ the numbers are scikit-learn's for the same arguments:
 from __future__ import annotations
 
 import numbers
+from numbers import Integral
 
 import numpy as np
 from joblib import effective_n_jobs
 from sklearn.base import ClassifierMixin
 from sklearn.metrics import check_scoring, get_scorer_names
-from sklearn.metrics._scorer import _MultimetricScorer, _PassthroughScorer
-from sklearn.utils import _safe_indexing, check_array, check_random_state
-from sklearn.utils._param_validation import (
-    HasMethods,
-    Integral,
-    Interval,
-    RealNotInt,
-    StrOptions,
-    validate_params,
-)
+from sklearn.utils import check_array, check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.random import sample_without_replacement
 
 from .._kernels._permutation import accuracy_change
 from .._progress import counted, progress_bar
+from .._sklearn_compat import (
+    HasMethods,
+    Interval,
+    RealNotInt,
+    StrOptions,
+    _safe_indexing,
+    is_passthrough_scorer,
+    uses_estimator_score,
+    validate_params,
+)
 from ..learners._inputs import check_rows
 from ._permutation_tree import tree_evaluator
 from ._result import ImportanceResult
@@ -172,7 +174,7 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
     scorer = check_scoring(model, scoring=scoring)
     n_jobs = effective_n_jobs(n_jobs)
 
-    evaluator = tree_evaluator(model, X, n_jobs, _uses_score(scorer))
+    evaluator = tree_evaluator(model, X, n_jobs, uses_estimator_score(scorer))
     with progress_bar(len(columns) * n_repeats, "permuted scores", progress) as steps:
         if evaluator is not None:
             try:
@@ -198,12 +200,6 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
                               names, {**params, "scorer": name}, labels)
                 for name in baseline}
     return _result(baseline, scores, names, params, labels)
-
-
-def _uses_score(scorer):
-    if isinstance(scorer, _MultimetricScorer):
-        return any(_uses_score(s) for s in scorer._scorers.values())
-    return isinstance(scorer, _PassthroughScorer)
 
 
 def _resolve_groups(X, model, groups):
@@ -384,7 +380,7 @@ class _IncrementalAccuracy:
     def make(cls, scorer, evaluator, reference, y, sample_weight, unchanged):
         if not (evaluator.is_classifier and sample_weight is None
                 and evaluator.ensemble.combine == "mean"
-                and isinstance(scorer, _PassthroughScorer)
+                and is_passthrough_scorer(scorer)
                 and getattr(type(evaluator.model), "score", None) is ClassifierMixin.score
                 and isinstance(unchanged, float)):
             return None

@@ -15,19 +15,15 @@ S permutations of the response and recompute the importance each time::
 from __future__ import annotations
 
 import dataclasses
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.utils import _safe_indexing, check_random_state
-from sklearn.utils._param_validation import (
-    HasMethods,
-    Integral,
-    Interval,
-    validate_params,
-)
+from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 
 from .._progress import progress_bar
+from .._sklearn_compat import HasMethods, Interval, _safe_indexing, validate_params
 from ._registry import MEASURES, MeasureInputs, by_api_name
 from ._result import ImportanceResult
 

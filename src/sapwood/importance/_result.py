@@ -147,13 +147,6 @@ class ImportanceResult:
             frame = frame.sort_values(["rank", "feature"], kind="stable").reset_index(drop=True)
         return frame
 
-    def plot(self, ax=None, kind: str = "bar", max_features: int | None = 20):
-        """Horizontal bars with error bars (``kind="bar"``) or one box per feature over
-        the raw draws (``kind="box"``); returns the matplotlib Axes."""
-        from ..plotting import plot_importance
-
-        return plot_importance(self, ax=ax, kind=kind, max_features=max_features)
-
     def _repr_html_(self) -> str:
         """The table a notebook shows: each feature with its importance, a bar, its
         interval and its rank interval, most important first."""

@@ -18,6 +18,10 @@ sapwood reproduces scikit-learn 1.9's algorithm number for number:
   in-bag residuals in the leaf; squared error keeps the tree's means;
 - ``raw += learning_rate * leaf value``.
 
+Everything that depends on ``loss`` (gradient, leaf step, initial prediction, link) is
+asked of one loss object, :mod:`sapwood.learners._losses`, chosen at the start of every
+fit.
+
 ``feature_importances_`` uses scikit-learn's boosting formula (the mean of the
 *unnormalised* per-tree MDI over trees with more than one node, renormalised).
 Friedman's own importance is :func:`sapwood.importance.friedman_importance`.
@@ -25,42 +29,32 @@ Friedman's own importance is :func:`sapwood.importance.friedman_importance`.
 
 from __future__ import annotations
 
-import math
 import numbers
-import warnings
 
 import numpy as np
-from scipy import special
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
-from sklearn.dummy import DummyClassifier, DummyRegressor
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.stats import _weighted_percentile
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._format import ModelKind, TreeEnsemble
 from .._impurity import combine_importances
-from .._kernels import _losses
 from .._kernels._random import RAND_R_MAX
 from .._progress import check_progress, progress_bar
+from .._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _check_sample_weight,
+    _fit_context,
+)
 from .._version import __version__
 from ._grow import column_facts, grow_tree
 from ._inputs import check_rows, reject_infinity, validate_predict_input
+from ._losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES, make_loss
 from ._tree import BaseDecisionTree, DecisionTreeRegressor
 
 __all__ = ["GradientBoostingClassifier", "GradientBoostingRegressor"]
-
-_EPS = np.finfo(np.float64).eps
-
-
-def _safe_divide(numerator, denominator):
-    if abs(denominator) < 1e-150:
-        return 0.0
-    result = float(numerator) / float(denominator)
-    if math.isinf(result):
-        warnings.warn("overflow encountered in _safe_divide", RuntimeWarning, stacklevel=3)
-    return result
 
 
 def _in_bag_mask(n_samples, n_in_bag, rng):
@@ -114,7 +108,7 @@ class BaseGradientBoosting(BaseEstimator):
         return len(getattr(self, "estimators_", [])) > 0
 
     def _init_state(self):
-        self.init_ = self._default_init() if self.init is None else self.init
+        self.init_ = self._loss.default_init() if self.init is None else self.init
         self.estimators_ = np.empty((self.n_estimators, self.n_trees_per_iteration_),
                                     dtype=object)
         self.train_score_ = np.zeros(self.n_estimators)
@@ -166,7 +160,7 @@ class BaseGradientBoosting(BaseEstimator):
         weight_is_none = sample_weight is None
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
         y = self._encode_y(y, None if weight_is_none else sample_weight)
-        self._check_loss()
+        self._loss = self._make_loss()
 
         if self.n_iter_no_change is not None:
             from sklearn.model_selection import train_test_split  # lazy: import time
@@ -243,7 +237,8 @@ class BaseGradientBoosting(BaseEstimator):
         template = self._tree_template()
         X_columns = np.asfortranarray(X)
         has_missing, tied_pairs = column_facts(X)
-        factor = self._score_factor
+        loss = self._loss
+        factor = loss.score_factor
         if self.n_iter_no_change is not None:
             history = np.full(self.n_iter_no_change, np.inf)
             val_raw = self._staged_raw_lazy(X_val)
@@ -252,20 +247,20 @@ class BaseGradientBoosting(BaseEstimator):
             if do_oob:
                 mask = _in_bag_mask(n_samples, n_in_bag, rng)
                 if i == 0:
-                    initial_oob = factor * self._mean_loss(y[~mask], raw[~mask],
-                                                           sample_weight[~mask])
+                    initial_oob = factor * loss.mean_loss(y[~mask], raw[~mask],
+                                                          sample_weight[~mask])
             self._fit_stage(i, X_columns, y, raw, sample_weight, mask, rng, template,
                             has_missing, tied_pairs)
             if do_oob:
-                self.train_score_[i] = factor * self._mean_loss(y[mask], raw[mask],
-                                                                sample_weight[mask])
-                self.oob_scores_[i] = factor * self._mean_loss(y[~mask], raw[~mask],
-                                                               sample_weight[~mask])
+                self.train_score_[i] = factor * loss.mean_loss(y[mask], raw[mask],
+                                                               sample_weight[mask])
+                self.oob_scores_[i] = factor * loss.mean_loss(y[~mask], raw[~mask],
+                                                              sample_weight[~mask])
                 previous = initial_oob if i == 0 else self.oob_scores_[i - 1]
                 self.oob_improvement_[i] = previous - self.oob_scores_[i]
                 self.oob_score_ = self.oob_scores_[-1]
             else:
-                self.train_score_[i] = factor * self._mean_loss(y, raw, sample_weight)
+                self.train_score_[i] = factor * loss.mean_loss(y, raw, sample_weight)
             if self.verbose:
                 line = f"stage {i + 1}: train loss {self.train_score_[i]:.6f}"
                 if do_oob:
@@ -274,7 +269,7 @@ class BaseGradientBoosting(BaseEstimator):
             if monitor is not None and monitor(i, self, locals()):
                 break
             if self.n_iter_no_change is not None:
-                validation_loss = factor * self._mean_loss(y_val, next(val_raw), w_val)
+                validation_loss = factor * loss.mean_loss(y_val, next(val_raw), w_val)
                 if np.any(validation_loss + self.tol < history):
                     history[i % len(history)] = validation_loss
                 else:
@@ -283,8 +278,9 @@ class BaseGradientBoosting(BaseEstimator):
 
     def _fit_stage(self, i, X_columns, y, raw, sample_weight, mask, rng, template,
                    has_missing, tied_pairs):
-        self._before_stage(y, raw, sample_weight)
-        residual = -self._gradient(y, raw)
+        loss = self._loss
+        loss.before_stage(y, raw, sample_weight)
+        residual = -loss.gradient(y, raw)
         tree_weight = sample_weight * mask if self.subsample < 1.0 else sample_weight
         n_samples, n_features = X_columns.shape
         options = template._settle_options(n_samples, n_features, float(np.sum(tree_weight)))
@@ -301,7 +297,7 @@ class BaseGradientBoosting(BaseEstimator):
                 has_missing=has_missing, tied_pairs=tied_pairs, leaf_of=leaves, **options)
             if not builder_leaves:
                 leaves = tree.apply(X_columns)
-            if self._updates_leaves:
+            if loss.updates_leaves:
                 in_bag = leaves if self.subsample >= 1.0 else np.where(mask, leaves, -1)
                 self._update_leaves(tree, in_bag, y, residual[:, k], raw, tree_weight, k)
             raw[:, k] += self.learning_rate * tree.value[:, 0, 0].take(leaves)
@@ -313,14 +309,8 @@ class BaseGradientBoosting(BaseEstimator):
         for leaf in np.flatnonzero(tree.children_left == -1):
             lo, hi = np.searchsorted(sorted_leaves, [leaf, leaf + 1])
             rows = order[lo:hi]
-            tree.value[leaf, 0, 0] = self._leaf_value(
+            tree.value[leaf, 0, 0] = self._loss.leaf_value(
                 y[rows], residual[rows], raw[rows, k], sample_weight[rows], k)
-
-    def _before_stage(self, y, raw, sample_weight):
-        """Per-stage loss set-up (Huber's delta)."""
-
-    def _mean_loss(self, y, raw, sample_weight):
-        return float(np.average(self._per_row_loss(y, raw), weights=sample_weight))
 
     def _fitted_tree(self, template, tree_arrays):
         tree = DecisionTreeRegressor(**template.get_params())
@@ -340,7 +330,7 @@ class BaseGradientBoosting(BaseEstimator):
             # fit keeps X column-major; a user's estimator sees scikit-learn's row-major
             # X (a linear model's sums depend on the layout).
             X = np.ascontiguousarray(X)
-        return self._init_link(X)
+        return self._loss.raw_from_init(self.init_, X)
 
     def _add_stage(self, raw, stage, X):
         for k, tree in enumerate(self.estimators_[stage]):
@@ -390,20 +380,23 @@ class BaseGradientBoosting(BaseEstimator):
     def to_ensemble(self) -> TreeEnsemble:
         """The model in sapwood's format (``combine="sum"``, weights = learning rate).
 
-        Needs a constant initial score (``init=None`` or ``"zero"``)."""
+        Needs a constant initial score (``init=None`` or ``"zero"``). A loss whose raw
+        score is a multiple of the link's input (the exponential loss: half the log-odds)
+        has its base score and tree weights scaled to it (exactly: a power of two)."""
         check_is_fitted(self)
         if getattr(self, "_base_score", None) is None:
             raise ValueError("to_ensemble needs a constant initial prediction (init=None "
                              f"or 'zero'); this model has init={self.init!r}.")
         n_stages, n_columns = self.estimators_.shape
         names = getattr(self, "feature_names_in_", None)
+        scale = self._loss.raw_scale
         return TreeEnsemble(
             trees=tuple(tree.tree_ for tree in self.estimators_.ravel()),
             task="classification" if isinstance(self, ClassifierMixin) else "regression",
             n_features=self.n_features_in_, combine="sum",
-            tree_weights=np.full(n_stages * n_columns, self.learning_rate),
+            tree_weights=scale * np.full(n_stages * n_columns, self.learning_rate),
             tree_output=np.tile(np.arange(n_columns), n_stages),
-            base_score=self._base_score, link=self._link,
+            base_score=scale * self._base_score, link=self._loss.link,
             classes=(self.classes_,) if isinstance(self, ClassifierMixin) else None,
             feature_names=None if names is None else tuple(names),
             kind=ModelKind(library="sapwood", model=type(self).__name__,
@@ -473,11 +466,10 @@ class GradientBoostingRegressor(RegressorMixin, BaseGradientBoosting):
 
     _parameter_constraints: dict = {
         **BaseGradientBoosting._parameter_constraints,
-        "loss": [StrOptions({"squared_error", "absolute_error", "huber", "quantile"})],
+        "loss": [StrOptions(set(REGRESSION_LOSSES))],
         "init": [StrOptions({"zero"}), None, HasMethods(["fit", "predict"])],
         "alpha": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
     }
-    _link = "identity"
 
     def __init__(self, *, loss="squared_error", learning_rate=0.1, n_estimators=100,
                  subsample=1.0, criterion="deprecated", min_samples_split=2,
@@ -512,65 +504,8 @@ class GradientBoostingRegressor(RegressorMixin, BaseGradientBoosting):
         self.n_trees_per_iteration_ = 1
         return np.asarray(y, dtype=np.float64)
 
-    def _check_loss(self):
-        self._huber_delta = 0.5  # replaced at every stage
-
-    def _default_init(self):
-        if self.loss in ("absolute_error", "huber"):
-            return DummyRegressor(strategy="quantile", quantile=0.5)
-        if self.loss == "quantile":
-            return DummyRegressor(strategy="quantile", quantile=self.alpha)
-        return DummyRegressor(strategy="mean")
-
-    def _init_link(self, X):
-        return self.init_.predict(X).astype(np.float64).reshape(-1, 1)
-
-    @property
-    def _score_factor(self):
-        return 2.0 if self.loss == "squared_error" else 1.0
-
-    @property
-    def _updates_leaves(self):
-        return self.loss != "squared_error"
-
-    def _before_stage(self, y, raw, sample_weight):
-        if self.loss == "huber":
-            residual = np.abs(y - raw[:, 0])
-            self._huber_delta = float(
-                _weighted_percentile(residual, sample_weight, 100 * self.alpha))
-
-    def _gradient(self, y, raw):
-        r = np.ascontiguousarray(raw[:, 0])
-        if self.loss == "squared_error":
-            g = _losses.squared_gradient(y, r)
-        elif self.loss == "absolute_error":
-            g = _losses.absolute_gradient(y, r)
-        elif self.loss == "quantile":
-            g = _losses.pinball_gradient(y, r, float(self.alpha))
-        else:
-            g = _losses.huber_gradient(y, r, self._huber_delta)
-        return g.reshape(-1, 1)
-
-    def _per_row_loss(self, y, raw):
-        r = np.ascontiguousarray(raw[:, 0])
-        if self.loss == "squared_error":
-            return _losses.squared_loss(y, r)
-        if self.loss == "absolute_error":
-            return _losses.absolute_loss(y, r)
-        if self.loss == "quantile":
-            return _losses.pinball_loss(y, r, float(self.alpha))
-        return _losses.huber_loss(y, r, self._huber_delta)
-
-    def _leaf_value(self, y, residual, raw, sample_weight, k):
-        target = y - raw
-        if self.loss == "absolute_error":
-            return _weighted_percentile(target, sample_weight, 50)
-        if self.loss == "quantile":
-            return _weighted_percentile(target, sample_weight, 100 * self.alpha)
-        median = _weighted_percentile(target, sample_weight, 50)
-        diff = target - median
-        term = np.sign(diff) * np.minimum(self._huber_delta, np.abs(diff))
-        return median + np.average(term, weights=sample_weight)
+    def _make_loss(self):
+        return make_loss(self.loss, alpha=self.alpha)
 
     def predict(self, X):
         """Initial prediction plus the shrunken sum of the trees."""
@@ -612,7 +547,7 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
 
     _parameter_constraints: dict = {
         **BaseGradientBoosting._parameter_constraints,
-        "loss": [StrOptions({"log_loss", "exponential"})],
+        "loss": [StrOptions(set(CLASSIFICATION_LOSSES))],
         "init": [StrOptions({"zero"}), None, HasMethods(["fit", "predict_proba"])],
     }
 
@@ -643,14 +578,6 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
         self.tol = tol
         self.ccp_alpha = ccp_alpha
 
-    @property
-    def _multiclass(self):
-        return self.n_classes_ > 2
-
-    @property
-    def _link(self):
-        return "softmax" if self._multiclass else "logistic"
-
     def _encode_y(self, y, sample_weight):
         check_classification_targets(y)
         self.classes_, encoded = np.unique(y, return_inverse=True)
@@ -663,78 +590,8 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
                              "with zero weights, while a minimum of 2 classes are required.")
         return encoded.astype(np.float64)
 
-    def _check_loss(self):
-        if self.loss == "exponential" and self.n_classes_ > 2:
-            raise ValueError(
-                f"loss='exponential' is only suitable for a binary classification "
-                f"problem, you have n_classes={self.n_classes_}. "
-                "Please use loss='log_loss' instead.")
-
-    def _default_init(self):
-        return DummyClassifier(strategy="prior")
-
-    def _init_link(self, X):
-        proba = self.init_.predict_proba(X)
-        if not self._multiclass:
-            proba = proba[:, 1]
-        proba = np.clip(proba, _EPS, 1 - _EPS, dtype=np.float64)
-        if self._multiclass:
-            from scipy.stats import gmean  # lazy: scipy.stats takes 0.3 s to import
-
-            return np.log(proba / gmean(proba, axis=1)[:, None])
-        raw = special.logit(proba)
-        if self.loss == "exponential":
-            raw = 0.5 * raw
-        return raw.reshape(-1, 1)
-
-    @property
-    def _score_factor(self):
-        return 2.0 if self.loss == "log_loss" and not self._multiclass else 1.0
-
-    _updates_leaves = True
-
-    def _gradient(self, y, raw):
-        if self._multiclass:
-            return _losses.multinomial_gradient(y, np.ascontiguousarray(raw))
-        r = np.ascontiguousarray(raw[:, 0])
-        if self.loss == "exponential":
-            return _losses.exponential_gradient(y, r).reshape(-1, 1)
-        return _losses.binomial_gradient(y, r).reshape(-1, 1)
-
-    def _per_row_loss(self, y, raw):
-        if self._multiclass:
-            return _losses.multinomial_loss(y, np.ascontiguousarray(raw))
-        r = np.ascontiguousarray(raw[:, 0])
-        if self.loss == "exponential":
-            return _losses.exponential_loss(y, r)
-        return _losses.binomial_loss(y, r)
-
-    def _leaf_value(self, y, residual, raw, sample_weight, k):
-        if self._multiclass:
-            y = (y == k).astype(np.float64)
-        numerator = np.average(residual, weights=sample_weight)
-        if self.loss == "exponential":
-            hessian = residual.copy()
-            hessian[y == 0] *= -1
-            return _safe_divide(numerator, np.average(hessian, weights=sample_weight))
-        if self._multiclass:
-            numerator *= (self.n_classes_ - 1) / self.n_classes_
-        prob = y - residual
-        return _safe_divide(numerator, np.average(prob * (1 - prob), weights=sample_weight))
-
-    def to_ensemble(self) -> TreeEnsemble:
-        """The model in sapwood's format (``combine="sum"``, weights = learning rate).
-
-        The exponential loss's probability is ``expit(2 raw)``; its ensemble carries
-        twice the raw scores (base score and tree weights) under the logistic link.
-        """
-        ensemble = super().to_ensemble()
-        if self.loss != "exponential":
-            return ensemble
-        from dataclasses import replace
-
-        return replace(ensemble, base_score=2.0 * np.asarray(ensemble.base_score),
-                       tree_weights=2.0 * ensemble.tree_weights)
+    def _make_loss(self):
+        return make_loss(self.loss, n_classes=self.n_classes_)
 
     def decision_function(self, X):
         """Raw scores: (n_samples,) for two classes, (n_samples, K) otherwise."""
@@ -746,18 +603,6 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
         for raw in self._staged_raw(X):
             yield raw[:, 0] if raw.shape[1] == 1 else raw
 
-    def _proba(self, raw):
-        if self._multiclass:
-            shifted = raw - raw.max(axis=1, keepdims=True)
-            np.exp(shifted, out=shifted)
-            shifted /= shifted.sum(axis=1, keepdims=True)
-            return shifted
-        scores = 2.0 * raw[:, 0] if self.loss == "exponential" else raw[:, 0]
-        proba = np.empty((raw.shape[0], 2))
-        proba[:, 1] = special.expit(scores)
-        proba[:, 0] = 1 - proba[:, 1]
-        return proba
-
     def _labels(self, raw):
         encoded = (np.argmax(raw, axis=1) if raw.shape[1] > 1
                    else (raw[:, 0] >= 0).astype(int))
@@ -765,7 +610,8 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
 
     def predict_proba(self, X):
         """Class probabilities (logistic / softmax of the raw scores)."""
-        return self._proba(self._raw_predict(X))
+        raw = self._raw_predict(X)  # first: it checks the model is fitted
+        return self._loss.proba(raw)
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`."""
@@ -778,7 +624,7 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
     def staged_predict_proba(self, X):
         """Class probabilities after each stage."""
         for raw in self._staged_raw(X):
-            yield self._proba(raw)
+            yield self._loss.proba(raw)
 
     def staged_predict(self, X):
         """Predicted classes after each stage."""

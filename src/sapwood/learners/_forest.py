@@ -31,19 +31,24 @@ from sklearn.base import (
     ClassifierMixin,
     MultiOutputMixin,
     RegressorMixin,
-    _fit_context,
 )
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils import check_random_state, compute_class_weight, compute_sample_weight
-from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._bootstrap import Bootstrap, bootstrap_indices
 from .._format import ModelKind, TreeEnsemble
 from .._impurity import combine_importances
 from .._kernels._random import RAND_R_MAX
 from .._progress import check_progress, counted, progress_bar
+from .._sklearn_compat import (
+    Interval,
+    RealNotInt,
+    StrOptions,
+    _check_sample_weight,
+    _fit_context,
+)
 from .._version import __version__
 from ._grow import column_facts, grow_tree
 from ._inputs import check_rows, reject_infinity, validate_predict_input

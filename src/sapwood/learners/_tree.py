@@ -17,13 +17,10 @@ from sklearn.base import (
     ClassifierMixin,
     MultiOutputMixin,
     RegressorMixin,
-    _fit_context,
 )
 from sklearn.utils import Bunch, check_random_state, compute_sample_weight
-from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
-    _check_sample_weight,
     check_consistent_length,
     check_is_fitted,
     validate_data,
@@ -32,6 +29,13 @@ from sklearn.utils.validation import (
 from .._format import ModelKind, TreeEnsemble
 from .._kernels._prune import pruning_path
 from .._kernels._random import RAND_R_MAX
+from .._sklearn_compat import (
+    Interval,
+    RealNotInt,
+    StrOptions,
+    _check_sample_weight,
+    _fit_context,
+)
 from .._version import __version__
 from ._grow import INT32_MAX, column_facts, grow_tree
 from ._inputs import check_rows, reject_infinity, validate_predict_input

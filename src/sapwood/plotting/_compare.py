@@ -45,7 +45,7 @@ def plot_compare(table, ax=None, scale="max", max_features=20):
         raise ValueError(f"scale must be one of {_SCALES}; got {scale!r}")
     if max_features is not None and (not isinstance(max_features, int) or max_features < 1):
         raise ValueError(f"max_features must be a positive int or None; got {max_features!r}")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: see the package docstring
 
     methods = list(dict.fromkeys(table["method"]))
     importance = table.pivot(index="feature", columns="method", values="importance")

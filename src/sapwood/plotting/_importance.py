@@ -38,7 +38,7 @@ def plot_importance(result, ax=None, kind="bar", max_features=20):
     if kind == "box" and result.importances is None:
         raise ValueError(f"kind='box' needs raw draws, and this {result.method!r} result "
                          "has none (result.importances is None); use kind='bar'")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: see the package docstring
 
     if ax is None:
         _, ax = plt.subplots(figsize=(6.4, 0.3 * _shown(result, max_features) + 1.2))
@@ -71,7 +71,7 @@ def _error(result, order):
 
 
 def _horizontal():
-    import matplotlib
+    import matplotlib  # lazy: see the package docstring
 
     # ``orientation`` replaced ``vert`` in matplotlib 3.10.
     major, minor = (int(part) for part in matplotlib.__version__.split(".")[:2])

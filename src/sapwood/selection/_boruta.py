@@ -16,23 +16,22 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
 from scipy.stats import binom
 from sklearn.base import clone
 from sklearn.utils import check_array, check_random_state
-from sklearn.utils._param_validation import (
-    HasMethods,
-    Integral,
-    Interval,
-    Real,
-    validate_params,
-)
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import _num_samples
 
 from .._progress import progress_bar
+from .._sklearn_compat import (
+    HasMethods,
+    Interval,
+    _num_samples,
+    validate_params,
+)
 from ..importance import MEASURES, ImportanceResult, MeasureInputs
 
 __all__ = ["BorutaResult", "boruta"]

@@ -34,21 +34,20 @@ doi:10.1093/jrsssb/qkad085.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
 from sklearn.base import clone
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import (
+
+from .._sklearn_compat import (
     HasMethods,
-    Integral,
     Interval,
-    Real,
     StrOptions,
+    _num_samples,
     validate_params,
 )
-from sklearn.utils.validation import _num_samples
-
 from ..importance import MEASURES, GaussianKnockoffs, ImportanceResult, MeasureInputs
 from ..importance._knockoff_sampler import as_sampler, numeric_matrix, seed
 from ._boruta import _default_estimator
@@ -281,7 +280,8 @@ default="gaussian"
     -------
     KnockoffResult
         ``selected`` (names), ``selected_indices``, ``W``, ``threshold``, ``Z``,
-        ``evalues`` (several draws).
+        ``evalues`` (several draws). Definition: docs/measures.md, section 'Model-X
+        knockoffs'.
 
     References
     ----------

@@ -1,4 +1,6 @@
-"""A tree drawn with matplotlib."""
+"""A tree drawn with matplotlib: the boxes hold :func:`sapwood.export.export_graphviz`'s
+labels (the label text comes from :mod:`sapwood.export._common`, shared with the text
+and DOT exports, so the three views of a tree never disagree)."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ from dataclasses import dataclass, field
 
 from .._format import LEAF
 from .._text import visible
-from ._common import (
+from ..export._common import (
     PLOT_MARKS,
     FillColors,
     LabelOptions,
@@ -65,7 +67,7 @@ def plot_tree(model, ax=None, *, max_depth=None, feature_names=None, class_names
               show_missing=False):
     """Draw one tree with matplotlib, one box per node.
 
-    Boxes hold the same lines as :func:`export_graphviz` writes (split, impurity,
+    Boxes hold the same lines as :func:`sapwood.export.export_graphviz` writes (split, impurity,
     samples, value, class); arrows join parents to children and the root's two edges
     are marked True (left) and False (right). Nodes below ``max_depth`` are drawn as
     one grey ``(...)`` box.
@@ -77,7 +79,7 @@ def plot_tree(model, ax=None, *, max_depth=None, feature_names=None, class_names
         Drawn into (after clearing); defaults to the current Axes.
     max_depth, feature_names, class_names, label, filled, impurity, node_ids, \
 proportion, precision, tree_index, criterion, show_missing
-        As in :func:`export_graphviz`.
+        As in :func:`sapwood.export.export_graphviz`.
     rounded : bool, default=False
         Rounded boxes.
     fontsize : float, optional
@@ -90,7 +92,7 @@ proportion, precision, tree_index, criterion, show_missing
         Every annotation drawn: one per box (a box's arrow belongs to it) and the
         True/False edge labels. ``annotations[0].axes`` is the Axes.
     """
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: see the package docstring
 
     view = resolve_tree(model, tree_index, criterion)
     tree = view.tree
