@@ -144,15 +144,17 @@ def _convert(document, iteration_range, classes, model_name):
         trees=tuple(trees), task=task, n_features=n_features, combine="sum",
         tree_output=np.array(outputs, dtype=np.intp), base_score=bias, link=link,
         classes=classes if task == "classification" else None, feature_names=names,
-        input_dtype=np.float32, source=_source(model_name, objective, info))
+        input_dtype=np.float32, source=_source(model_name, objective, info, oblivious))
 
 
-def _source(model_name, objective, info):
-    # The one place that says where the trees came from (the format's `source`).
+def _source(model_name, objective, info, oblivious):
+    # The one place that says where the trees came from (the format's `source`);
+    # native_importance reads `oblivious` (CatBoost's PredictionValuesChange pairs the
+    # leaves of an oblivious tree, breadth first as read here).
     version = str(info.get("catboost_version_info", ""))
     tag = version.partition("tags/v")[2].split()[0] if "tags/v" in version else ""
     return {"library": "catboost", "model": model_name, "objective": objective,
-            "version": tag}
+            "version": tag, "oblivious": oblivious}
 
 
 def _features(features_info):
