@@ -48,9 +48,16 @@ _MAX_DEPTH = 32
 
 def from_catboost(model, iteration_range=None) -> TreeEnsemble:
     """Convert a ``CatBoost``, ``CatBoostRegressor`` or ``CatBoostClassifier``."""
+    # Lazy: only a CatBoost model reaches here, so the package is installed.
+    from catboost import CatBoostError
+
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "model.json")
-        model.save_model(path, format="json")
+        try:
+            model.save_model(path, format="json")
+        except CatBoostError as error:  # text / embedding features have no JSON export
+            raise ValueError(f"sapwood reads CatBoost models through their JSON export, "
+                             f"which this model cannot write: {error}") from None
         with open(path, "rb") as stream:
             data = stream.read()
     classes = getattr(model, "classes_", None)
@@ -245,7 +252,8 @@ def _split(split, features, where):
         raise FormatError(f"{where}.float_feature_index {index} is not a listed float "
                           "feature")
     border = _finite(split.get("border"), f"{where}.border")
-    border32 = np.float32(border)
+    with np.errstate(over="ignore"):
+        border32 = np.float32(border)
     if not np.isfinite(border32):
         raise FormatError(f"{where}.border {border!r} is outside float32 (CatBoost stores "
                           "borders as float32)")

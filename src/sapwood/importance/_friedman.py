@@ -73,7 +73,8 @@ def friedman_importance(model, *, scale="sqrt", feature_names=None) -> Importanc
                          f"combine={ensemble.combine!r}. Use sapwood.importance.mdi.")
     source = ensemble.source or {}
     name = str(source.get("model", ""))
-    if (source.get("library") in ("xgboost", "lightgbm") or name.startswith("HistGradient")
+    if (source.get("library") in ("xgboost", "lightgbm", "catboost")
+            or name.startswith("HistGradient")
             or any(tree.impurity is None for tree in ensemble.trees)):
         raise ValueError(f"{name or 'this model'} records no node impurities, which "
                          "Friedman's importance needs; use "

@@ -160,7 +160,7 @@ def _forest_interval(ensemble, per_tree, importances):
 def _require_impurities(ensemble):
     source = ensemble.source or {}
     library, name = source.get("library"), str(source.get("model", ""))
-    if library in ("xgboost", "lightgbm") or name.startswith("HistGradientBoosting"):
+    if library in ("xgboost", "lightgbm", "catboost") or name.startswith("HistGradientBoosting"):
         raise ValueError(
             f"MDI needs node impurities, which {name or library} models do not record; use "
             "sapwood.importance.native_importance(model, 'gain') for the library's own "
