@@ -67,6 +67,12 @@ def from_catboost(model, iteration_range=None) -> TreeEnsemble:
                               model_name=type(model).__name__)
 
 
+# Each (CatBoost tree, class) pair becomes a sapwood tree, which costs far more than
+# the bytes its leaf values take in the file; every one CatBoost writes takes at least
+# this many (one leaf pair of full-precision doubles, or more).
+_MIN_BYTES_PER_TREE = 32
+
+
 def read_catboost_cbm(path, iteration_range=None) -> TreeEnsemble:
     """Convert a CatBoost binary model file (.cbm); needs the ``catboost`` package."""
     try:
@@ -98,20 +104,24 @@ def read_catboost_json(data, iteration_range=None, classes=None,
         document = json.loads(data)
     except (ValueError, RecursionError) as error:
         raise FormatError(f"not a valid CatBoost JSON model: {error}") from None
-    return from_catboost_dict(document, iteration_range, classes, model_name)
+    return from_catboost_dict(document, iteration_range, classes, model_name,
+                              n_bytes=len(data))
 
 
 def from_catboost_dict(document, iteration_range=None, classes=None,
-                       model_name="CatBoost") -> TreeEnsemble:
-    """Convert CatBoost's JSON model, already parsed into Python objects."""
+                       model_name="CatBoost", n_bytes=None) -> TreeEnsemble:
+    """Convert CatBoost's JSON model, already parsed into Python objects.
+
+    ``n_bytes``, the size of the file it was read from, bounds the number of trees
+    made (one per CatBoost tree and class) before any is built."""
     try:
-        return _convert(document, iteration_range, classes, model_name)
+        return _convert(document, iteration_range, classes, model_name, n_bytes)
     except (KeyError, TypeError, IndexError, AttributeError) as error:
         raise FormatError(f"not a valid CatBoost model: missing or malformed field "
                           f"{error}") from None
 
 
-def _convert(document, iteration_range, classes, model_name):
+def _convert(document, iteration_range, classes, model_name, n_bytes):
     if not is_catboost_json(document):
         raise FormatError("not a CatBoost JSON model: it needs 'features_info' and "
                           "'oblivious_trees' or 'trees'")
@@ -132,10 +142,15 @@ def _convert(document, iteration_range, classes, model_name):
     raw_trees = document["oblivious_trees" if oblivious else "trees"]
     if not isinstance(raw_trees, list) or not raw_trees:
         raise ValueError("the CatBoost model has no trees")
-    # Each class has trees of its own here, one per CatBoost tree: a leaf holds n_dims
-    # values, so n_dims is at most the number of values in the first leaf (checked per
-    # tree below) before anything is sized by it.
     begin, end = _select(len(raw_trees), iteration_range)
+    # Every leaf holds n_dims values (checked per tree) and each class gets trees of its
+    # own here: the trees made are bounded by the file's bytes before any is built.
+    n_made = (end - begin) * n_dims
+    if n_bytes is not None and n_made * _MIN_BYTES_PER_TREE > n_bytes:
+        raise FormatError(f"scale_and_bias declares {n_dims} classes for {end - begin} trees "
+                          f"({n_made} trees here) in a file of {n_bytes} bytes; CatBoost "
+                          f"writes at least {_MIN_BYTES_PER_TREE} bytes of leaf values per "
+                          "tree and class")
     read = _oblivious_tree if oblivious else _nested_tree
     trees, outputs = [], []
     for t in range(begin, end):

@@ -140,7 +140,7 @@ def _from_json(path, data, iteration_range):
     if isinstance(document, dict) and "learner" in document:
         return from_xgboost_dict(document, iteration_range)
     if is_catboost_json(document):
-        return from_catboost_dict(document, iteration_range)
+        return from_catboost_dict(document, iteration_range, n_bytes=len(data))
     keys = ", ".join(map(repr, list(document)[:5])) if isinstance(document, dict) else ""
     raise FormatError(f"{os.fspath(path)!r} is a JSON file but not a model sapwood knows "
                       "(an XGBoost model has a 'learner', a CatBoost model 'features_info' "
