@@ -121,6 +121,17 @@ def test_tree_shap_equals_catboost_shap_values(policy, kind, n_classes):
     assert_close(extra["shap_values"].sum(axis=1) + extra["expected_value"], raw_output)
 
 
+@pytest.mark.parametrize("kind,n_classes", [("regressor", 2), ("classifier", 3)])
+def test_interaction_values_equal_catboost(kind, n_classes):
+    model, X, y = fit(kind, n_classes=n_classes)
+    X, y = X[:40], y[:40]
+    theirs = model.get_feature_importance(catboost.Pool(X, y), type="ShapInteractionValues")
+    ours = tree_shap(model, X, interactions=True).extra["interaction_values"]
+    if theirs.ndim == 4:  # (n, classes, features + 1, features + 1)
+        theirs = np.moveaxis(theirs, 1, 3)
+    assert_close(ours, theirs[:, :-1, :-1])
+
+
 @pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("kind,n_classes", [("regressor", 2), ("classifier", 3)])
 def test_prediction_values_change(policy, kind, n_classes):
