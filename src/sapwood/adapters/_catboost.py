@@ -44,6 +44,10 @@ _NAN_LEFT = {"AsFalse": 1, "AsIs": 1, "AsTrue": 0}
 # CatBoost trees are at most 16 deep; anything past this bound is refused before
 # 2**depth is computed.
 _MAX_DEPTH = 32
+# Each (CatBoost tree, class) pair becomes a sapwood tree, which costs far more than
+# the bytes its leaf values take in the file; every one CatBoost writes takes at least
+# this many (one leaf pair of full-precision doubles, or more).
+_MIN_BYTES_PER_TREE = 32
 
 
 def from_catboost(model, iteration_range=None) -> TreeEnsemble:
@@ -66,11 +70,6 @@ def from_catboost(model, iteration_range=None) -> TreeEnsemble:
                                   np.asarray(classes).tolist()),
                               model_name=type(model).__name__)
 
-
-# Each (CatBoost tree, class) pair becomes a sapwood tree, which costs far more than
-# the bytes its leaf values take in the file; every one CatBoost writes takes at least
-# this many (one leaf pair of full-precision doubles, or more).
-_MIN_BYTES_PER_TREE = 32
 
 
 def read_catboost_cbm(path, iteration_range=None) -> TreeEnsemble:

@@ -143,8 +143,9 @@ def describe_source(ensemble, trees=False) -> str:
     """``XGBoost Booster (objective binary:logistic)`` or ``sapwood model``; with
     ``trees``, ``XGBoost Booster (10 trees, objective binary:logistic)``."""
     source = ensemble.source or {}
-    library = {"xgboost": "XGBoost", "lightgbm": "LightGBM", "sklearn": "scikit-learn"
-               }.get(source.get("library"), source.get("library") or "sapwood")
+    library = {"xgboost": "XGBoost", "lightgbm": "LightGBM", "sklearn": "scikit-learn",
+               "catboost": "CatBoost"}.get(source.get("library"),
+                                           source.get("library") or "sapwood")
     text = f"{library} {source['model']}" if source.get("model") else f"{library} model"
     details = [f"{ensemble.n_trees} trees"] if trees else []
     if source.get("objective"):
