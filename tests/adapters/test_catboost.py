@@ -121,6 +121,21 @@ def test_tree_shap_equals_catboost_shap_values(policy, kind, n_classes):
     assert_close(extra["shap_values"].sum(axis=1) + extra["expected_value"], raw_output)
 
 
+def test_tree_shap_with_scale_and_bias():
+    # CatBoost refuses ShapValues when the scale is not 1; sapwood's are the scale times
+    # CatBoost's for the unscaled model, and the expected value moves with the bias.
+    model, X, y = fit("regressor")
+    values, expected = catboost_shap(model, X, y)
+    bias = model.get_scale_and_bias()[1]
+    model.set_scale_and_bias(2.0, [0.5])
+    with pytest.raises(catboost.CatBoostError, match="Non-identity"):
+        catboost_shap(model, X, y)
+    extra = tree_shap(model, X).extra
+    assert_close(extra["shap_values"], 2.0 * values)
+    assert_close(extra["expected_value"], 2.0 * (expected - bias) + 0.5)
+    assert_close(extra["shap_values"].sum(axis=1) + extra["expected_value"], raw(model, X))
+
+
 @pytest.mark.parametrize("kind,n_classes", [("regressor", 2), ("classifier", 3)])
 def test_interaction_values_equal_catboost(kind, n_classes):
     model, X, y = fit(kind, n_classes=n_classes)
