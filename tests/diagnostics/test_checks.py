@@ -5,7 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn import datasets
+from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
+from sklearn.tree import DecisionTreeRegressor as SkDecisionTreeRegressor
 
 from sapwood.datasets import make_ground_truth
 from sapwood.diagnostics import (
@@ -94,8 +96,17 @@ def test_a_noisy_copy_of_a_numeric_target_leaks():
     y = X["a"] * 3 + rng.normal(size=N)
     X["y_plus_noise"] = y + rng.normal(scale=0.01, size=N)
     X.loc[::50, "y_plus_noise"] = np.nan  # missing values are allowed
-    [finding] = find_leakage(*split(X, y), "regression")
+    X_train, y_train, X_test, y_test = split(X, y)
+    [finding] = find_leakage(X_train, y_train, X_test, y_test, "regression")
     assert finding.features == ("y_plus_noise",) and finding.details["score_name"] == "R²"
+    # The score is the held-out R² of a depth-5 tree (leaves of 5 rows) on that column
+    # alone: scikit-learn's tree, which sapwood's reproduces, gives the same number.
+    reference = SkDecisionTreeRegressor(max_depth=5, min_samples_leaf=5, random_state=0)
+    reference.fit(X_train[["y_plus_noise"]].to_numpy(), y_train)
+    expected = r2_score(y_test, reference.predict(X_test[["y_plus_noise"]].to_numpy()))
+    assert finding.details["score"] == pytest.approx(expected, rel=1e-12)
+    assert 0.99 <= expected <= 1.0
+    assert f"R² {expected:.3f} on 250 held-out rows" in finding.message
 
 
 @pytest.mark.parametrize("name", ["wine", "breast_cancer", "diabetes"])

@@ -102,12 +102,36 @@ def test_same_numbers_for_any_n_jobs():
     np.testing.assert_array_equal(serial.importances, parallel.importances)
 
 
+class _NewFoldsEachCall(KFold):
+    """A splitter whose every split() call draws other folds (a shuffled KFold without
+    random_state, made countable): call k uses KFold(3, shuffle=True, random_state=k)."""
+
+    def __init__(self):
+        super().__init__(3)
+        self.calls = 0
+
+    def split(self, X, y=None, groups=None):
+        self.calls += 1
+        return KFold(3, shuffle=True, random_state=self.calls).split(X, y, groups)
+
+
 def test_shuffled_folds_are_drawn_once():
     X, y = _regression()
-    cv = KFold(3, shuffle=True)  # no random_state: a second split() would differ
+    cv = _NewFoldsEachCall()
     result = drop_column_importance(LinearRegression(), X, y, cv=cv)
     assert result.params["n_folds"] == 3
-    assert np.all(np.isfinite(result.importances))
+    assert cv.calls == 1
+    # Every refit saw the folds of that one call: the naive loop on them gives the same
+    # numbers, and other folds do not.
+    first = list(KFold(3, shuffle=True, random_state=1).split(X))
+    expected, baseline = naive_drop_column(LinearRegression(), X, y,
+                                           check_scoring(LinearRegression()), folds=first)
+    np.testing.assert_allclose(result.importances, expected, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(result.extra["baseline_score"], baseline, rtol=1e-12)
+    second = list(KFold(3, shuffle=True, random_state=2).split(X))
+    other, _ = naive_drop_column(LinearRegression(), X, y,
+                                 check_scoring(LinearRegression()), folds=second)
+    assert not np.allclose(other, expected, rtol=1e-6, atol=0)
 
 
 def test_errors_name_the_problem():

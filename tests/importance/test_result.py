@@ -1,5 +1,7 @@
 """The result type's confidence intervals: Student-t intervals of the mean over draws."""
 
+import re
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -100,3 +102,40 @@ def test_forest_mdi_interval_is_that_of_its_trees_mean(fitted):
                                rtol=1e-12)
     single = mdi(forest.estimators_[0])
     assert single.ci_low is None
+
+
+def test_fields_answer_by_key_as_a_bunch_does():
+    result = ImportanceResult(importances_mean=[0.5, 0.1], importances_std=[0.0, 0.1],
+                              feature_names=["a", "b"], method="test",
+                              importances=np.array([[0.5, 0.5], [0.0, 0.2]]))
+    assert result["importances_mean"] is result.importances_mean
+    assert result["importances"] is result.importances
+    assert "importances_std" in result.keys() and "_rank_intervals" not in result.keys()
+    with pytest.raises(KeyError, match="'rank' is not a field.*importances_mean"):
+        result["rank"]
+
+
+def test_a_notebook_shows_the_table_with_bars_intervals_and_escaped_names():
+    draws = np.array([[0.5, 0.52, 0.49], [0.1, 0.2, 0.15], [0.0, 0.01, -0.01]])
+    result = ImportanceResult.from_draws(draws, feature_names=["<b>x</b>", "y", "z\x1b[2J"],
+                                         method="permutation")
+    page = result._repr_html_()
+    assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page
+    assert "\x1b" not in page and "z\\x1b[2J" in page
+    # Bars in proportion to the importance (the largest 120 px), rows most important first.
+    assert [int(w) for w in re.findall(r"width:(\d+)px", page)] == [120, 36, 0]
+    low, high = result.ci_low[1], result.ci_high[1]
+    assert f"[{low:.4f}, {high:.4f}]" in page
+    intervals = result.rank_intervals()
+    shown = re.findall(r"<td>([0-9–]+)</td></tr>", page)
+    assert "rank (95%)" in page and shown == [
+        str(lo) if lo == hi else f"{lo}–{hi}"
+        for lo, hi in zip(intervals.low, intervals.high, strict=True)]
+
+
+def test_a_notebook_table_shows_the_first_rows_of_a_wide_result():
+    result = ImportanceResult(importances_mean=np.arange(50.0), importances_std=np.zeros(50),
+                              feature_names=[f"f{i}" for i in range(50)], method="mdi")
+    page = result._repr_html_()
+    assert page.count("<tr>") == 31 and "the first 30 shown" in page
+    assert ">f49<" in page and ">f19<" not in page

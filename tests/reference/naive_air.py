@@ -1,6 +1,6 @@
 """Obviously-correct AIR (actual impurity reduction, Nembrini et al. 2018), test-only.
 
-MEASURES.md literally, with loops and no code shared with sapwood: build the shadow
+docs/measures.md literally, with loops and no code shared with sapwood: build the shadow
 columns row by row from one permutation, fit a scikit-learn estimator on the 2p
 columns, and walk every tree from its root, adding each split's weighted impurity
 decrease to its column or subtracting it for a shadow column.

@@ -1,4 +1,4 @@
-"""Obviously-correct Boruta decision rule (test-only), written from MEASURES.md.
+"""Obviously-correct Boruta decision rule (test-only), written from docs/measures.md.
 
 Given which features beat the largest shadow in each round, replay the rounds:
 after round n, every feature still undecided with h hits is tested against

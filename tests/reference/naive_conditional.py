@@ -1,6 +1,6 @@
 """Obviously-correct conditional permutation importance (test-only).
 
-MEASURES.md and Strobl et al. (2008), literally, sharing no code with sapwood:
+docs/measures.md and Strobl et al. (2008), literally, sharing no code with sapwood:
 
 - the association test pair by pair with ``scipy.stats.pearsonr`` on complete rows,
   c = (n - 1) r^2 against chi2(1);

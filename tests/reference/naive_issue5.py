@@ -1,6 +1,6 @@
 """Obviously-correct implementations of issue 5's measures (test-only).
 
-Each follows MEASURES.md literally, with loops and no shared code with sapwood:
+Each follows docs/measures.md literally, with loops and no shared code with sapwood:
 
 - drop-column importance (rfpimp's ``dropcol_importances`` loop, with the estimator's
   own ``random_state`` instead of rfpimp's fixed 999, and cross-validation folds);

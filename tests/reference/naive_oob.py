@@ -1,6 +1,6 @@
 """Obviously-correct out-of-bag permutation importance (test-only).
 
-MEASURES.md, literally: for each tree take its OOB rows (drawn zero times in the
+docs/measures.md, literally: for each tree take its OOB rows (drawn zero times in the
 forest's ``estimators_samples_``), predict them with the tree's own ``predict``, then
 for every repeat and every feature copy them, permute the column with the next
 permutation of the tree's random stream, predict everything again and compare. The

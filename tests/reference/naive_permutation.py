@@ -1,7 +1,7 @@
 """Obviously-correct held-out permutation importance, and tree-format stand-ins for
 scikit-learn trees and forests (test-only; the product's adapters live in sapwood).
 
-The naive version follows MEASURES.md literally: one seed, a fresh RandomState per
+The naive version follows docs/measures.md literally: one seed, a fresh RandomState per
 group, the row subset drawn first, a copy of X whose group columns are re-shuffled in
 place repeat after repeat (the shuffles compose), a full re-score every time.
 """

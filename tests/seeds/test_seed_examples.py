@@ -272,7 +272,7 @@ def test_seed002_out_of_bag_rows_and_accuracy_drop():
                  5: [5, 8, 1, 8, 5, 7, 10, 1, 10, 9]}
     printed = {1: [2, 4, 5, 6], 2: [7, 10], 3: [4, 7, 8, 9], 4: [1, 3, 4, 5], 5: [2, 3, 4, 6]}
     for t, rows in bootstrap.items():
-        # Out-of-bag rows are those drawn zero times (MEASURES.md).
+        # Out-of-bag rows are those drawn zero times (docs/measures.md, section 'Notation').
         counts = np.bincount(rows, minlength=11)[1:]
         assert (np.flatnonzero(counts == 0) + 1).tolist() == printed[t]
     y = np.array(list("PNNP"))

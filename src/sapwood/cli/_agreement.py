@@ -80,7 +80,7 @@ def centred(name: str) -> bool:
     """Whether measure ``name`` is zero, up to noise, for a feature the model does not
     use (so "above zero" means "used")."""
     measure = MEASURES[name]
-    return bool(measure.janitza) or name == "drop"
+    return measure.centred or measure.janitza
 
 
 def _compared(a, b, first: str, second: str) -> np.ndarray:

@@ -312,24 +312,30 @@ def _compute_all(model, methods, inputs, ui, notes, fitted) -> dict:
             # The measure draws its own bar (steps, time left) under this line.
             ui.err.print(visible(label), markup=False, highlight=False)
         with ui.step(label) if not counted else _no_step() as step:
+            reason = _measures.why_not(name, model, inputs)
+            if reason is not None:
+                step.skipped()
+                if measure.fallback:
+                    # XGBoost, LightGBM: no node impurities for MDI; their split gain.
+                    instead = _measures.MEASURES[measure.fallback]
+                    notes.append(f"{measure.title} skipped: {reason}; showing its "
+                                 f"{instead.title} importance instead")
+                    if instead.name not in methods and instead.name not in results:
+                        queue.insert(0, instead.name)
+                else:
+                    notes.append(f"{name} importance skipped: {reason}")
+                continue
             try:
                 results[name] = _measures.compute(
                     name, model, dataclasses.replace(inputs, progress=counted))
             except (ValueError, TypeError) as error:
-                problem = _first_line(error)
-                step.skipped()
-                if name == "mdi" and "native_importance" in problem:
-                    # XGBoost, LightGBM: no node impurities; their split gain instead.
-                    notes.append("MDI skipped: this model records no node impurities (XGBoost "
-                                 "and LightGBM trees keep split gains, not impurities); "
-                                 "showing its split-gain importance instead")
-                    if "gain" not in methods and "gain" not in results:
-                        queue.insert(0, "gain")
-                    continue
-                # Optional measures apply to some kinds of model only.
+                # Optional measures apply to some kinds of model only; what their
+                # function finds out only as it runs (no bagging record, not boosted)
+                # skips them with its message.
                 if not fitted and not measure.optional:
                     raise
-                notes.append(f"{name} importance skipped: {problem}")
+                step.skipped()
+                notes.append(f"{name} importance skipped: {_first_line(error)}")
     if not results:
         raise InputError("none of the requested importance measures could be computed: "
                          + ", ".join(methods) + (f" ({notes[-1]})" if notes else ""))
@@ -380,7 +386,7 @@ def _with_pvalues(name, result, options: Options, inputs, ui, notes):
     how = measure.altmann
     if how is True:
         def how(fitted, X, y):
-            return measure.run(fitted, inputs.with_training(X, y))
+            return _measures.compute(name, fitted, inputs.with_training(X, y))
     with ui.step(f"Altmann p-values for {name}: {options.n_permutations} refits on a "
                  "permuted target"):
         tested = importance.altmann_pvalues(inputs.estimator, inputs.X_train, inputs.y_train,

@@ -17,6 +17,8 @@ than half as many levels as rows (keys) take no part: the identifier check cover
 them. Above :data:`MAX_ROWS` rows the association is measured on a random sample of
 that many rows (fixed seed). Groups are the connected components of the graph of pairs
 with association at least :data:`ASSOCIATION_THRESHOLD`.
+
+Definition: docs/measures.md, section 'Warnings'.
 """
 
 from __future__ import annotations

@@ -16,6 +16,8 @@ draw) is not reported, nor are unique integers spread over a wide range in rando
 order (salaries in dollars): those can carry information about new rows. The rule errs
 on the side of silence: a random-looking numeric key (a hashed ID stored as a number)
 is missed.
+
+Definition: docs/measures.md, section 'Warnings'.
 """
 
 from __future__ import annotations

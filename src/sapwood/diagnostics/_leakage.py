@@ -8,6 +8,8 @@ classification by balanced accuracy, regression by R². A score of at least
 real predictor that good is rare enough that a user should check the column was not
 derived from the target or recorded after it. One tree per column: the cost is linear
 in rows times columns.
+
+Definition: docs/measures.md, section 'Warnings'.
 """
 
 from __future__ import annotations

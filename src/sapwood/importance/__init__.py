@@ -2,7 +2,10 @@
 
 A new measure goes in a private module here (``_name.py``) with its formula, paper and
 DOI in the docstring, reads models only through :func:`sapwood.adapters.as_ensemble`
-(or the estimator API for model-agnostic measures), and is exported below.
+(or the estimator API for model-agnostic measures), and is exported below; one
+:class:`Measure` record in :data:`MEASURES` (``_registry.py``, or :func:`register` from
+outside) makes it known to ``compare``, the p-value functions, ``boruta`` and the
+``sapwood`` command.
 """
 
 from ._air import impurity_corrected
@@ -15,12 +18,23 @@ from ._native import native_importance
 from ._oob import oob_permutation_importance
 from ._permutation import permutation_importance
 from ._pvalues import altmann_pvalues, janitza_pvalues
+from ._registry import (
+    MEASURES,
+    Measure,
+    MeasureInputs,
+    register,
+    registered,
+    unregister,
+)
 from ._result import ImportanceResult, side_by_side
 from ._shap import tree_shap
 from ._ufi import unbiased_mdi
 
 __all__ = [
+    "MEASURES",
     "ImportanceResult",
+    "Measure",
+    "MeasureInputs",
     "altmann_pvalues",
     "compare",
     "conditional_permutation_importance",
@@ -33,7 +47,10 @@ __all__ = [
     "oob_permutation_importance",
     "permutation_importance",
     "plot_compare",
+    "register",
+    "registered",
     "side_by_side",
     "tree_shap",
     "unbiased_mdi",
+    "unregister",
 ]

@@ -116,6 +116,8 @@ def impurity_corrected(estimator, X, y, *, random_state=None,
     sampling (``colsample_bynode`` / ``feature_fraction_bynode``, by default every
     column, shadows included, at every split).
 
+    Definition: docs/measures.md, section 'Actual impurity reduction (AIR)'.
+
     Parameters
     ----------
     estimator : unfitted estimator

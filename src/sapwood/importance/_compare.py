@@ -5,85 +5,10 @@ from __future__ import annotations
 from sklearn.base import clone
 
 from ..plotting._compare import plot_compare
-from ._air import impurity_corrected
-from ._conditional import conditional_permutation_importance
-from ._drop_column import drop_column_importance
-from ._mdi import mdi
-from ._native import native_importance
-from ._oob import oob_permutation_importance
-from ._permutation import permutation_importance
+from ._registry import MEASURES, MeasureInputs, by_api_name
 from ._result import ImportanceResult, side_by_side
-from ._shap import tree_shap
-from ._ufi import unbiased_mdi
 
 __all__ = ["compare", "plot_compare"]
-
-
-def _mdi(model, X, y, X_test, y_test, random_state):
-    return mdi(model, feature_names=_names(X))
-
-
-def _native(model, X, y, X_test, y_test, random_state):
-    return native_importance(model, feature_names=_names(X))
-
-
-def _permutation(model, X, y, X_test, y_test, random_state):
-    if X_test is None:
-        return permutation_importance(model, X, y, random_state=random_state)
-    return permutation_importance(model, X_test, y_test, random_state=random_state)
-
-
-def _oob_permutation(model, X, y, X_test, y_test, random_state):
-    return oob_permutation_importance(model, X, y, random_state=random_state)
-
-
-def _drop_column(model, X, y, X_test, y_test, random_state):
-    return drop_column_importance(clone(model), X, y, X_test, y_test)
-
-
-def _unbiased_mdi(model, X, y, X_test, y_test, random_state):
-    if getattr(model, "bootstrap", False):
-        return unbiased_mdi(model, X, y)
-    if X_test is None:
-        raise ValueError("method 'unbiased_mdi' needs out-of-sample rows: a bagged forest "
-                         "(bootstrap=True) or X_test / y_test")
-    return unbiased_mdi(model, X_test, y_test, held_out=True)
-
-
-def _conditional_permutation(model, X, y, X_test, y_test, random_state):
-    if getattr(model, "bootstrap", False):
-        return conditional_permutation_importance(model, X, y, random_state=random_state)
-    if X_test is None:
-        raise ValueError("method 'conditional_permutation' needs out-of-sample rows: a "
-                         "bagged forest (bootstrap=True) or X_test / y_test")
-    return conditional_permutation_importance(model, X_test, y_test,
-                                              random_state=random_state)
-
-
-def _impurity_corrected(model, X, y, X_test, y_test, random_state):
-    return impurity_corrected(clone(model), X, y, random_state=random_state)
-
-
-def _tree_shap(model, X, y, X_test, y_test, random_state):
-    return tree_shap(model, X if X_test is None else X_test)
-
-
-#: Measures ``compare`` knows by name.
-METHODS = {
-    "mdi": _mdi,
-    "native": _native,
-    "permutation": _permutation,
-    "oob_permutation": _oob_permutation,
-    "drop_column": _drop_column,
-    "unbiased_mdi": _unbiased_mdi,
-    "conditional_permutation": _conditional_permutation,
-    "impurity_corrected": _impurity_corrected,
-    "tree_shap": _tree_shap,
-}
-
-
-def _names(X):
-    return [str(c) for c in X.columns] if hasattr(X, "columns") else None
 
 
 def compare(model, X, y, methods=("mdi", "permutation"), *, X_test=None, y_test=None,
@@ -102,10 +27,12 @@ def compare(model, X, y, methods=("mdi", "permutation"), *, X_test=None, y_test=
         The data the model was fit on.
     y : array-like of shape (n_samples,)
     methods : sequence of str or callable, default=("mdi", "permutation")
-        Names from:
+        Names of measures in :data:`MEASURES` (their ``api_names``), among them:
 
         - ``"mdi"``: :func:`mdi` (training data, from the trees);
         - ``"native"``: :func:`native_importance` (the library's own kind);
+          ``"gain"``: its split gain;
+        - ``"friedman"``: :func:`friedman_importance` (boosted ensembles);
         - ``"permutation"``: :func:`permutation_importance` (5 repeats) on
           ``X_test`` / ``y_test`` when given, else on (X, y), where an overfit model
           inflates it;
@@ -121,8 +48,10 @@ def compare(model, X, y, methods=("mdi", "permutation"), *, X_test=None, y_test=
           afresh from ``clone(model)`` on (X, y) plus shadow columns; the fitted model
           itself is not used;
         - ``"tree_shap"``: :func:`tree_shap`, the mean |SHAP value| on ``X_test`` when
-          given, else on X.
+          given, else on X;
 
+        and any measure added with :func:`register`. A measure that does not apply to
+        the model (its ``Measure.why_not``) is a ValueError saying why.
         or callables ``measure(model, X, y) -> ImportanceResult`` (named by the
         result's ``method``).
     X_test, y_test : array-like, default=None
@@ -161,13 +90,31 @@ def compare(model, X, y, methods=("mdi", "permutation"), *, X_test=None, y_test=
                 raise TypeError(f"a measure in methods must return an ImportanceResult; "
                                 f"got {type(result).__name__}")
             names.append(result.method)
-        elif method in METHODS:
-            result = METHODS[method](model, X, y, X_test, y_test, random_state)
-            names.append(method)
         else:
-            raise ValueError(f"methods must hold names from {sorted(METHODS)} or "
-                             f"callables; got {method!r}")
+            found = by_api_name(method) if isinstance(method, str) else None
+            if found is None:
+                raise ValueError(f"methods must hold names from {sorted(_api_names())} or "
+                                 f"callables; got {method!r}")
+            result = _run(found, method, model, X, y, X_test, y_test, random_state)
+            names.append(method)
         results.append(result)
     if len(set(names)) != len(names):
         raise ValueError(f"methods must be distinct; got {names}")
     return side_by_side(*results, names=names)
+
+
+def _api_names() -> list:
+    return [name for measure in MEASURES.values() for name in measure.names]
+
+
+def _run(found, method, model, X, y, X_test, y_test, random_state):
+    """Measure ``method`` of ``model``: the registry's entry, on the rows compare has."""
+    measure, options = found
+    # Refitting measures refit a clone: the fitted model's hyper-parameters, unfitted.
+    estimator = clone(model) if "estimator" in measure.needs else None
+    inputs = MeasureInputs(X_train=X, y_train=y, X_test=X_test, y_test=y_test,
+                           random_state=random_state, estimator=estimator, max_rows=None)
+    reason = measure.why_not(model, inputs, **options)
+    if reason is not None:
+        raise ValueError(f"method {method!r} does not apply: {reason}")
+    return measure.run(model, inputs, **options)

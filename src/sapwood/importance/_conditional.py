@@ -109,6 +109,8 @@ def conditional_permutation_importance(model, X, y, *, threshold=0.2, n_repeats=
     such split, reading the permuted value only at splits on j; the numbers equal
     permuting the column and predicting every row again.
 
+    Definition: docs/measures.md, section 'Conditional permutation importance'.
+
     Parameters
     ----------
     model : fitted tree model

@@ -64,6 +64,8 @@ def drop_column_importance(estimator, X, y, X_test=None, y_test=None, *, cv=None
     column whose information another column duplicates gets (near) zero importance:
     drop-column importance measures what only that column adds.
 
+    Definition: docs/measures.md, section 'Drop-column importance'.
+
     Parameters
     ----------
     estimator : unfitted estimator

@@ -42,6 +42,8 @@ _SCALES = ("sqrt", "relative_influence")
 def friedman_importance(model, *, scale="sqrt", feature_names=None) -> ImportanceResult:
     """Friedman's (2001) importance of a boosted tree ensemble (``combine="sum"``).
 
+    Definition: docs/measures.md, section 'Friedman relative importance of boosted trees'.
+
     Parameters
     ----------
     model : fitted sapwood or scikit-learn gradient boosting model, or TreeEnsemble

@@ -48,6 +48,8 @@ def tree_impurity_decrease(tree: TreeArrays) -> np.ndarray:
 def mdi(model, feature_names=None) -> ImportanceResult:
     """Mean decrease in impurity of any model in the tree format, with the node trace.
 
+    Definition: docs/measures.md, section 'MDI (mean decrease in impurity)'.
+
     Parameters
     ----------
     model : fitted sapwood estimator, TreeEnsemble or TreeArrays

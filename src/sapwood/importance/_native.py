@@ -50,6 +50,9 @@ def native_importance(model, kind=None, *, normalize=False,
                       feature_names=None) -> ImportanceResult:
     """A library's built-in importance, recomputed exactly from the model's trees.
 
+    Definition: docs/measures.md, section 'Native importances of XGBoost, LightGBM
+    and scikit-learn'.
+
     Parameters
     ----------
     model : fitted model, TreeEnsemble or model file

@@ -71,6 +71,8 @@ def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, 
     reading the permuted value only at splits on j; trees that never use j are skipped.
     The numbers equal permuting the column and predicting every OOB row again.
 
+    Definition: docs/measures.md, section 'Out-of-bag permutation importance'.
+
     Parameters
     ----------
     forest : fitted bagged forest
@@ -118,7 +120,9 @@ def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, 
           for a regressor it adds the increase of the squared error. The sum is
           divided by the number of trees for which the row was OOB (NaN if none).
           Equal to R's on R's own tree and permutations
-          (``tests/importance/test_oob_randomforest.py``).
+          (``tests/importance/test_oob_randomforest.py``). Definition:
+          docs/measures.md, section 'Out-of-bag casewise importance (randomForest
+          `localImp`)'.
         - ``"n_oob_trees"``: for every row, the number of trees it was OOB for.
 
     Raises

@@ -90,6 +90,8 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
     reproduce its own predictions on the first rows (probabilities bit for bit,
     regression outputs to 1e-12).
 
+    Definition: docs/measures.md, section 'Held-out permutation importance'.
+
     Parameters
     ----------
     model : fitted estimator

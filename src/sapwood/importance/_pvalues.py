@@ -23,42 +23,46 @@ from sklearn.utils._param_validation import (
     HasMethods,
     Integral,
     Interval,
-    StrOptions,
     validate_params,
 )
 from sklearn.utils.parallel import Parallel, delayed
 
 from .._progress import progress_bar
-from ..adapters import as_ensemble
-from ._mdi import mdi, tree_impurity_decrease
-from ._oob import oob_permutation_importance
-from ._permutation import permutation_importance
+from ._registry import MEASURES, MeasureInputs, by_api_name
 from ._result import ImportanceResult
 
 __all__ = ["altmann_pvalues", "janitza_pvalues"]
 
-
-def _unnormalised_mdi(model, X, y, **kwargs):
-    """MDI before normalisation: (1/N) sum_t sum_{splits i on j} (w_i I_i - w_L I_L -
-    w_R I_R) / w_root (randomForest's ``MeanDecreaseGini`` per root weight)."""
-    result = mdi(model, **kwargs)
-    per_tree = np.column_stack([tree_impurity_decrease(tree) / tree.weighted_n_node_samples[0]
-                                for tree in as_ensemble(model).trees])
-    return dataclasses.replace(result, importances_mean=per_tree.mean(axis=1),
-                               importances_std=per_tree.std(axis=1), importances=per_tree,
-                               params={**result.params, "normalized": False})
+# MeasureInputs fields a caller of altmann_pvalues may pass among measure_kwargs.
+_INPUT_FIELDS = ("n_jobs", "progress")
 
 
-#: Measures ``altmann_pvalues`` accepts by name: ``(model, X, y, **kwargs) -> result``.
-MEASURES = {
-    "mdi": _unnormalised_mdi,
-    "permutation": permutation_importance,
-    "oob_permutation": oob_permutation_importance,
-}
+def _altmann_names() -> list:
+    """The names ``altmann_pvalues`` accepts: every registered measure that offers
+    Altmann's test, by its ``api_names``."""
+    return sorted(name for measure in MEASURES.values() if measure.altmann is not False
+                  for name in measure.names)
 
 
-# Named measures that draw permutations and take the seed altmann_pvalues derives.
-_SHUFFLING_MEASURES = ("permutation", "oob_permutation")
+def _named(name, estimator, seed):
+    """``measure(model, X, y, **kwargs) -> ImportanceResult`` for a registered name: the
+    measure's own recomputation for the test (MDI: before normalisation), else the
+    measure on (X, y) with ``seed`` as its random_state."""
+    measure, options = by_api_name(name)
+    if callable(measure.altmann):
+        return measure.altmann
+
+    def compute(model, X, y, **kwargs):
+        fields = {key: kwargs.pop(key) for key in _INPUT_FIELDS if key in kwargs}
+        kwargs.pop("random_state", None)
+        inputs = MeasureInputs(X_train=X, y_train=y, random_state=seed,
+                               estimator=estimator, **fields)
+        reason = measure.why_not(model, inputs, **options)
+        if reason is not None:
+            raise ValueError(f"measure {name!r} does not apply: {reason}")
+        return measure.run(model, inputs, **{**options, **kwargs})
+
+    return compute
 
 
 @validate_params({"result": [ImportanceResult]}, prefer_skip_nested_validation=True)
@@ -81,6 +85,8 @@ def janitza_pvalues(result):
     ``numSmaller``), ties included, so the p-values agree; ranger only refuses
     results without a negative importance, where this function accepts exact zeros
     alone.
+
+    Definition: docs/measures.md, section 'Janitza p-values'.
 
     Parameters
     ----------
@@ -127,7 +133,7 @@ def janitza_pvalues(result):
         "estimator": [HasMethods(["fit"])],
         "X": ["array-like"],
         "y": ["array-like"],
-        "measure": [StrOptions(set(MEASURES)), callable],
+        "measure": [str, callable],
         "n_permutations": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
@@ -150,6 +156,8 @@ def altmann_pvalues(estimator, X, y, *, measure, n_permutations=100, random_stat
     and removes the bias of MDI toward features with many split points from the
     test, because the null importances carry the same bias; it costs S refits.
 
+    Definition: docs/measures.md, section 'Altmann p-values (PIMP)'.
+
     Parameters
     ----------
     estimator : unfitted estimator
@@ -157,9 +165,11 @@ def altmann_pvalues(estimator, X, y, *, measure, n_permutations=100, random_stat
         the data and on every permutation of y.
     X : array-like of shape (n_samples, n_features)
     y : array-like of shape (n_samples,)
-    measure : {"mdi", "permutation", "oob_permutation"} or callable
+    measure : str or callable
         ``measure(model, X, y, **measure_kwargs) -> ImportanceResult``, called with
-        the fitted model and the response it was fit on. By name:
+        the fitted model and the response it was fit on; or the name of a measure in
+        :data:`~sapwood.importance.MEASURES` that offers Altmann's test (its
+        ``api_names``), computed on (X, y) as given; among them:
 
         - ``"mdi"``: :func:`mdi` *before* normalisation, the mean over trees of
           ``sum (w_i I_i - w_L I_L - w_R I_R) / w_root`` (``importances`` per tree),
@@ -168,17 +178,19 @@ def altmann_pvalues(estimator, X, y, *, measure, n_permutations=100, random_stat
           share passes to the noise features, inflating their null;
         - ``"permutation"``: :func:`permutation_importance` on (X, y) as given (the
           training data);
-        - ``"oob_permutation"``: :func:`oob_permutation_importance` (bagged forests).
+        - ``"oob_permutation"``: :func:`oob_permutation_importance` (bagged forests);
+        - ``"conditional_permutation"``, ``"unbiased_mdi"``, ``"impurity_corrected"``
+          (refits a clone of ``estimator`` with shadow columns), ``"friedman"``.
     n_permutations : int, default=100
         S, the number of permutations of y. The smallest attainable p-value is
         1 / (S + 1).
     random_state : int, RandomState instance or None, default=None
         The one source of randomness: ``rng = check_random_state(random_state)``
         draws the S row permutations up front, ``rng.permutation(n_samples)`` S times
-        in a row, then one seed ``rng.randint(2**31 - 1)`` that the named measures
-        which shuffle ("permutation", "oob_permutation") receive as their
-        ``random_state`` in every call (observed and null alike). A callable
-        measure handles its own randomness.
+        in a row, then, for a measure given by name, one seed
+        ``rng.randint(2**31 - 1)`` that it receives as its ``random_state`` in every
+        call (observed and null alike; measures that draw nothing ignore it). A
+        callable measure handles its own randomness.
     n_jobs : int or None, default=None
         Refits run in parallel with joblib (threads preferred); the numbers do not
         depend on it.
@@ -211,13 +223,15 @@ def altmann_pvalues(estimator, X, y, *, measure, n_permutations=100, random_stat
     >>> bool(result.pvalues.min() >= 0.1)
     True
     """
-    compute = MEASURES[measure] if isinstance(measure, str) else measure
+    if isinstance(measure, str) and measure not in _altmann_names():
+        raise ValueError(f"The 'measure' parameter of altmann_pvalues must be a str among "
+                         f"{_altmann_names()} or a callable. Got {measure!r} instead.")
     rng = check_random_state(random_state)
     n_samples = X.shape[0] if hasattr(X, "shape") else len(X)
     permutations = [rng.permutation(n_samples) for _ in range(n_permutations)]
-    if measure in _SHUFFLING_MEASURES:
-        measure_kwargs = {**measure_kwargs,
-                          "random_state": int(rng.randint(np.iinfo(np.int32).max))}
+    compute = measure
+    if isinstance(measure, str):
+        compute = _named(measure, estimator, int(rng.randint(np.iinfo(np.int32).max)))
 
     def importances(y_fit):
         model = clone(estimator).fit(X, y_fit)

@@ -24,6 +24,8 @@ The simulation uses a fixed seed: the same draws give the same intervals.
 
 Pairs whose differences never vary are decided exactly: equal draws are a tie (never
 "above"); draws that differ by the same nonzero amount every time are ordered.
+
+Definition: docs/measures.md, section 'Rank intervals'.
 """
 
 from __future__ import annotations

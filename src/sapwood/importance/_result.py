@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import pandas as pd
 
+from ._html import result_html
 from ._ranks import RankIntervals, rank_intervals
 
 __all__ = ["ImportanceResult", "mean_interval", "side_by_side", "t_interval"]
@@ -42,6 +43,10 @@ class ImportanceResult:
         Per-node (or per-tree) table the numbers were computed from.
     extra : dict
         Further named arrays a measure provides (e.g. per-class importances).
+
+    Each field also answers by key, as scikit-learn's ``Bunch`` result does:
+    ``result["importances_mean"]`` is ``result.importances_mean``, so code written for
+    :func:`sklearn.inspection.permutation_importance` runs unchanged.
     """
 
     importances_mean: np.ndarray
@@ -82,6 +87,16 @@ class ImportanceResult:
         return cls(importances_mean=draws.mean(axis=1), importances_std=draws.std(axis=1),
                    importances=draws, ci_low=low, ci_high=high, **fields)
 
+    def keys(self) -> list[str]:
+        """The names that answer ``result[name]``: the public fields."""
+        return [f.name for f in fields(self) if not f.name.startswith("_")]
+
+    def __getitem__(self, key: str):
+        if key not in self.keys():
+            raise KeyError(f"{key!r} is not a field of ImportanceResult; fields: "
+                           f"{', '.join(self.keys())}")
+        return getattr(self, key)
+
     @property
     def n_features(self) -> int:
         return self.importances_mean.shape[0]
@@ -96,7 +111,8 @@ class ImportanceResult:
         ``importances`` (:func:`~sapwood.importance._ranks.rank_intervals`: a max-t
         bound over all pairwise differences, Mogstad et al. 2024,
         doi:10.1093/restud/rdad006), or None where the measure has fewer than two
-        draws (a single tree's MDI, split gain, Friedman's importance). Computed once."""
+        draws (a single tree's MDI, a library's split gain). Computed once.
+        Definition: docs/measures.md, section 'Rank intervals'."""
         if self._rank_intervals is None and self.importances is not None \
                 and self.importances.ndim == 2 \
                 and self.importances.shape[0] == self.n_features:
@@ -138,6 +154,11 @@ class ImportanceResult:
 
         return plot_importance(self, ax=ax, kind=kind, max_features=max_features)
 
+    def _repr_html_(self) -> str:
+        """The table a notebook shows: each feature with its importance, a bar, its
+        interval and its rank interval, most important first."""
+        return result_html(self)
+
     def __repr__(self) -> str:
         head = self.to_frame().head(10).to_string(index=False)
         return f"ImportanceResult(method={self.method!r})\n{head}"
@@ -146,7 +167,8 @@ class ImportanceResult:
 def mean_interval(draws, level=0.95):
     """(low, high): the Student-t confidence interval at ``level`` of each row's mean,
     ``mean -/+ t_{(1 + level) / 2, k - 1} s / sqrt(k)`` over its k draws (s with
-    ddof=1); NaN for rows of fewer than two draws."""
+    ddof=1); NaN for rows of fewer than two draws. Definition: docs/measures.md,
+    section 'Confidence intervals of the importances'."""
     draws = np.asarray(draws, dtype=np.float64)
     k = draws.shape[1]
     if k < 2:

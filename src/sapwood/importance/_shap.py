@@ -61,6 +61,8 @@ def tree_shap(model, X, *, interactions=False, n_jobs=None, progress=False) -> I
     cover. The values equal the ``shap`` package's ``TreeExplainer`` (default
     ``feature_perturbation``, no background data) on the same model.
 
+    Definition: docs/measures.md, section 'TreeSHAP'.
+
     Parameters
     ----------
     model : fitted tree model or TreeEnsemble

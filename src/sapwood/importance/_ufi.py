@@ -59,6 +59,8 @@ def unbiased_mdi(model, X, y, *, held_out=None) -> ImportanceResult:
     classification script does not, which scales every importance by the number of
     bootstrap draws) and classes are not limited to two.
 
+    Definition: docs/measures.md, section 'Unbiased feature importance (UFI)'.
+
     Parameters
     ----------
     model : fitted tree model

@@ -27,14 +27,13 @@ from sklearn.utils._param_validation import (
     Integral,
     Interval,
     Real,
-    StrOptions,
     validate_params,
 )
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import _num_samples
 
 from .._progress import progress_bar
-from ..importance import ImportanceResult, mdi, oob_permutation_importance
+from ..importance import MEASURES, ImportanceResult, MeasureInputs
 
 __all__ = ["BorutaResult", "boruta"]
 
@@ -46,28 +45,34 @@ TENTATIVE = "tentative"
 MIN_SHADOWS = 5
 
 
-def _oob_zscore(model, X, y, *, random_state, n_jobs):
-    return oob_permutation_importance(model, X, y, random_state=random_state,
-                                      n_jobs=n_jobs).extra["zscore"]
+def _named_importances() -> dict:
+    """The names ``importance`` accepts: ``name -> (measure, options, z-score or not)``.
+
+    Every measure in :data:`sapwood.importance.MEASURES` that reads only the rows the
+    model was fit on (training or out-of-bag rows, no refit), by its ``api_names``;
+    one that reports a z-score (out-of-bag permutation importance) is ranked by it, as
+    R's Boruta does by default (``getImpRfZ``), and by its mean under ``name_raw``
+    (``getImpRfRaw``)."""
+    named = {}
+    for measure in MEASURES.values():
+        if measure.rows not in ("train", "oob") or "estimator" in measure.needs:
+            continue
+        for name, options in measure.names.items():
+            named[name] = (measure, options, measure.zscore)
+            if measure.zscore:
+                named[f"{name}_raw"] = (measure, options, False)
+    return named
 
 
-def _oob_raw(model, X, y, *, random_state, n_jobs):
-    return oob_permutation_importance(model, X, y, random_state=random_state,
-                                      n_jobs=n_jobs).importances_mean
-
-
-def _mdi(model, X, y, *, random_state, n_jobs):
-    return mdi(model).importances_mean
-
-
-#: Importances ``boruta`` accepts by name: ``(model, X, y, *, random_state, n_jobs)``
-#: -> one value per column of X. The counterparts of R Boruta's ``getImpRfZ`` (its
-#: default), ``getImpRfRaw`` and ``getImpRfGini``.
-IMPORTANCES = {
-    "oob_permutation": _oob_zscore,
-    "oob_permutation_raw": _oob_raw,
-    "mdi": _mdi,
-}
+def _importances(name, model, X, y, *, random_state, n_jobs):
+    """One importance per column of X from the registered measure ``name``."""
+    measure, options, zscore = _named_importances()[name]
+    inputs = MeasureInputs(X_train=X, y_train=y, random_state=random_state, n_jobs=n_jobs)
+    reason = measure.why_not(model, inputs, **options)
+    if reason is not None:
+        raise ValueError(f"boruta's importance {name!r} does not apply: {reason}")
+    result = measure.run(model, inputs, **options)
+    return result.extra["zscore"] if zscore else result.importances_mean
 
 
 @dataclass(eq=False)
@@ -234,7 +239,7 @@ def _column_importances(values, n_columns):
         "X": ["array-like"],
         "y": ["array-like"],
         "estimator": [HasMethods(["fit"]), None],
-        "importance": [StrOptions(set(IMPORTANCES)), callable],
+        "importance": [str, callable],
         "max_rounds": [Interval(Integral, 1, None, closed="left")],
         "alpha": [Interval(Real, 0, 1, closed="neither")],
         "random_state": ["random_state"],
@@ -267,16 +272,18 @@ def boruta(X, y, *, estimator=None, importance="oob_permutation", max_rounds=100
     The rounds stop when no feature is undecided or after ``max_rounds``; what is
     left is tentative.
 
-    Conventions. Where MEASURES.md is silent this follows R's ``Boruta`` package
+    Conventions. Beyond the paper this follows R's ``Boruta`` package
     (``Boruta.default``): shadows are renamed and shuffled column by column, the
     hit is a strict ``>``, rejected features are dropped from the model and
     confirmed ones kept, NaN importances count as 0 (with a warning), and rejection
     wins when both tails pass (only possible for alpha > 1/2); the Bonferroni factor
     m counts every feature, decided or not (R's ``p.adjust`` over all attributes).
-    Where the spec is explicit it differs from R: shadows are made of the *undecided*
+    In two places it differs from R: shadows are made of the *undecided*
     features only (R shadows every non-rejected feature, confirmed ones too); and
     ``max_rounds`` rounds are run (R's ``maxRuns`` runs ``maxRuns - 1`` and must be
     at least 11).
+
+    Definition: docs/measures.md, section 'Boruta'.
 
     Parameters
     ----------
@@ -293,9 +300,9 @@ def boruta(X, y, *, estimator=None, importance="oob_permutation", max_rounds=100
         :class:`~sapwood.RandomForestClassifier` when ``type_of_target(y)`` is
         binary or multiclass, :class:`~sapwood.RandomForestRegressor` when it is
         continuous, with ``n_estimators=100`` and ``n_jobs``.
-    importance : {"oob_permutation", "oob_permutation_raw", "mdi"} or callable, \
-default="oob_permutation"
-        By name:
+    importance : str or callable, default="oob_permutation"
+        By name, any measure in :data:`sapwood.importance.MEASURES` that reads only
+        the training or out-of-bag rows (see ``Measure.api_names``), among them:
 
         - ``"oob_permutation"``: the z-score ``PI / SD`` of
           :func:`~sapwood.importance.oob_permutation_importance`, as R's default
@@ -350,7 +357,10 @@ default="oob_permutation"
     if estimator is None:
         estimator = _default_estimator(y, n_jobs)
     named = isinstance(importance, str)
-    compute = IMPORTANCES[importance] if named else importance
+    if named and importance not in _named_importances():
+        raise ValueError(f"The 'importance' parameter of boruta must be a str among "
+                         f"{sorted(_named_importances())} or a callable. Got {importance!r} "
+                         "instead.")
     rng = check_random_state(random_state)
     prefix = _shadow_prefix(names)
     seed_bound = np.iinfo(np.int32).max
@@ -379,9 +389,10 @@ default="oob_permutation"
                 model.set_params(random_state=model_seed)
             model.fit(X_round, y)
             if named:
-                values = compute(model, X_round, y, random_state=importance_seed, n_jobs=n_jobs)
+                values = _importances(importance, model, X_round, y,
+                                      random_state=importance_seed, n_jobs=n_jobs)
             else:
-                values = compute(model, X_round, y)
+                values = importance(model, X_round, y)
             values = _column_importances(values, X_round.shape[1])
 
             real = values[:in_model.shape[0]]
