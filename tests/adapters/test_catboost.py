@@ -158,6 +158,9 @@ def test_prediction_values_change(policy, kind, n_classes):
     assert_close(native_importance(model, normalize=True).importances_mean.sum(), 1.0)
     with pytest.raises(ValueError, match="no node impurities"):
         native_importance(model, "impurity")
+    with pytest.raises(ValueError, match="CatBoost trees record no split gains, which "
+                                         "kind 'gain' needs"):
+        native_importance(model, "gain")
 
 
 def test_files_json_and_cbm(tmp_path):

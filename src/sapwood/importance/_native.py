@@ -98,6 +98,9 @@ def native_importance(model, kind=None, *, normalize=False,
             values = values / values.sum()
         return ImportanceResult(values, np.zeros(len(names)), names,
                                 method=f"native_{kind}", params=params)
+    if library == "catboost":
+        raise ValueError(f"CatBoost trees record no split gains, which kind {kind!r} needs; "
+                         "use kind 'prediction_values_change' (CatBoost's default)")
     trace = _split_table(ensemble, names, needs_cover=kind in ("cover", "total_cover"))
     features = trace["feature_index"].to_numpy()
     n_features = ensemble.n_features
