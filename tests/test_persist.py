@@ -91,7 +91,7 @@ def all_models():
 
 def assert_same_ensemble(ours, theirs):
     for name in ("task", "n_features", "combine", "link", "classes", "feature_names",
-                 "input_dtype", "source", "kind"):
+                 "input_dtype", "kind"):
         assert getattr(ours, name) == getattr(theirs, name), name
     assert (ours.bootstrap is None) == (theirs.bootstrap is None)
     if ours.bootstrap is not None:

@@ -239,7 +239,10 @@ class ModelKind:
     out-of-bag rows (the ensemble's ``bootstrap`` says which, when known);
     ``node_impurity``: the trees' ``impurity`` holds the learner's node impurities
     (False for XGBoost, LightGBM and HistGradientBoosting, which record split gains),
-    which MDI needs.
+    which MDI needs; ``oblivious``: the trees are oblivious (one split per level, as
+    CatBoost's symmetric trees), stored breadth first, so that a level's split is the
+    same in every node of the level (CatBoost's PredictionValuesChange pairs leaves by
+    it).
     """
 
     library: str = ""
@@ -249,6 +252,7 @@ class ModelKind:
     family: str = ""
     bagged: bool = False
     node_impurity: bool = True
+    oblivious: bool = False
 
     def __post_init__(self):
         for name in ("library", "model", "objective", "library_version"):
@@ -258,7 +262,7 @@ class ModelKind:
         if self.family not in _FAMILIES:
             raise FormatError(f"ModelKind.family must be one of {list(_FAMILIES)}; got "
                               f"{self.family!r}")
-        for name in ("bagged", "node_impurity"):
+        for name in ("bagged", "node_impurity", "oblivious"):
             if not isinstance(getattr(self, name), bool):
                 raise FormatError(f"ModelKind.{name} must be True or False; got "
                                   f"{getattr(self, name)!r}")
@@ -334,20 +338,6 @@ class TreeEnsemble:
         if self.bootstrap is not None and (not isinstance(self.bootstrap, Bootstrap)
                                            or self.bootstrap.seeds.shape != (n_trees,)):
             raise FormatError("bootstrap must be None or a Bootstrap with one seed per tree")
-
-    @property
-    def source(self) -> dict | None:
-        """The free-form ``source`` record of format version 1, derived from ``kind``
-        (None for a model of unknown origin and for sapwood's own models, for which
-        version 1 recorded nothing). Kept for readers of the old field; new code reads
-        ``kind``."""
-        kind = self.kind
-        if kind.library in ("", "sapwood"):
-            return None
-        source = {"library": kind.library, "model": kind.model}
-        if kind.library in ("xgboost", "lightgbm"):
-            source.update(objective=kind.objective, version=kind.library_version)
-        return source
 
     @property
     def n_trees(self) -> int:

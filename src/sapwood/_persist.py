@@ -74,7 +74,7 @@ _COMMON_KEYS = {
 }
 _HEADER_KEYS = {1: _COMMON_KEYS | {"source"}, 2: _COMMON_KEYS | {"kind", "bootstrap"}}
 _KIND_STRINGS = ("library", "model", "objective", "library_version")
-_KIND_FLAGS = ("bagged", "node_impurity")
+_KIND_FLAGS = ("bagged", "node_impurity", "oblivious")
 _KIND_KEYS = _KIND_STRINGS + ("family",) + _KIND_FLAGS
 _MAX_TEXT = 4096
 _LINKS = {"mean": ("identity",), "sum": ("identity", "logistic", "softmax", "exp")}
@@ -397,7 +397,7 @@ def _kind_from_source(source):
     library, model = text("library"), text("model")
     return {"library": library, "model": model, "objective": text("objective"),
             "library_version": text("version"), "family": "", "bagged": False,
-            "node_impurity": not (library in ("xgboost", "lightgbm")
+            "oblivious": False, "node_impurity": not (library in ("xgboost", "lightgbm")
                                   or model.startswith("HistGradientBoosting"))}
 
 

@@ -90,6 +90,18 @@ def lightgbm_text():
         X, X[:, 0]).booster_.model_to_string()
 
 
+@pytest.fixture(scope="module", params=["SymmetricTree", "Depthwise"])
+def catboost_json(request, tmp_path_factory):
+    catboost = pytest.importorskip("catboost")
+    X = np.random.default_rng(0).normal(size=(120, 3))
+    X[::7, 1] = np.nan
+    model = catboost.CatBoostClassifier(iterations=2, depth=2, verbose=0, thread_count=1,
+                                        grow_policy=request.param, allow_writing_files=False)
+    path = tmp_path_factory.mktemp("catboost") / "model.json"
+    model.fit(X, (X[:, 0] > 0).astype(int)).save_model(path, format="json")
+    return json.loads(path.read_text())
+
+
 def _write(tmp_path_factory, data: bytes, name: str):
     path = tmp_path_factory.mktemp("fuzz") / name
     path.write_bytes(data)
@@ -157,24 +169,37 @@ def _leaves(value, path=()):
         yield path
 
 
-def test_xgboost_json_values(xgboost_json, tmp_path_factory):
-    paths = list(_leaves(xgboost_json))
+def _fuzz_json_values(original, kind, tmp_path_factory):
+    paths = list(_leaves(original))
 
     @FUZZ
     @given(choices=st.lists(st.tuples(st.sampled_from(paths), _JSON_VALUES), min_size=1,
                             max_size=3))
     def check(choices):
-        document = json.loads(json.dumps(xgboost_json))
+        document = json.loads(json.dumps(original))
         for path, value in choices:
             target = document
             for key in path[:-1]:
                 target = target[key]
             target[path[-1]] = value
         data = json.dumps(document).encode()
-        _loads_or_refuses(_from_bytes(tmp_path_factory, "m.json"), data, "xgboost-json",
-                          ".json")
+        _loads_or_refuses(_from_bytes(tmp_path_factory, "m.json"), data, kind, ".json")
 
     check()
+
+
+def test_xgboost_json_values(xgboost_json, tmp_path_factory):
+    _fuzz_json_values(xgboost_json, "xgboost-json", tmp_path_factory)
+
+
+def test_catboost_json_values(catboost_json, tmp_path_factory):
+    # The model's training log and options (model_info) are text sapwood never reads;
+    # the fuzz spends its cases on what it does read.
+    info = catboost_json["model_info"]
+    document = {**catboost_json, "model_info": {
+        "params": {"loss_function": info["params"]["loss_function"]},
+        "class_params": info["class_params"]}}
+    _fuzz_json_values(document, "catboost-json", tmp_path_factory)
 
 
 def test_lightgbm_text_values(lightgbm_text, tmp_path_factory):

@@ -121,8 +121,10 @@ def _tree_shap(root, condition, condition_feature, x, children_left, children_ri
             hot, cold = children_left[node], children_right[node]
         else:
             hot, cold = children_right[node], children_left[node]
-        hot_zero = cover[hot] / cover[node]
-        cold_zero = cover[cold] / cover[node]
+        # A node no training row reached (CatBoost keeps such empty leaves, with value
+        # 0) passes no share on: CatBoost's ShapValues skip it, 0 / 0 would be NaN.
+        hot_zero = cover[hot] / cover[node] if cover[node] > 0.0 else 0.0
+        cold_zero = cover[cold] / cover[node] if cover[node] > 0.0 else 0.0
         incoming_zero = 1.0
         incoming_one = 1.0
         # A feature already on the path: undo its earlier split, the two act as one.
@@ -310,7 +312,7 @@ def leaf_paths(root, end, children_left, children_right, feature, cover, max_dep
                 level_features[level, b] = level_features[level - 1, b]
                 level_zero[level, b] = level_zero[level - 1, b]
             bit = node_bit[parent - root]
-            fraction = cover[node] / cover[parent]
+            fraction = cover[node] / cover[parent] if cover[parent] > 0.0 else 0.0
             if node_first[parent - root]:
                 level_features[level, count] = feature[parent]
                 level_zero[level, count] = fraction

@@ -1,6 +1,6 @@
 """Bring any supported model into sapwood's tree format, and predict with it.
 
-:func:`from_model` converts scikit-learn, XGBoost and LightGBM tree models (objects or
+:func:`from_model` converts scikit-learn, XGBoost, LightGBM and CatBoost tree models (objects or
 saved files); :func:`as_ensemble` is what every measure calls on its ``model`` argument;
 :func:`predict`, :func:`predict_proba` and :func:`predict_raw` apply the ensemble's link
 as the source library does; :func:`save` writes any of these models to a sapwood file.

@@ -28,9 +28,16 @@ def _lightgbm(model, iteration_range):
     return from_lightgbm(model, iteration_range)
 
 
+def _catboost(model, iteration_range):
+    from ._catboost import from_catboost
+
+    return from_catboost(model, iteration_range)
+
+
 # Top-level package of the model's class -> converter. Looking at the module name
 # avoids importing optional libraries just to ask isinstance().
-_CONVERTERS = {"sklearn": _sklearn, "xgboost": _xgboost, "lightgbm": _lightgbm}
+_CONVERTERS = {"sklearn": _sklearn, "xgboost": _xgboost, "lightgbm": _lightgbm,
+               "catboost": _catboost}
 
 
 def from_model(model, *, iteration_range=None) -> TreeEnsemble:
@@ -43,8 +50,10 @@ def from_model(model, *, iteration_range=None) -> TreeEnsemble:
         ``ExtraTrees*``, ``GradientBoosting*``, ``HistGradientBoosting*``;
         ``xgboost.Booster``, ``XGBClassifier``, ``XGBRegressor``, ``XGBRFClassifier``,
         ``XGBRFRegressor``; ``lightgbm.Booster``, ``LGBMClassifier``, ``LGBMRegressor``;
-        or the path of a saved XGBoost JSON / UBJSON model, a LightGBM text model or a
-        sapwood model file (:func:`sapwood.save`). A :class:`TreeEnsemble` is returned
+        ``catboost.CatBoost``, ``CatBoostClassifier``, ``CatBoostRegressor``; or the
+        path of a saved XGBoost JSON / UBJSON model, a LightGBM text model, a CatBoost
+        JSON or .cbm model (.cbm needs the catboost package) or a sapwood model file
+        (:func:`sapwood.save`). A :class:`TreeEnsemble` is returned
         as it is.
     iteration_range : (int, int), optional
         Boosting iterations ``[begin, end)`` to keep (``end`` 0 means the last). By
@@ -81,8 +90,8 @@ def from_model(model, *, iteration_range=None) -> TreeEnsemble:
     converter = _CONVERTERS.get(package)
     if converter is None:
         raise TypeError(f"sapwood cannot read a model of type {type(model).__name__} "
-                        f"(from {package!r}): expected a scikit-learn, XGBoost or LightGBM "
-                        "tree model, a model file path, or a TreeEnsemble")
+                        f"(from {package!r}): expected a scikit-learn, XGBoost, LightGBM or "
+                        "CatBoost tree model, a model file path, or a TreeEnsemble")
     return converter(model, iteration_range)
 
 
@@ -100,12 +109,41 @@ def _from_file(path, iteration_range):
         from ._lightgbm import read_lightgbm_text
 
         return read_lightgbm_text(data, iteration_range)
+    if head == b"CBM1":
+        from ._catboost import read_catboost_cbm
+
+        return read_catboost_cbm(path, iteration_range)
+    if stripped[:1] == b"{" and stripped[1:2] in b' \t\r\n"}':
+        return _from_json(path, data, iteration_range)
     if stripped.startswith(b"{"):
         from ._xgboost import read_xgboost_file
 
         return read_xgboost_file(data, iteration_range)
     raise FormatError(f"{os.fspath(path)!r} is not a model file sapwood knows: expected a "
-                      "sapwood model, an XGBoost JSON/UBJSON model or a LightGBM text model")
+                      "sapwood model, an XGBoost JSON/UBJSON model, a LightGBM text model "
+                      "or a CatBoost JSON/.cbm model")
+
+
+def _from_json(path, data, iteration_range):
+    """A JSON model file: XGBoost's (a "learner") or CatBoost's ("features_info" and
+    trees), told apart by their top-level keys."""
+    import json
+
+    from ._catboost import from_catboost_dict, is_catboost_json
+    from ._xgboost import from_xgboost_dict
+
+    try:
+        document = json.loads(data)
+    except (ValueError, RecursionError) as error:
+        raise FormatError(f"{os.fspath(path)!r} is not valid JSON: {error}") from None
+    if isinstance(document, dict) and "learner" in document:
+        return from_xgboost_dict(document, iteration_range)
+    if is_catboost_json(document):
+        return from_catboost_dict(document, iteration_range, n_bytes=len(data))
+    keys = ", ".join(map(repr, list(document)[:5])) if isinstance(document, dict) else ""
+    raise FormatError(f"{os.fspath(path)!r} is a JSON file but not a model sapwood knows "
+                      "(an XGBoost model has a 'learner', a CatBoost model 'features_info' "
+                      f"and 'oblivious_trees' or 'trees'); its top-level keys: {keys}")
 
 
 def as_ensemble(model, feature_names=None) -> TreeEnsemble:

@@ -139,16 +139,22 @@ def load_model_file(path) -> LoadedModel:
     return LoadedModel(read_model_file(path), path)
 
 
+_LIBRARY_NAMES = {"xgboost": "XGBoost", "lightgbm": "LightGBM", "sklearn": "scikit-learn",
+                  "catboost": "CatBoost"}
+# Libraries whose objective names the training loss (scikit-learn's records a criterion).
+_OBJECTIVE_LIBRARIES = ("xgboost", "lightgbm", "catboost")
+
+
 def describe_source(ensemble, trees=False) -> str:
     """``XGBoost Booster (objective binary:logistic)`` or ``sapwood model``; with
     ``trees``, ``XGBoost Booster (10 trees, objective binary:logistic)``."""
-    source = ensemble.source or {}
-    library = {"xgboost": "XGBoost", "lightgbm": "LightGBM", "sklearn": "scikit-learn"
-               }.get(source.get("library"), source.get("library") or "sapwood")
-    text = f"{library} {source['model']}" if source.get("model") else f"{library} model"
+    kind = ensemble.kind
+    foreign = kind.library not in ("", "sapwood")
+    library = _LIBRARY_NAMES.get(kind.library, kind.library) if foreign else "sapwood"
+    text = f"{library} {kind.model}" if foreign and kind.model else f"{library} model"
     details = [f"{ensemble.n_trees} trees"] if trees else []
-    if source.get("objective"):
-        details.append(f"objective {source['objective']}")
+    if kind.library in _OBJECTIVE_LIBRARIES and kind.objective:
+        details.append(f"objective {kind.objective}")
     return f"{text} ({', '.join(details)})" if details else text
 
 

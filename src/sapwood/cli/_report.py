@@ -197,10 +197,10 @@ def _tree_section(run: Run) -> str:
 
 
 def _has_impurities(model) -> bool:
-    """False for XGBoost and LightGBM trees, which record split gains instead."""
+    """False for trees that record split gains instead (XGBoost, LightGBM, CatBoost,
+    HistGradientBoosting)."""
     ensemble = getattr(model, "ensemble", None)
-    library = (getattr(ensemble, "source", None) or {}).get("library")
-    return library not in ("xgboost", "lightgbm")
+    return ensemble is None or ensemble.kind.node_impurity
 
 
 def _tree_figure(model, names, impurity=True):

@@ -9,6 +9,15 @@ For split node i on feature j with split gain g_i (XGBoost ``loss_chg``, LightGB
     split_j       = number of splits on j with g_i > 0      (LightGBM feature_importance)
     gain_j        = sum of g_i > 0 over splits on j          (LightGBM, importance_type="gain")
     impurity_j    = mean decrease in impurity               (scikit-learn feature_importances_)
+    prediction_values_change_j                              (CatBoost's default)
+                  = 100 * PVC_j / sum_k PVC_k, PVC_j = sum over splits on j of
+                    c_l (v_l - m)^2 + c_r (v_r - m)^2
+
+where v_l, v_r are the two sides' values, c_l, c_r their covers and m their
+cover-weighted mean. In an ordinary tree the two sides are a split node's children
+(values: cover-weighted means of their leaves); in an oblivious tree (CatBoost's
+default) every pair of leaves that differ only in that level's split, as CatBoost
+computes it.
 
 LightGBM's "gain" is a total, XGBoost's a mean: ``kind="gain"`` follows the library
 recorded in the model's ``kind`` (XGBoost's definition when there is none).
@@ -31,8 +40,10 @@ from ._result import ImportanceResult
 
 __all__ = ["native_importance", "NATIVE_KINDS"]
 
-NATIVE_KINDS = ("impurity", "weight", "gain", "cover", "total_gain", "total_cover", "split")
-_DEFAULT_KIND = {"sklearn": "impurity", "xgboost": "gain", "lightgbm": "split"}
+NATIVE_KINDS = ("impurity", "weight", "gain", "cover", "total_gain", "total_cover", "split",
+                "prediction_values_change")
+_DEFAULT_KIND = {"sklearn": "impurity", "xgboost": "gain", "lightgbm": "split",
+                 "catboost": "prediction_values_change"}
 
 
 def native_importance(model, kind=None, *, normalize=False,
@@ -48,9 +59,11 @@ def native_importance(model, kind=None, *, normalize=False,
         Anything :func:`sapwood.adapters.as_ensemble` accepts. For an XGBoost model all
         trees count (as in ``get_score``), for LightGBM those up to the best iteration
         (as in ``feature_importance``).
-    kind : {"impurity", "weight", "gain", "cover", "total_gain", "total_cover", "split"}
+    kind : {"impurity", "weight", "gain", "cover", "total_gain", "total_cover", "split", \
+"prediction_values_change"}
         Default: the library's default (scikit-learn "impurity", XGBoost "gain",
-        LightGBM "split").
+        LightGBM "split", CatBoost "prediction_values_change", which like CatBoost's
+        sums to 100).
     normalize : bool, default False
         Divide by the total (when positive), as XGBoost's ``feature_importances_`` does.
         "impurity" is always normalised, as scikit-learn's is.
@@ -78,6 +91,15 @@ def native_importance(model, kind=None, *, normalize=False,
         result = mdi(ensemble, feature_names=names)
         return ImportanceResult(result.importances_mean, np.zeros(len(names)), names,
                                 method="native_impurity", params=params, trace=result.trace)
+    if kind == "prediction_values_change":
+        values = _prediction_values_change(ensemble)
+        if normalize and values.sum() > 0:
+            values = values / values.sum()
+        return ImportanceResult(values, np.zeros(len(names)), names,
+                                method=f"native_{kind}", params=params)
+    if library == "catboost":
+        raise ValueError(f"CatBoost trees record no split gains, which kind {kind!r} needs; "
+                         "use kind 'prediction_values_change' (CatBoost's default)")
     trace = _split_table(ensemble, names, needs_cover=kind in ("cover", "total_cover"))
     features = trace["feature_index"].to_numpy()
     n_features = ensemble.n_features
@@ -105,6 +127,55 @@ def _ensemble(model):
         # get_score counts every tree, also past an early-stopping best iteration.
         return from_model(model, iteration_range=(0, 0))
     return as_ensemble(model)
+
+
+def _prediction_values_change(ensemble):
+    """CatBoost's PredictionValuesChange (module docstring), in percent."""
+    # Where the trees came from: CatBoost's oblivious trees are read breadth first.
+    oblivious = ensemble.kind.oblivious
+    totals = np.zeros(ensemble.n_features)
+    for t, tree in enumerate(ensemble.trees):
+        if tree.cover is None:
+            raise ValueError(f"tree {t} records no cover (node weights); "
+                             "prediction_values_change needs them")
+        value, cover = tree.value[:, 0, 0], tree.cover
+        if oblivious:
+            features, lo, hi = _oblivious_pairs(tree, t)
+            value, cover = value[tree.is_leaf], cover[tree.is_leaf]
+        else:
+            split = np.flatnonzero(~tree.is_leaf)
+            features, lo, hi = tree.feature[split], tree.children_left[split], \
+                tree.children_right[split]
+        total = cover[lo] + cover[hi]
+        mean = np.divide(cover[lo] * value[lo] + cover[hi] * value[hi], total,
+                         out=np.zeros(total.shape), where=total > 0)
+        change = cover[lo] * (value[lo] - mean) ** 2 + cover[hi] * (value[hi] - mean) ** 2
+        totals += np.bincount(features, weights=change, minlength=ensemble.n_features)
+    total = totals.sum()
+    return 100.0 * totals / total if total > 0 else totals
+
+
+def _oblivious_pairs(tree, t):
+    """For every level's split of a breadth-first oblivious tree: its feature and the
+    pairs of leaves (indices among the leaves, left to right) differing only there."""
+    depth = tree.max_depth
+    n_internal = (1 << depth) - 1
+    ids = np.arange(n_internal)
+    level = np.repeat(np.arange(depth), 1 << np.arange(depth))
+    first = (1 << level) - 1
+    if tree.node_count != 2 * n_internal + 1 or (tree.children_left[ids] != 2 * ids + 1).any() \
+            or (tree.feature[ids] != tree.feature[first]).any() \
+            or (tree.threshold[ids] != tree.threshold[first]).any():
+        raise ValueError(f"tree {t} is not an oblivious tree read from CatBoost")
+    leaves = np.arange(1 << depth)
+    features, lo, hi = [np.zeros(0, np.intp)], [np.zeros(0, np.intp)], [np.zeros(0, np.intp)]
+    for d in range(depth):
+        bit = 1 << (depth - 1 - d)
+        low = leaves[(leaves & bit) == 0]
+        features.append(np.full(low.size, tree.feature[(1 << d) - 1]))
+        lo.append(low)
+        hi.append(low | bit)
+    return (np.concatenate(features), np.concatenate(lo), np.concatenate(hi))
 
 
 def _split_table(ensemble, names, needs_cover):

@@ -55,6 +55,30 @@ def xgboost_document():
     return json.loads(bytes(model.get_booster().save_raw(raw_format="json")))
 
 
+def catboost_document(n_classes, trees):
+    # CatBoost's JSON model schema, written by hand (its reader needs no catboost).
+    return {"features_info": {"float_features": [{
+                "borders": [0.0], "feature_index": 0, "flat_feature_index": 0,
+                "feature_id": "", "nan_value_treatment": "AsIs"}]},
+            "model_info": {"params": {"loss_function": {
+                "type": "MultiClass" if n_classes > 1 else "RMSE"}}},
+            "scale_and_bias": [1, [0] * n_classes], "oblivious_trees": trees}
+
+
+def catboost_files():
+    files = {}
+    # 100 classes over 20 one-leaf trees: 2,000 trees of the format from 4 KB.
+    trees = [{"leaf_values": [0] * 100, "leaf_weights": [1], "splits": []}] * 20
+    files["refused-catboost-classes.json"] = catboost_document(100, trees)
+    split = {"border": 0.0, "float_feature_index": 0, "split_type": "FloatFeature"}
+    trees = [{"leaf_values": [0.5, 1.5], "leaf_weights": [1, 1], "splits": [split] * 60}]
+    files["refused-catboost-depth.json"] = catboost_document(1, trees)
+    trees = [{"leaf_values": [0.5, float("nan")], "leaf_weights": [1, 1], "splits": [split]}]
+    files["refused-catboost-leaf-nan.json"] = catboost_document(1, trees)
+    return {name: json.dumps(document, separators=(",", ":")).encode()
+            for name, document in files.items()}
+
+
 def main():
     files = {}
     files["refused-ubjson-null-arrays.ubj"] = ubjson_null_arrays()
@@ -75,6 +99,7 @@ def main():
     # Found by make fuzz: Python's json reads Infinity, and int(inf) is an OverflowError.
     document["learner"]["learner_model_param"]["num_class"] = float("inf")
     files["refused-xgboost-num-class-infinite.json"] = json.dumps(document).encode()
+    files.update(catboost_files())
     for name, data in files.items():
         (HERE / name).write_bytes(data)
         print(name, len(data))

@@ -1,0 +1,430 @@
+"""CatBoost models and their saved JSON (``save_model(format="json")``) and .cbm files.
+
+Everything is read from CatBoost's JSON export, so JSON files convert without CatBoost
+installed; a .cbm file (CatBoost's binary format) and a model object go through the
+``catboost`` package, which writes that JSON. CatBoost compares float32 feature values
+with float32 borders: bit ``x > border`` is 1. Its default trees are oblivious (one
+split per depth, shared by the whole level): leaf ``sum_i bit_i << i`` over the
+``splits`` list, so the last split is the most significant bit and becomes the root
+of the ordinary tree built here (the order CatBoost's own ShapValues walks). Trees
+grown with ``grow_policy`` Depthwise / Lossguide are exported as nested nodes and
+read as they are. A missing value (NaN) follows the feature's
+``nan_value_treatment``: ``AsFalse`` (nan_mode Min) and ``AsIs`` (Forbidden; NaN
+compares false) send it to the ``x <= border`` side, ``AsTrue`` (Max) to the other.
+The raw output is ``scale * sum of trees + bias`` (``scale_and_bias``); a
+multiclass tree holds one value per class in each leaf and becomes one tree per
+class here. Only float features are read; categorical (one-hot or CTR), text and
+embedding features are refused naming the feature.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+
+import numpy as np
+
+from .._format import LEAF, OP_LE, FormatError, ModelKind, TreeEnsemble
+from ._build import build_tree
+
+__all__ = ["from_catboost", "read_catboost_json", "read_catboost_cbm", "is_catboost_json",
+           "from_catboost_dict"]
+
+# loss_function type -> (task, link).
+_OBJECTIVES = {
+    "RMSE": ("regression", "identity"),
+    "Logloss": ("classification", "logistic"),
+    "CrossEntropy": ("classification", "logistic"),
+    "MultiClass": ("classification", "softmax"),
+}
+# nan_value_treatment -> does NaN go to the x <= border side.
+_NAN_LEFT = {"AsFalse": 1, "AsIs": 1, "AsTrue": 0}
+# CatBoost trees are at most 16 deep; anything past this bound is refused before
+# 2**depth is computed.
+_MAX_DEPTH = 32
+# Each (CatBoost tree, class) pair becomes a sapwood tree, which costs far more than
+# the bytes its leaf values take in the file; every one CatBoost writes takes at least
+# this many (one leaf pair of full-precision doubles, or more).
+_MIN_BYTES_PER_TREE = 32
+
+
+def from_catboost(model, iteration_range=None) -> TreeEnsemble:
+    """Convert a ``CatBoost``, ``CatBoostRegressor`` or ``CatBoostClassifier``."""
+    # Lazy: only a CatBoost model reaches here, so the package is installed.
+    from catboost import CatBoostError
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "model.json")
+        try:
+            model.save_model(path, format="json")
+        except CatBoostError as error:  # text / embedding features have no JSON export
+            raise ValueError(f"sapwood reads CatBoost models through their JSON export, "
+                             f"which this model cannot write: {error}") from None
+        with open(path, "rb") as stream:
+            data = stream.read()
+    classes = getattr(model, "classes_", None)
+    return read_catboost_json(data, iteration_range,
+                              classes=None if classes is None else tuple(
+                                  np.asarray(classes).tolist()),
+                              model_name=type(model).__name__)
+
+
+
+def read_catboost_cbm(path, iteration_range=None) -> TreeEnsemble:
+    """Convert a CatBoost binary model file (.cbm); needs the ``catboost`` package."""
+    try:
+        # Lazy: catboost is an optional extra, only .cbm files need it.
+        import catboost
+    except ImportError:
+        raise ImportError(f"{os.fspath(path)!r} is a CatBoost binary model (.cbm); reading it "
+                          "needs the catboost package: pip install 'sapwood[catboost]'. A "
+                          "model saved with save_model(path, format='json') reads without "
+                          "it") from None
+    model = catboost.CatBoost()
+    try:
+        model.load_model(os.fspath(path), format="cbm")
+    except catboost.CatBoostError as error:
+        raise FormatError(f"not a valid CatBoost .cbm model: {error}") from None
+    return from_catboost(model, iteration_range)
+
+
+def is_catboost_json(document) -> bool:
+    """Whether a parsed JSON document has the shape of CatBoost's model export."""
+    return isinstance(document, dict) and "features_info" in document and (
+        "oblivious_trees" in document or "trees" in document)
+
+
+def read_catboost_json(data, iteration_range=None, classes=None,
+                       model_name="CatBoost") -> TreeEnsemble:
+    """Convert the bytes (or text) of a CatBoost JSON model."""
+    try:
+        document = json.loads(data)
+    except (ValueError, RecursionError) as error:
+        raise FormatError(f"not a valid CatBoost JSON model: {error}") from None
+    return from_catboost_dict(document, iteration_range, classes, model_name,
+                              n_bytes=len(data))
+
+
+def from_catboost_dict(document, iteration_range=None, classes=None,
+                       model_name="CatBoost", n_bytes=None) -> TreeEnsemble:
+    """Convert CatBoost's JSON model, already parsed into Python objects.
+
+    ``n_bytes``, the size of the file it was read from, bounds the number of trees
+    made (one per CatBoost tree and class) before any is built."""
+    try:
+        return _convert(document, iteration_range, classes, model_name, n_bytes)
+    except (KeyError, TypeError, IndexError, AttributeError) as error:
+        raise FormatError(f"not a valid CatBoost model: missing or malformed field "
+                          f"{error}") from None
+
+
+def _convert(document, iteration_range, classes, model_name, n_bytes):
+    if not is_catboost_json(document):
+        raise FormatError("not a CatBoost JSON model: it needs 'features_info' and "
+                          "'oblivious_trees' or 'trees'")
+    info = document.get("model_info") or {}
+    params = info.get("params") or {}
+    objective = (params.get("loss_function") or {}).get("type")
+    if objective not in _OBJECTIVES:
+        raise ValueError(f"sapwood cannot represent CatBoost loss_function {objective!r}; "
+                         f"supported: {', '.join(sorted(_OBJECTIVES))}")
+    task, link = _OBJECTIVES[objective]
+    features, n_features, names = _features(document["features_info"])
+    scale, bias = _scale_and_bias(document.get("scale_and_bias", [1.0, [0.0]]))
+    n_dims = bias.shape[0]
+    if (n_dims > 1) != (objective == "MultiClass"):
+        raise FormatError(f"scale_and_bias has {n_dims} biases; a {objective} model has "
+                          f"{'one per class' if objective == 'MultiClass' else 'one'}")
+    oblivious = "oblivious_trees" in document
+    raw_trees = document["oblivious_trees" if oblivious else "trees"]
+    if not isinstance(raw_trees, list) or not raw_trees:
+        raise ValueError("the CatBoost model has no trees")
+    begin, end = _select(len(raw_trees), iteration_range)
+    # Every leaf holds n_dims values (checked per tree) and each class gets trees of its
+    # own here: the trees made are bounded by the file's bytes before any is built.
+    n_made = (end - begin) * n_dims
+    if n_bytes is not None and n_made * _MIN_BYTES_PER_TREE > n_bytes:
+        raise FormatError(f"scale_and_bias declares {n_dims} classes for {end - begin} trees "
+                          f"({n_made} trees here) in a file of {n_bytes} bytes; CatBoost "
+                          f"writes at least {_MIN_BYTES_PER_TREE} bytes of leaf values per "
+                          "tree and class")
+    read = _oblivious_tree if oblivious else _nested_tree
+    trees, outputs = [], []
+    for t in range(begin, end):
+        try:
+            per_dim = read(raw_trees[t], features, n_features, n_dims, scale)
+        except FormatError as error:
+            raise FormatError(f"tree {t}: {error}") from None
+        trees.extend(per_dim)
+        outputs.extend(range(n_dims))
+    if task == "classification" and classes is None:
+        classes = _class_names(info, n_dims)
+    return TreeEnsemble(
+        trees=tuple(trees), task=task, n_features=n_features, combine="sum",
+        tree_output=np.array(outputs, dtype=np.intp), base_score=bias, link=link,
+        classes=classes if task == "classification" else None, feature_names=names,
+        input_dtype=np.float32, kind=_kind(model_name, objective, info, oblivious))
+
+
+def _kind(model_name, objective, info, oblivious):
+    # The one place that says where the trees came from; native_importance reads
+    # `oblivious` (CatBoost's PredictionValuesChange pairs the leaves of an oblivious
+    # tree, breadth first as read here). CatBoost's nodes record no impurities.
+    version = str(info.get("catboost_version_info", ""))
+    tag = version.partition("tags/v")[2].split()[0] if "tags/v" in version else ""
+    return ModelKind(library="catboost", model=model_name, objective=objective,
+                     library_version=tag, family="boosting", node_impurity=False,
+                     oblivious=oblivious)
+
+
+def _features(features_info):
+    """{float feature_index: (flat index, NaN goes left)}, n_features, names or None.
+
+    Every feature the model takes is listed with its flat (column) index; features of
+    a kind sapwood cannot read are refused, naming them."""
+    if not isinstance(features_info, dict):
+        raise FormatError("features_info must be an object")
+    for kind in ("text_features", "embedding_features", "categorical_features"):
+        listed = features_info.get(kind) or []
+        if listed:
+            label = ", ".join(_feature_label(f) for f in listed[:5])
+            raise ValueError(
+                f"the CatBoost model takes {kind.replace('_', ' ')} ({label}); sapwood's "
+                "tree format only represents numeric (float) features. Refit with those "
+                "columns encoded as numbers")
+    floats = features_info.get("float_features") or []
+    if not isinstance(floats, list) or not floats:
+        raise FormatError("features_info lists no float_features")
+    features, flat_seen, names = {}, set(), {}
+    for k, entry in enumerate(floats):
+        index = _int(entry, "feature_index", f"float_features[{k}]")
+        flat = _int(entry, "flat_feature_index", f"float_features[{k}]")
+        treatment = entry.get("nan_value_treatment", "AsIs")
+        if treatment not in _NAN_LEFT:
+            raise FormatError(f"float_features[{k}].nan_value_treatment must be one of "
+                              f"{', '.join(sorted(_NAN_LEFT))}; got {treatment!r}")
+        if index in features or flat in flat_seen:
+            raise FormatError(f"float_features[{k}] repeats feature_index {index} or "
+                              f"flat_feature_index {flat}")
+        features[index] = (flat, _NAN_LEFT[treatment])
+        flat_seen.add(flat)
+        names[flat] = str(entry.get("feature_id", ""))
+    # Every column of X is listed (features the model ignores too): the flat indices
+    # are 0..n-1, so n_features is backed by the file's entries.
+    n_features = len(floats)
+    if flat_seen != set(range(n_features)):
+        raise FormatError(f"flat_feature_index of the {n_features} float features must be "
+                          f"0..{n_features - 1}")
+    labels = [names[j] for j in range(n_features)]
+    return features, n_features, tuple(labels) if all(labels) else None
+
+
+def _feature_label(entry):
+    if not isinstance(entry, dict):
+        return repr(entry)
+    name = entry.get("feature_id") or entry.get("feature_name")
+    label = f"column {entry.get('flat_feature_index')}"
+    return f"{label} ({name!r})" if name else label
+
+
+def _scale_and_bias(value):
+    if not isinstance(value, list) or len(value) != 2:
+        raise FormatError(f"scale_and_bias must be [scale, [bias, ...]]; got {value!r}")
+    scale = _finite(value[0], "scale_and_bias scale")
+    bias = value[1] if isinstance(value[1], list) else [value[1]]
+    if not bias:
+        raise FormatError("scale_and_bias has no bias")
+    return scale, np.array([_finite(b, "scale_and_bias bias") for b in bias])
+
+
+def _select(n_trees, iteration_range):
+    if iteration_range is None:
+        return 0, n_trees
+    begin, end = iteration_range
+    end = n_trees if end in (0, None) else end
+    if not 0 <= begin < end <= n_trees:
+        raise ValueError(f"iteration_range must satisfy 0 <= begin < end <= {n_trees}; "
+                         f"got {iteration_range}")
+    return begin, end
+
+
+def _split(split, features, where):
+    """(flat feature, float32 border, NaN goes left) of one split."""
+    if not isinstance(split, dict):
+        raise FormatError(f"{where} must be an object")
+    kind = split.get("split_type")
+    if kind != "FloatFeature":
+        what = {"OneHotFeature": "a one-hot categorical feature",
+                "OnlineCtr": "a CTR of categorical features",
+                "EstimatedFeature": "a feature estimated from text or embeddings"}.get(
+                    kind, f"split_type {kind!r}")
+        raise ValueError(f"{where} splits on {what}; sapwood's tree format only "
+                         "represents float feature splits")
+    index = _int(split, "float_feature_index", where)
+    if index not in features:
+        raise FormatError(f"{where}.float_feature_index {index} is not a listed float "
+                          "feature")
+    border = _finite(split.get("border"), f"{where}.border")
+    with np.errstate(over="ignore"):
+        border32 = np.float32(border)
+    if not np.isfinite(border32):
+        raise FormatError(f"{where}.border {border!r} is outside float32 (CatBoost stores "
+                          "borders as float32)")
+    flat, nan_left = features[index]
+    return flat, float(border32), nan_left
+
+
+def _oblivious_tree(raw, features, n_features, n_dims, scale):
+    """One tree per output dimension from an oblivious tree: a full binary tree whose
+    root tests the last split; level d (from the root) tests splits[depth - 1 - d]."""
+    splits = raw["splits"]
+    values = raw["leaf_values"]
+    if not isinstance(splits, list) or not isinstance(values, list):
+        raise FormatError("splits and leaf_values must be lists")
+    depth = len(splits)
+    if depth > _MAX_DEPTH or len(values) != n_dims << depth:
+        raise FormatError(f"leaf_values has {len(values)} entries; {depth} splits and "
+                          f"{n_dims} output(s) need {n_dims} x 2**{depth}")
+    leaf_values = _finite_array(values, "leaf_values").reshape(1 << depth, n_dims)
+    weights = raw.get("leaf_weights")
+    if weights is None:
+        weights = np.ones(1 << depth)
+    elif not isinstance(weights, list) or len(weights) != 1 << depth:
+        raise FormatError(f"leaf_weights must have {1 << depth} entries (one per leaf)")
+    else:
+        weights = _finite_array(weights, "leaf_weights")
+        if (weights < 0).any():
+            raise FormatError(f"leaf_weights[{int(np.argmax(weights < 0))}] is negative")
+    # Breadth-first numbering: node i has children 2i + 1 and 2i + 2, so leaf p (left
+    # to right) took bit depth - 1 - d at level d: it is CatBoost's leaf p.
+    n_internal = (1 << depth) - 1
+    n_nodes = 2 * n_internal + 1
+    ids = np.arange(n_nodes)
+    left = np.where(ids < n_internal, 2 * ids + 1, LEAF)
+    right = np.where(ids < n_internal, 2 * ids + 2, LEAF)
+    feature = np.zeros(n_nodes, dtype=np.intp)
+    threshold = np.zeros(n_nodes)
+    nan_left = np.zeros(n_nodes, dtype=np.uint8)
+    levels = [np.arange((1 << d) - 1, (2 << d) - 1) for d in range(depth)]
+    for d, nodes in enumerate(levels):
+        split = _split(splits[depth - 1 - d], features, f"splits[{depth - 1 - d}]")
+        feature[nodes], threshold[nodes], nan_left[nodes] = split
+    cover = np.zeros(n_nodes)
+    cover[n_internal:] = weights
+    value = np.zeros((n_nodes, n_dims))
+    value[n_internal:] = scale * leaf_values
+    _fill_internal(cover, value, left, right, levels[::-1])
+    return _per_dimension(left, right, feature, threshold, nan_left, value, cover,
+                          n_features)
+
+
+def _fill_internal(cover, value, left, right, batches):
+    """Internal nodes' cover (their children's sum) and value (their children's
+    cover-weighted mean, what CatBoost's PredictionValuesChange compares against; the
+    plain mean without weight), batch by batch from the deepest."""
+    for nodes in batches:
+        a, b = left[nodes], right[nodes]
+        cover[nodes] = cover[a] + cover[b]
+        total = cover[nodes][:, None]
+        weighted = cover[a][:, None] * value[a] + cover[b][:, None] * value[b]
+        value[nodes] = np.where(total > 0, weighted / np.where(total > 0, total, 1.0),
+                                0.5 * (value[a] + value[b]))
+
+
+def _per_dimension(left, right, feature, threshold, nan_left, value, cover, n_features):
+    """One sapwood tree per output dimension (column of ``value``)."""
+    return [build_tree(left, right, feature, threshold, nan_left,
+                       np.full(left.shape[0], OP_LE), value[:, k].reshape(-1, 1, 1),
+                       n_features=n_features, weighted_n_node_samples=cover, cover=cover)
+            for k in range(value.shape[1])]
+
+
+def _nested_tree(raw, features, n_features, n_dims, scale):
+    """One tree per output dimension from a non-symmetric (Depthwise / Lossguide) tree,
+    exported as nested {"split", "left", "right"} / {"value", "weight"} objects."""
+    left, right, split_of, leaf_values, weights = [], [], [], [], []
+    depths = []
+    stack = [(raw, -1, False, 0)]
+    while stack:
+        node, parent, is_right, level = stack.pop()
+        if not isinstance(node, dict):
+            raise FormatError(f"node {len(left)} must be an object")
+        here = len(left)
+        if parent >= 0:
+            (right if is_right else left)[parent] = here
+        left.append(LEAF)
+        right.append(LEAF)
+        depths.append(level)
+        if "split" in node:
+            split_of.append(_split(node["split"], features, f"node {here} split"))
+            leaf_values.append(np.zeros(n_dims))
+            weights.append(0.0)
+            stack.append((node["right"], here, True, level + 1))
+            stack.append((node["left"], here, False, level + 1))
+        else:
+            value = node["value"]
+            value = _finite_array(value if isinstance(value, list) else [value],
+                                  f"node {here} value")
+            if value.shape[0] != n_dims:
+                raise FormatError(f"node {here} value has {value.shape[0]} entries for "
+                                  f"{n_dims} output(s)")
+            weight = _finite(node.get("weight", 1.0), f"node {here} weight")
+            if weight < 0:
+                raise FormatError(f"node {here} weight is negative")
+            split_of.append((0, 0.0, 0))
+            leaf_values.append(value)
+            weights.append(weight)
+    left, right = np.array(left), np.array(right)
+    feature, threshold, nan_left = (np.array(column)
+                                    for column in zip(*split_of, strict=True))
+    cover = np.array(weights)
+    value = scale * np.array(leaf_values)
+    # Deepest level first fills bottom-up (a level's children are all one level down).
+    depth = np.array(depths)
+    internal = np.flatnonzero(left != LEAF)
+    internal = internal[np.argsort(-depth[internal], kind="stable")]
+    batches = np.split(internal, np.flatnonzero(np.diff(depth[internal])) + 1)
+    _fill_internal(cover, value, left, right, batches)
+    return _per_dimension(left, right, feature, threshold, nan_left, value, cover,
+                          n_features)
+
+
+def _class_names(info, n_dims):
+    names = (info.get("class_params") or {}).get("class_names") or []
+    n_classes = max(n_dims, 2)
+    if names and len(names) != n_classes:
+        raise FormatError(f"class_params.class_names has {len(names)} names for "
+                          f"{n_classes} classes")
+    return tuple(names) if names else tuple(range(n_classes))
+
+
+def _int(entry, key, where):
+    value = entry.get(key) if isinstance(entry, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**31:
+        raise FormatError(f"{where}.{key} must be an integer in [0, 2**31); got {value!r}")
+    return value
+
+
+def _is_finite_number(value):
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer beyond float64
+        return False
+
+
+def _finite(value, what):
+    if not _is_finite_number(value):
+        raise FormatError(f"{what} must be a finite number; got {value!r}")
+    return float(value)
+
+
+def _finite_array(values, what):
+    """A list of finite numbers as float64; the first other entry is named."""
+    for i, value in enumerate(values):
+        if not _is_finite_number(value):
+            raise FormatError(f"{what}[{i}] must be a finite number; got {value!r}")
+    return np.array(values, dtype=np.float64)
