@@ -1,6 +1,8 @@
 """Model-X knockoffs: the sampler's moments, the filter against a brute-force
 reference, and FDR control and power by simulation with known truth."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -335,3 +337,31 @@ def test_sdp_sampler_by_name_and_by_object():
     np.testing.assert_allclose(by_name.W, by_object.W)
     equi = knockoffs(X, y, statistic="mdi", estimator=forest, random_state=0)
     assert not np.allclose(by_name.W, equi.W)
+
+
+def test_a_level_knockoff_plus_cannot_reach_is_said():
+    # With p features the knockoff+ estimate is at least 1/p: at fdr 0.1, 8 features
+    # can never be selected, and the user is told why rather than handed an empty set.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 8))
+    y = X[:, 0] + 0.1 * rng.standard_normal(200)
+    with pytest.warns(UserWarning, match=r"selects nothing here.*1/8 = 0.125 > 0.1"):
+        result = knockoffs(X, y, fdr=0.1, statistic="mdi", random_state=0,
+                           estimator=RandomForestRegressor(n_estimators=10))
+    assert result.selected == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        knockoffs(X, y, fdr=0.2, statistic="mdi", random_state=0,
+                  estimator=RandomForestRegressor(n_estimators=10))
+
+
+def test_discrete_columns_are_named_as_not_exchangeable_with_their_knockoffs():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"level": rng.integers(0, 4, 300).astype(float),
+                      "flag": rng.integers(0, 2, 300).astype(float),
+                      "amount": rng.standard_normal(300)})
+    with pytest.warns(UserWarning, match=r"level, flag have at most 10 distinct values"):
+        GaussianKnockoffs().fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        GaussianKnockoffs().fit(X[["amount"]].assign(other=rng.standard_normal(300)))

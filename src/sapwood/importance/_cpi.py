@@ -248,7 +248,7 @@ None, default=None
     if knockoff:
         matrix = numeric_matrix(X, "cpi")
         fitted = as_sampler("gaussian" if sampler == "knockoff" else sampler, "cpi")
-        fitted.fit(matrix)
+        fitted.fit(X)
 
     baseline = _per_row_loss(loss, model, X, y)
     deltas = np.zeros((len(units), n_samples))

@@ -33,6 +33,8 @@ Series B 80(3), 551-577, 2018. doi:10.1111/rssb.12265
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from sklearn.covariance import LedoitWolf
@@ -42,6 +44,11 @@ __all__ = ["GaussianKnockoffs", "numeric_matrix"]
 
 CONSTRUCTIONS = ("equicorrelated", "sdp")
 SHRINKAGES = ("auto", "ledoit_wolf", "none")
+
+# A column with at most this many distinct values is discrete: its Gaussian knockoff
+# takes values the column never takes, so the two are not exchangeable (trees split
+# between its levels and route the knockoff's values elsewhere).
+DISCRETE_LEVELS = 10
 
 # Eigenvalues of the estimated covariance are kept at or above this share of the
 # largest one, so that Sigma^-1 exists even for collinear or constant columns.
@@ -184,7 +191,9 @@ class GaussianKnockoffs:
     def fit(self, X):
         """Estimate (unless given) the mean and covariance, then D and the conditional
         law of the knockoffs given X."""
+        names = [str(c) for c in X.columns] if hasattr(X, "columns") else None
         X = numeric_matrix(X, "GaussianKnockoffs")
+        _warn_if_discrete(X, names)
         if self.covariance is None:
             mean, covariance = estimate_covariance(X, self.shrinkage)
         else:
@@ -218,6 +227,22 @@ class GaussianKnockoffs:
         """G = [[Sigma, Sigma - D], [Sigma - D, Sigma]], the covariance of [X, X~]."""
         off = self.covariance_ - np.diag(self.s_)
         return np.block([[self.covariance_, off], [off, self.covariance_]])
+
+
+def _warn_if_discrete(X, names=None):
+    """Warn, naming them, about columns with at most DISCRETE_LEVELS distinct values:
+    second-order knockoffs match their mean and variance only, so a test or selection
+    that compares such a column with its knockoff may not hold its error rate."""
+    discrete = [j for j in range(X.shape[1])
+                if np.unique(X[:, j]).shape[0] <= DISCRETE_LEVELS]
+    if discrete:
+        shown = [str(names[j]) if names is not None else f"column {j}" for j in discrete]
+        warnings.warn(f"Gaussian knockoffs match the first two moments only; "
+                      f"{', '.join(shown[:5])}{' and others' if len(shown) > 5 else ''} "
+                      f"{'has' if len(shown) == 1 else 'have'} at most {DISCRETE_LEVELS} "
+                      f"distinct values, so their knockoffs "
+                      f"(continuous) are not exchangeable with them and the error rates "
+                      f"for them may not hold", UserWarning, stacklevel=3)
 
 
 def as_sampler(knockoff_sampler, who):

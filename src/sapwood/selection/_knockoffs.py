@@ -33,6 +33,7 @@ doi:10.1093/jrsssb/qkad085.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 
@@ -320,11 +321,19 @@ default="gaussian"
         raise ValueError(f"knockoffs needs distinct column names in X; got {names}")
     if estimator is None:
         estimator = _default_estimator(y, n_jobs)
-    sampler = as_sampler(knockoff_sampler, "knockoffs").fit(matrix)
+    sampler = as_sampler(knockoff_sampler, "knockoffs").fit(pd.DataFrame(matrix, columns=names))
     rng = check_random_state(random_state)
     columns = names + [f"knockoff_{name}" for name in names]
     p = len(names)
     level = fdr if n_draws == 1 else (fdr / 2 if draw_fdr is None else draw_fdr)
+    if offset > level * p:
+        # The threshold needs (offset + #{W <= -t}) / #{W >= t} <= level, and #{W >= t}
+        # is at most p.
+        warnings.warn(f"knockoff+ selects nothing here: with offset={offset} its estimate "
+                      f"of the false discovery proportion is at least {offset}/{p} = "
+                      f"{offset / p:.3g} > {level:g}, the level it must reach; raise fdr "
+                      f"to at least {offset / p:.3g}, add features, or use offset=0",
+                      UserWarning, stacklevel=3)  # past validate_params' wrapper
 
     Z, W, thresholds = [], [], []
     for _ in range(n_draws):
