@@ -210,6 +210,20 @@ def test_a_row_alone_gets_the_numbers_it_gets_in_a_batch_and_on_any_thread_count
     np.testing.assert_array_equal(threaded, batch)
 
 
+@pytest.mark.parametrize("output", ["raw", "probability"])
+def test_masks_told_apart_by_sorting_give_the_same_values(monkeypatch, output):
+    # Leaves with more than _DENSE_FEATURES path features sort the rows' masks instead
+    # of using an array of 2^d slots: force that path on every leaf.
+    import sapwood.importance._shap_interventional as module
+
+    model, X, _ = _fitted("xgboost-bin")
+    dense = tree_shap(model, X[200:240], data=X[:40], model_output=output)
+    monkeypatch.setattr(module, "_DENSE_FEATURES", 0)
+    sorted_ = tree_shap(model, X[200:240], data=X[:40], model_output=output)
+    np.testing.assert_allclose(sorted_.extra["shap_values"], dense.extra["shap_values"],
+                               rtol=1e-12, atol=1e-14)
+
+
 def test_auto_is_interventional_with_data_and_path_dependent_without():
     model, X, _ = _fitted("sklearn-forest-reg")
     with_data = tree_shap(model, X[200:210], data=X[:20])

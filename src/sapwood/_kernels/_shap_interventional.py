@@ -14,12 +14,11 @@ whose splits each row satisfies, the leaf's game is zero unless a | b holds ever
 then A = a & ~b (features it needs from x) and B = ~a & b (from z) decide it: the leaf's
 value v adds v (|A|-1)! |B|! / (|A|+|B|)! to each feature of A and
 -v |A|! (|B|-1)! / (|A|+|B|)! to each of B. A leaf's values therefore depend on the
-background only through how many background rows (with what weight) have each mask b:
-the rows are grouped by mask once per leaf, and an explained row costs one pass over
-the groups, or, for leaves with few features, one read of a table T[a] built once from
-the groups (2^|b| entries per group, d numbers each). The two give bit-for-bit the same
-numbers (the same terms added in the same group order), so the choice, made per leaf
-from the number of rows, does not change any value.
+background only through how many background rows (with what weight) have each mask b,
+and on the explained row only through a. So at each leaf the background rows are
+grouped by mask (their number of groups is at most min(m, 2^d), usually far fewer),
+the explained rows too, and each distinct explained mask is matched with the groups
+once: the work shared across background rows, and across explained rows alike.
 
 With a non-identity output transform each pair carries its own weight (the ``shap``
 package's rescaling, see :mod:`sapwood.importance._shap_interventional`), so a group's
@@ -32,10 +31,6 @@ import numpy as np
 from ._numba import kernel
 from ._shap import _node_masks
 from ._traverse import LEAF
-
-# Leaves with at most this many distinct path features may be tabulated (2^d x d
-# numbers of scratch: 4096 x 12 at most).
-TABLE_FEATURES = 12
 
 
 @kernel
@@ -69,115 +64,149 @@ def _popcount(m):
 
 
 @kernel
-def _group(masks):
-    """The background rows ordered by mask (stable) and the groups of equal masks: the
-    order, each group's mask and its start in the order (CSR, n_groups + 1)."""
-    order = np.argsort(masks, kind="mergesort")
+def _distinct(masks, dense, slot, which, distinct):
+    """Tells the distinct masks of ``masks`` apart: writes each entry's index among them
+    to ``which`` and them to ``distinct``, returns their number. ``dense``: with the
+    ``slot`` array of 2^d entries (all -1, left so), in the order of first appearance;
+    else sorted."""
     n = masks.shape[0]
-    starts = np.empty(n + 1, dtype=np.intp)
-    group_mask = np.empty(n, dtype=np.int64)
-    n_groups = 0
+    count = 0
+    if dense:
+        for k in range(n):
+            m = masks[k]
+            if slot[m] < 0:
+                slot[m] = count
+                distinct[count] = m
+                count += 1
+            which[k] = slot[m]
+        for j in range(count):
+            slot[distinct[j]] = -1
+        return count
+    order = np.argsort(masks, kind="mergesort")
     for k in range(n):
         m = masks[order[k]]
-        if k == 0 or m != group_mask[n_groups - 1]:
-            group_mask[n_groups] = m
-            starts[n_groups] = k
-            n_groups += 1
-    starts[n_groups] = n
-    return order, group_mask[:n_groups], starts[:n_groups + 1]
+        if count == 0 or m != distinct[count - 1]:
+            distinct[count] = m
+            count += 1
+        which[order[k]] = count - 1
+    return count
 
 
 @kernel
-def _leaf(x_masks, z_masks, weights, per_row, d, features, values, node, column,
-          positive, negative, table, acc, phi):
+def _scratch(n_rows, n_background, max_d, dense_features):
+    """The buffers :func:`_leaf` reuses from leaf to leaf."""
+    return (np.full(1 << min(max_d, dense_features), -1, dtype=np.intp),
+            np.empty(n_background, dtype=np.intp), np.empty(n_background, dtype=np.int64),
+            np.empty(n_background + 1, dtype=np.intp), np.empty(n_background, dtype=np.intp),
+            np.empty(n_background, dtype=np.intp), np.empty(n_background),
+            np.empty(n_rows, dtype=np.intp), np.empty(n_rows, dtype=np.int64),
+            np.empty(n_rows + 1, dtype=np.intp), np.empty(4 * (n_rows + n_background),
+                                                           dtype=np.intp),
+            np.empty((n_rows, max_d)), np.empty(max_d), np.empty(n_background))
+
+
+@kernel
+def _leaf(x_masks, z_masks, weights, per_row, d, dense, features, values, node, column,
+          positive, negative, slot, group_of, group_mask, starts, members, filled,
+          group_weight, kind_of, kind_mask, match_start, match, units, acc, row_weight,
+          phi):
     """Adds one leaf's interventional SHAP values of every explained row to ``phi``.
 
     ``x_masks`` / ``z_masks``: the explained / background rows' masks at the leaf;
-    ``weights[r, z]`` each pair's weight (``per_row``) or ``weights[0, z]`` every row's.
+    ``weights[r, z]`` each pair's weight (``per_row``) or ``weights[0, z]`` every row's;
+    ``dense``: tell masks apart with the dense ``slot`` array; the rest scratch from
+    :func:`_scratch`. The background rows are grouped by mask, and
+    so are the explained rows: each distinct explained mask a finds the groups that can
+    reach the leaf with it once (b holding every bit a lacks) and, without per-row
+    weights, its d unit values once. A row's numbers depend only on its mask, the groups
+    and their order (first appearance in the background), never on the other rows
+    explained with it.
     """
     full = (np.int64(1) << d) - 1
-    order, group_mask, starts = _group(z_masks)
-    n_groups = group_mask.shape[0]
-    n_rows = x_masks.shape[0]
-    group_weight = np.zeros(n_groups)
+    n_background = z_masks.shape[0]
+    n_groups = _distinct(z_masks, dense, slot, group_of, group_mask)
+    # The background rows by group (CSR, in background order within a group).
+    starts[:n_groups + 1] = 0
+    for z in range(n_background):
+        starts[group_of[z] + 1] += 1
+    for g in range(n_groups):
+        starts[g + 1] += starts[g]
+        filled[g] = starts[g]
+    for z in range(n_background):
+        members[filled[group_of[z]]] = z
+        filled[group_of[z]] += 1
     if not per_row:
         for g in range(n_groups):
+            group_weight[g] = 0.0
             for k in range(starts[g], starts[g + 1]):
-                group_weight[g] += weights[0, order[k]]
-    # A table costs 2^|b| entries per group once (and 2^d d to clear); a pass over the
-    # groups costs n_groups per row.
-    tabulate = False
-    if not per_row and d <= TABLE_FEATURES:
-        build = (1 << d) * d
-        for g in range(n_groups):
-            build += (1 << _popcount(group_mask[g])) * d
-        tabulate = build < n_rows * n_groups
-    if tabulate:
-        size = 1 << d
-        table[:size, :d] = 0.0
+                group_weight[g] += weights[0, members[k]]
+    n_kinds = _distinct(x_masks, dense, slot, kind_of, kind_mask)
+    if n_kinds * n_groups > match.shape[0]:
+        match = np.empty(n_kinds * n_groups, dtype=np.intp)
+    # Per explained mask, the matching groups (CSR) and, with shared weights, its units.
+    match_start[0] = 0
+    for j in range(n_kinds):
+        missing = full & ~kind_mask[j]
+        n = match_start[j]
         for g in range(n_groups):
             b = group_mask[g]
-            needed = full & ~b
-            n_a = d - _popcount(b)
-            # Every a holding ~b: a = ~b | s for s a subset of b; B = b & ~s.
-            s = b
-            while True:
-                a = needed | s
-                from_z = b & ~s
-                n_b = _popcount(from_z)
-                if n_a > 0 or n_b > 0:
-                    plus = group_weight[g] * positive[n_a, n_b]
-                    minus = group_weight[g] * negative[n_a, n_b]
-                    for k in range(d):
-                        if (needed >> k) & 1:
-                            table[a, k] += plus
-                        elif (from_z >> k) & 1:
-                            table[a, k] -= minus
-                if s == 0:
-                    break
-                s = (s - 1) & b
-        for r in range(n_rows):
-            a = x_masks[r]
-            for k in range(d):
-                unit = table[a, k]
-                for w in range(values.shape[1]):
-                    phi[r, features[k], column + w] += unit * values[node, w]
-        return
-    for r in range(n_rows):
-        a = x_masks[r]
-        missing = full & ~a  # needed from z: every matching group has them all
-        n_b = d - _popcount(a)
-        acc[:d] = 0.0
-        for g in range(n_groups):
-            b = group_mask[g]
-            if (b & missing) != missing:
-                continue
-            weight = group_weight[g]
-            if per_row:
-                weight = 0.0
+            if (b & missing) == missing and not (b == full and missing == 0):
+                match[n] = g
+                n += 1
+        match_start[j + 1] = n
+        if not per_row:
+            units[j, :d] = 0.0
+            matching = match[match_start[j]:n]
+            for i in range(matching.shape[0]):
+                row_weight[i] = group_weight[matching[i]]
+            _add_units(units[j], d, full, missing, group_mask, matching, row_weight,
+                       positive, negative)
+    for r in range(x_masks.shape[0]):
+        j = kind_of[r]
+        first, last = match_start[j], match_start[j + 1]
+        if first == last:
+            continue
+        if per_row:
+            acc[:d] = 0.0
+            for i in range(first, last):
+                g = match[i]
+                row_weight[i - first] = 0.0
                 for k in range(starts[g], starts[g + 1]):
-                    weight += weights[r, order[k]]
-            needed = full & ~b
-            n_a = d - _popcount(b)
-            if n_a == 0 and n_b == 0:
-                continue
-            plus = weight * positive[n_a, n_b]
-            minus = weight * negative[n_a, n_b]
-            for k in range(d):
-                if (needed >> k) & 1:
-                    acc[k] += plus
-                elif (missing >> k) & 1:
-                    acc[k] -= minus
+                    row_weight[i - first] += weights[r, members[k]]
+            _add_units(acc, d, full, full & ~kind_mask[j], group_mask, match[first:last],
+                       row_weight, positive, negative)
+            unit = acc
+        else:
+            unit = units[j]
         for k in range(d):
             for w in range(values.shape[1]):
-                phi[r, features[k], column + w] += acc[k] * values[node, w]
+                phi[r, features[k], column + w] += unit[k] * values[node, w]
+
+
+@kernel
+def _add_units(acc, d, full, missing, group_mask, matching, weight, positive, negative):
+    """Adds, for an explained mask lacking ``missing``, each matching group's unit
+    contributions (leaf value 1, the group's ``weight[i]``) to ``acc``: A = ~b, the
+    features the leaf needs from x, B = ``missing``, what it needs from z."""
+    n_b = _popcount(missing)
+    for i in range(matching.shape[0]):
+        b = group_mask[matching[i]]
+        needed = full & ~b
+        n_a = d - _popcount(b)
+        plus = weight[i] * positive[n_a, n_b]
+        minus = weight[i] * negative[n_a, n_b]
+        for k in range(d):
+            if (needed >> k) & 1:
+                acc[k] += plus
+            elif (missing >> k) & 1:
+                acc[k] -= minus
 
 
 @kernel
 def interventional_tree(X, Z, weights, per_row, children_left, children_right, feature,
                         threshold, operator, missing_go_to_left, values, root, column,
                         node_bit, node_first, leaf_of_node, leaf_start, leaf_features,
-                        max_depth, positive, negative, phi):
+                        max_depth, positive, negative, dense_features, phi):
     """Adds one tree's interventional SHAP values of every row of ``X`` against the
     background ``Z`` to ``phi`` (n_rows, n_features, n_columns): tree ``root`` (global
     node ids) adds ``values[leaf]`` (already scaled by how the trees combine) to columns
@@ -188,16 +217,16 @@ def interventional_tree(X, Z, weights, per_row, children_left, children_right, f
 
     One walk down every branch, carrying every explained and background row's mask of
     satisfied path features (a node's masks are made from its parent's when it is taken
-    from the stack); at each leaf, :func:`_leaf`. Time: O(nodes (n + m)) for the masks,
-    plus per leaf O(m log m) to group the m background rows and, per explained row,
-    O(groups + d) (or O(d) from a table); with per-pair weights, plus the background
-    rows that can reach the leaf with x.
+    from the stack); at each leaf, :func:`_leaf`. Time: O(nodes (n + m)) for the masks
+    of n explained and m background rows, plus per leaf O(n + m) to group both (O(.. log
+    ..) past ``dense_features``), O(kinds x groups) to match the k distinct
+    explained masks with the g background ones, O(matches x d) for their units and
+    O(n d) to add them; with per-pair weights, plus per row the background rows that can
+    reach the leaf with it.
     """
     x_masks = np.empty((max_depth + 1, X.shape[0]), dtype=np.int64)
     z_masks = np.empty((max_depth + 1, Z.shape[0]), dtype=np.int64)
-    width = min(max_depth, TABLE_FEATURES)
-    table = np.empty((1 << width, width))
-    acc = np.empty(max_depth + 1)
+    scratch = _scratch(X.shape[0], Z.shape[0], max_depth, dense_features)
     stack = np.empty((max_depth + 2, 3), dtype=np.intp)
     stack[0, 0], stack[0, 1], stack[0, 2] = root, 0, -1
     top = 1
@@ -218,6 +247,6 @@ def interventional_tree(X, Z, weights, per_row, children_left, children_right, f
         start = leaf_start[leaf]
         d = leaf_start[leaf + 1] - start
         if d > 0:
-            _leaf(x_masks[level], z_masks[level], weights, per_row, d,
+            _leaf(x_masks[level], z_masks[level], weights, per_row, d, d <= dense_features,
                   leaf_features[start:start + d], values, node, column, positive, negative,
-                  table, acc, phi)
+                  *scratch, phi)

@@ -16,11 +16,13 @@ T(raw z)`` and the mean to ``T(raw x) - mean_z T(raw z)``, the expected value be
 ``mean_z T(raw z)`` (for the loss, with x's label: one per row).
 
 How it is computed: :mod:`sapwood._kernels._shap_interventional` (the per-leaf
-decomposition: the background rows grouped per leaf by which of the leaf's path
-features they satisfy, an explained row then costs one pass over a leaf's groups or one
-table read; O(nodes (n + m) + leaves m log m) per tree for n explained and m background
-rows, plus O(leaves x groups) or O(leaves x d) per explained row, instead of the
-``shap`` package's O(n m x nodes visited per pair)).
+decomposition: at each leaf the background rows are grouped by which of the leaf's path
+features they satisfy, the explained rows too, and each distinct pair of masks is
+weighed once; per tree O(nodes (n + m)) for n explained and m background rows, plus per
+leaf O(kinds x groups + n d), instead of the ``shap`` package's O(n m) pairs, each a
+walk over the part of the tree the pair can reach). With a transform the pairs' weights
+differ, and each row also sums, per leaf, the weights of the background rows that can
+reach the leaf with it.
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ _SQUARED_ERROR = ("reg:squarederror", "reg:linear", "regression", "regression_l2
                   "mean_squared_error", "mse", "squared_error")
 # Bytes of per-pair weights held at a time (explained rows x background rows).
 _WEIGHTS_BUDGET = 64 * 2**20
+# Leaves with at most this many distinct path features tell rows' masks apart with an
+# array of 2^d slots (512 KiB at most), longer paths by sorting them.
+_DENSE_FEATURES = 16
 # Leaves may hold at most this many distinct path features (bit masks in an int64).
 _MAX_PATH_FEATURES = 62
 
@@ -235,7 +240,8 @@ def _values(rows, background, weights, per_row, trees, n_threads, steps):
         w = weights[lo:hi] if per_row else weights
         for t in counted(range(roots.shape[0]), steps):
             interventional_tree(rows[lo:hi], background, w, per_row, *routing, roots[t],
-                                tree_column[t], *paths[t], max_depth, positive, negative, phi)
+                                tree_column[t], *paths[t], max_depth, positive, negative,
+                                _DENSE_FEATURES, phi)
         return phi
 
     with Parallel(n_jobs=n_threads, prefer="threads") as parallel:
