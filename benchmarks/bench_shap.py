@@ -47,6 +47,7 @@ from __future__ import annotations
 import statistics
 import sys
 import time
+from functools import cache
 
 import numpy as np
 import shap
@@ -71,8 +72,10 @@ def settings(quick: bool) -> dict:
     return {"n_estimators": 100, "max_depth": 10, "n_rows": 2_000}
 
 
+@cache
 def fit_forest(quick: bool):
-    """The B9 forest on D2's training rows and the test rows to explain."""
+    """The B9 forest on D2's training rows and the test rows to explain (fit once per
+    process: the interventional rows explain it too)."""
     size = settings(quick)
     data = load("D2", quick=quick)
     forest = RandomForestRegressor(n_estimators=size["n_estimators"],

@@ -166,6 +166,9 @@ def _tiny(kind):
     X[:, 2] = np.round(X[:, 2])
     if kind == "tree":
         return sapwood.DecisionTreeRegressor(max_depth=5, random_state=0).fit(X, y), X, y
+    if kind == "boost-reg":
+        return sapwood.GradientBoostingRegressor(n_estimators=5, max_depth=3,
+                                                 random_state=0).fit(X, X[:, 0] + y), X, y
     if kind == "forest":
         return sapwood.RandomForestClassifier(n_estimators=4, max_depth=4,
                                               random_state=0).fit(X, y), X, y
@@ -176,7 +179,8 @@ def _tiny(kind):
 @pytest.mark.parametrize(("kind", "output"), [("tree", "raw"), ("forest", "raw"),
                                               ("forest", "probability"), ("boost", "raw"),
                                               ("boost", "probability"),
-                                              ("boost", "log_loss")])
+                                              ("boost", "log_loss"),
+                                              ("boost-reg", "log_loss")])
 def test_values_equal_the_brute_force_definition(kind, output):
     model, X, y = _tiny(kind)
     ensemble = as_ensemble(model)
@@ -185,6 +189,9 @@ def test_values_equal_the_brute_force_definition(kind, output):
     if output == "probability" and kind == "boost":
         def transform(margin, label):
             return expit(margin)
+    elif output == "log_loss" and kind == "boost-reg":
+        def transform(margin, label):
+            return (margin - label) ** 2
     elif output == "log_loss":
         def transform(margin, label):
             return np.logaddexp(0.0, margin) - label * margin

@@ -6,24 +6,27 @@ the interventional SHAP value is the mean over the background of each pair's Sha
 values (Lundberg et al. 2020, doi:10.1038/s42256-019-0138-9, "Interventional Tree
 SHAP").
 
-Per-leaf decomposition (Lundberg et al. 2020, Methods; the decision patterns of
-Woodelf, Nadel et al. 2025): a leaf with d distinct features on its path is reached by
-the hybrid row iff, for each of them, the row whose value S picks satisfies all the
-path's splits on it. With a (from x) and b (from z) the d-bit masks of the features
-whose splits each row satisfies, the leaf's game is zero unless a | b holds every bit;
-then A = a & ~b (features it needs from x) and B = ~a & b (from z) decide it: the leaf's
-value v adds v (|A|-1)! |B|! / (|A|+|B|)! to each feature of A and
--v |A|! (|B|-1)! / (|A|+|B|)! to each of B. A leaf's values therefore depend on the
-background only through how many background rows (with what weight) have each mask b,
-and on the explained row only through a. So at each leaf the background rows are
-grouped by mask (their number of groups is at most min(m, 2^d), usually far fewer),
-the explained rows too, and each distinct explained mask is matched with the groups
-once: the work shared across background rows, and across explained rows alike.
+Per-leaf decomposition (Lundberg et al. 2020, Methods; the per-leaf decision patterns
+of Woodelf, Nadel & Wettenstein, AAAI 2026, arXiv:2511.09376): a leaf with d distinct
+features on its path is reached by the hybrid row iff, for each of them, the row whose
+value S picks satisfies all the path's splits on it. With a (from x) and b (from z) the
+d-bit masks of the features whose splits each row satisfies, the leaf's game is zero
+unless a | b holds every bit; then A = a & ~b (features it needs from x) and B = ~a & b
+(from z) decide it: the leaf's value v adds v (|A|-1)! |B|! / (|A|+|B|)! to each
+feature of A and -v |A|! (|B|-1)! / (|A|+|B|)! to each of B. A leaf's values therefore
+depend on the background only through how many background rows (with what weight)
+have each mask b, and on the explained row only through a. So at each leaf the
+background rows are grouped by mask, the explained rows too, and each distinct
+explained mask is matched with the groups once: the work shared across background
+rows, and across explained rows alike. A leaf then costs O(n + m + kinds x groups x d)
+for n explained and m background rows, where kinds <= min(n, 2^d) and groups <=
+min(m, 2^d): linear in m and n for a fixed depth (Woodelf tabulates the 3^d pairs of
+patterns instead; here only the pairs that occur are met).
 
 With a non-identity output transform each pair carries its own weight (the ``shap``
 package's rescaling, see :mod:`sapwood.importance._shap_interventional`), so a group's
-weight is summed per explained row over the group's members: one pass over the groups
-plus one addition per background row that can reach the leaf with x.
+weight is summed per explained row over the group's members: one addition per
+background row that can reach the leaf with x.
 """
 
 import numpy as np
