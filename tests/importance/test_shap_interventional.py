@@ -255,6 +255,7 @@ def test_auto_is_interventional_with_data_and_path_dependent_without():
      "interventional' only"),
     ("sklearn-forest-reg", {"data": True, "interactions": True}, "interactions=True"),
     ("xgboost-bin", {"model_output": "log_loss", "data": True}, "needs y"),
+    ("xgboost-bin", {"data": "empty"}, "data has no rows"),
     ("xgboost-bin", {"data": True, "y": True}, "y is used only"),
     ("lightgbm-multi", {"model_output": "probability", "data": True}, "softmax"),
     ("sklearn-forest-bin", {"model_output": "log_loss", "data": True, "y": True},
@@ -265,6 +266,8 @@ def test_unsupported_combinations_are_refused_with_the_reason(name, kwargs, mess
     kwargs = dict(kwargs)
     if kwargs.get("data") is True:
         kwargs["data"] = X[:20]
+    elif kwargs.get("data") == "empty":
+        kwargs["data"] = X[:0]
     if kwargs.get("y") is True:
         kwargs["y"] = y[200:210]
     with pytest.raises(ValueError, match=message):

@@ -62,8 +62,6 @@ def interventional_tree_shap(model, ensemble, X, data, model_output, y, n_jobs,
     feature_names = _feature_names(X, model, ensemble.n_features)
     rows = _rows(X, ensemble, "X")
     background = _rows(data, ensemble, "data")
-    if background.shape[0] == 0:
-        raise ValueError("data must hold at least one background row; got 0")
     transform = _transform(ensemble, model, model_output)
     labels = _labels(y, ensemble, transform, rows.shape[0])
     trees = _tree_arrays(ensemble)
@@ -74,9 +72,9 @@ def interventional_tree_shap(model, ensemble, X, data, model_output, y, n_jobs,
     margin_rows = ensemble.raw_predict(rows).reshape(rows.shape[0], -1)
     margin_background = ensemble.raw_predict(background).reshape(background.shape[0], -1)
     n_threads = max(1, min(n_jobs, rows.shape[0]))
-    block = rows.shape[0] if transform == "identity" else max(
-        1, _WEIGHTS_BUDGET // (8 * background.shape[0]))
-    n_blocks = -(-rows.shape[0] // block) if rows.shape[0] else 0
+    block = max(1, rows.shape[0] if transform == "identity" else
+                _WEIGHTS_BUDGET // (8 * background.shape[0]))
+    n_blocks = -(-rows.shape[0] // block)
     phi = np.zeros((rows.shape[0], ensemble.n_features, n_columns))
     with progress_bar(n_blocks * n_threads * len(ensemble.trees),
                       "Interventional TreeSHAP, trees x row blocks", progress) as steps:
@@ -102,8 +100,10 @@ def interventional_tree_shap(model, ensemble, X, data, model_output, y, n_jobs,
 def _rows(X, ensemble, name):
     """``X`` as float64 rows, rounded through the model's input type first (the values
     the model itself compares)."""
+    if np.shape(X)[:1] == (0,):
+        raise ValueError(f"{name} has no rows; at least one is needed")
     rows = check_array(X, dtype=ensemble.input_dtype, ensure_all_finite="allow-nan",
-                       ensure_min_samples=0, input_name=name)
+                       input_name=name)
     if rows.shape[1] != ensemble.n_features:
         raise ValueError(f"{name} has {rows.shape[1]} features; the model was fit on "
                          f"{ensemble.n_features}")
