@@ -147,6 +147,23 @@ def test_missing_values_follow_the_trees_missing_direction():
     _close_to_shap(ours.extra["shap_values"], theirs)
 
 
+def test_every_background_row_is_used_as_shap_uses_them_given_a_masker():
+    # shap.TreeExplainer(model, data) keeps a sample of 100 rows of a larger background;
+    # sapwood uses all it is given, as shap does through a masker that keeps them all.
+    model, X, _ = _fitted("xgboost-bin")
+    background = np.concatenate([X[:200], X[240:]])  # 260 rows
+    masker = shap.maskers.Independent(background, max_samples=background.shape[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        explainer = shap.TreeExplainer(model, masker, feature_perturbation="interventional",
+                                       model_output="probability")
+        theirs = explainer.shap_values(X[200:220])
+    result = tree_shap(model, X[200:220], data=background, model_output="probability")
+    _close_to_shap(result.extra["shap_values"], theirs)
+    np.testing.assert_allclose(result.extra["expected_value"], explainer.expected_value,
+                               rtol=1e-6)
+
+
 def test_sapwood_forest_equals_shap_on_the_same_scikit_learn_forest():
     X, y = _multiclass()
     ours = sapwood.RandomForestClassifier(n_estimators=8, random_state=0).fit(X, y)
