@@ -97,93 +97,87 @@ def _distinct(masks, dense, slot, which, distinct):
 
 @kernel
 def _scratch(n_rows, n_background, max_d, dense_features):
-    """The buffers :func:`_leaf` reuses from leaf to leaf."""
+    """The buffers :func:`_leaf` reuses from leaf to leaf: O(n + m + 2^min(d, dense))."""
     return (np.full(1 << min(max_d, dense_features), -1, dtype=np.intp),
             np.empty(n_background, dtype=np.intp), np.empty(n_background, dtype=np.int64),
             np.empty(n_background + 1, dtype=np.intp), np.empty(n_background, dtype=np.intp),
-            np.empty(n_background, dtype=np.intp), np.empty(n_background),
             np.empty(n_rows, dtype=np.intp), np.empty(n_rows, dtype=np.int64),
-            np.empty(n_rows + 1, dtype=np.intp), np.empty(4 * (n_rows + n_background),
-                                                           dtype=np.intp),
-            np.empty((n_rows, max_d)), np.empty(max_d), np.empty(n_background))
+            np.empty(n_rows + 1, dtype=np.intp), np.empty(n_rows, dtype=np.intp),
+            np.empty(n_background, dtype=np.intp), np.empty(max_d), np.empty(n_background))
+
+
+@kernel
+def _by_group(group_of, n_groups, starts, members):
+    """The entries of ``group_of`` (a group per entry) listed by group: CSR ``starts``,
+    ``members`` in entry order within a group."""
+    starts[:n_groups + 1] = 0
+    for k in range(group_of.shape[0]):
+        starts[group_of[k] + 1] += 1
+    for g in range(n_groups):
+        starts[g + 1] += starts[g]
+    for k in range(group_of.shape[0]):
+        g = group_of[k]
+        members[starts[g]] = k
+        starts[g] += 1
+    for g in range(n_groups, 0, -1):
+        starts[g] = starts[g - 1]
+    starts[0] = 0
 
 
 @kernel
 def _leaf(x_masks, z_masks, weights, per_row, d, dense, features, values, node, column,
-          positive, negative, slot, group_of, group_mask, starts, members, filled,
-          group_weight, kind_of, kind_mask, match_start, match, units, acc, row_weight,
-          phi):
+          positive, negative, slot, group_of, group_mask, starts, members, kind_of,
+          kind_mask, kind_start, kind_rows, match, acc, row_weight, phi):
     """Adds one leaf's interventional SHAP values of every explained row to ``phi``.
 
     ``x_masks`` / ``z_masks``: the explained / background rows' masks at the leaf;
     ``weights[r, z]`` each pair's weight (``per_row``) or ``weights[0, z]`` every row's;
     ``dense``: tell masks apart with the dense ``slot`` array; the rest scratch from
-    :func:`_scratch`. The background rows are grouped by mask, and
-    so are the explained rows: each distinct explained mask a finds the groups that can
-    reach the leaf with it once (b holding every bit a lacks) and, without per-row
-    weights, its d unit values once. A row's numbers depend only on its mask, the groups
-    and their order (first appearance in the background), never on the other rows
-    explained with it.
+    :func:`_scratch`. The background rows are grouped by mask, and so are the explained
+    rows: each distinct explained mask a finds the groups that can reach the leaf with
+    it once (b holding every bit a lacks) and, without per-row weights, its d unit
+    values once. A row's numbers depend only on its mask, the groups and their order
+    (first appearance in the background), never on the other rows explained with it.
     """
     full = (np.int64(1) << d) - 1
-    n_background = z_masks.shape[0]
     n_groups = _distinct(z_masks, dense, slot, group_of, group_mask)
-    # The background rows by group (CSR, in background order within a group).
-    starts[:n_groups + 1] = 0
-    for z in range(n_background):
-        starts[group_of[z] + 1] += 1
-    for g in range(n_groups):
-        starts[g + 1] += starts[g]
-        filled[g] = starts[g]
-    for z in range(n_background):
-        members[filled[group_of[z]]] = z
-        filled[group_of[z]] += 1
-    if not per_row:
-        for g in range(n_groups):
-            group_weight[g] = 0.0
-            for k in range(starts[g], starts[g + 1]):
-                group_weight[g] += weights[0, members[k]]
+    _by_group(group_of[:z_masks.shape[0]], n_groups, starts, members)
     n_kinds = _distinct(x_masks, dense, slot, kind_of, kind_mask)
-    if n_kinds * n_groups > match.shape[0]:
-        match = np.empty(n_kinds * n_groups, dtype=np.intp)
-    # Per explained mask, the matching groups (CSR) and, with shared weights, its units.
-    match_start[0] = 0
+    _by_group(kind_of[:x_masks.shape[0]], n_kinds, kind_start, kind_rows)
     for j in range(n_kinds):
         missing = full & ~kind_mask[j]
-        n = match_start[j]
+        n_match = 0
         for g in range(n_groups):
             b = group_mask[g]
             if (b & missing) == missing and not (b == full and missing == 0):
-                match[n] = g
-                n += 1
-        match_start[j + 1] = n
-        if not per_row:
-            units[j, :d] = 0.0
-            matching = match[match_start[j]:n]
-            for i in range(matching.shape[0]):
-                row_weight[i] = group_weight[matching[i]]
-            _add_units(units[j], d, full, missing, group_mask, matching, row_weight,
-                       positive, negative)
-    for r in range(x_masks.shape[0]):
-        j = kind_of[r]
-        first, last = match_start[j], match_start[j + 1]
-        if first == last:
+                match[n_match] = g
+                n_match += 1
+        if n_match == 0:
             continue
-        if per_row:
+        matching = match[:n_match]
+        if not per_row:
             acc[:d] = 0.0
-            for i in range(first, last):
-                g = match[i]
-                row_weight[i - first] = 0.0
+            for i in range(n_match):
+                g = matching[i]
+                row_weight[i] = 0.0
                 for k in range(starts[g], starts[g + 1]):
-                    row_weight[i - first] += weights[r, members[k]]
-            _add_units(acc, d, full, full & ~kind_mask[j], group_mask, match[first:last],
-                       row_weight, positive, negative)
-            unit = acc
-        else:
-            unit = units[j]
-        for k in range(d):
-            for w in range(values.shape[1]):
-                phi[r, features[k], column + w] += unit[k] * values[node, w]
+                    row_weight[i] += weights[0, members[k]]
+            _add_units(acc, d, full, missing, group_mask, matching, row_weight, positive,
+                       negative)
+        for i in range(kind_start[j], kind_start[j + 1]):
+            r = kind_rows[i]
+            if per_row:
+                acc[:d] = 0.0
+                for q in range(n_match):
+                    g = matching[q]
+                    row_weight[q] = 0.0
+                    for k in range(starts[g], starts[g + 1]):
+                        row_weight[q] += weights[r, members[k]]
+                _add_units(acc, d, full, missing, group_mask, matching, row_weight,
+                           positive, negative)
+            for k in range(d):
+                for w in range(values.shape[1]):
+                    phi[r, features[k], column + w] += acc[k] * values[node, w]
 
 
 @kernel
