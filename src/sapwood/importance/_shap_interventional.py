@@ -145,7 +145,7 @@ def _labels(y, ensemble, transform, n_rows):
     if transform not in ("logistic_nlogloss", "squared_loss"):
         if y is not None:
             raise ValueError("y is used only with model_output='log_loss'; got y with "
-                             f"model_output for transform {transform!r}")
+                             "another model_output")
         return None
     if y is None:
         raise ValueError("model_output='log_loss' needs y, the labels of the rows of X")
