@@ -53,18 +53,23 @@ from .._progress import check_progress, counted, progress_bar
 from ..adapters import as_ensemble
 from ._oob import _feature_names
 from ._result import ImportanceResult, t_interval
+from ._shap_interventional import MODEL_OUTPUTS, interventional_tree_shap
 
 __all__ = ["tree_shap"]
 
 
-def tree_shap(model, X, *, interactions=False, n_jobs=None, progress=False) -> ImportanceResult:
+def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output="raw", y=None,
+              interactions=False, n_jobs=None, progress=False) -> ImportanceResult:
     """SHAP values of every row of ``X`` and the mean absolute SHAP value per feature.
 
     Path-dependent TreeSHAP (Lundberg et al. 2018, doi:10.1038/s42256-019-0138-9 for
     the 2020 paper): exact Shapley values of the model's raw output, where a feature
     left out follows the training data down each tree in proportion to the nodes'
-    cover. The values equal the ``shap`` package's ``TreeExplainer`` (default
-    ``feature_perturbation``, no background data) on the same model.
+    cover. With background ``data``, interventional TreeSHAP (Lundberg et al. 2020): a
+    feature left out takes the background rows' values, and the values are the mean
+    over the background rows (see :mod:`sapwood.importance._shap_interventional`), of
+    the raw output, the probability or the loss. The values equal the ``shap``
+    package's ``TreeExplainer`` with the same arguments on the same model.
 
     Definition: docs/measures.md, section 'TreeSHAP'.
 
@@ -77,10 +82,25 @@ def tree_shap(model, X, *, interactions=False, n_jobs=None, progress=False) -> I
         The rows to explain. A Dask DataFrame or array is explained block by block on
         Dask's workers (rows that need not fit in memory): the result then holds the
         mean and standard deviation of |SHAP| over all rows, no per-row
-        ``importances``, and lazy Dask arrays of the values in ``extra``.
+        ``importances``, and lazy Dask arrays of the values in ``extra``
+        (path-dependent only).
+    data : array-like or DataFrame of shape (n_background, n_features), default=None
+        The background rows of interventional SHAP (time and memory linear in their
+        number; the ``shap`` package suggests about 100 to 1,000).
+    feature_perturbation : {"auto", "interventional", "tree_path_dependent"}
+        ``"auto"``: interventional when ``data`` is given, else path-dependent.
+    model_output : {"raw", "probability", "log_loss"}, default="raw"
+        What is explained (``"probability"`` and ``"log_loss"`` interventional only, as in
+        the ``shap`` package): the raw output (a forest's mean, boosting's margin); the
+        probability (a forest classifier's raw output, or binary boosting's margin
+        through the logistic link); or the loss of each row against ``y`` (log loss of
+        logistic boosting, squared error of a squared-error regression).
+    y : array-like of shape (n_rows,), default=None
+        The labels of the rows of ``X``, for ``model_output="log_loss"`` only.
     interactions : bool, default=False
         Also compute SHAP interaction values (about d times the cost of the plain
-        values, d the number of distinct features on a leaf's path).
+        values, d the number of distinct features on a leaf's path); path-dependent
+        only.
     n_jobs : int or None, default=None
         Threads (joblib; the rows are split among them; per block for Dask input). The
         values do not depend on it.
@@ -97,7 +117,7 @@ def tree_shap(model, X, *, interactions=False, n_jobs=None, progress=False) -> I
         per-row |SHAP| (n_features, n_rows). ``extra`` holds ``"shap_values"`` (signed,
         (n_rows, n_features), with a last axis of output columns when the raw output
         has several, e.g. a forest classifier's class probabilities),
-        ``"expected_value"`` (scalar, or one per column) and, with
+        ``"expected_value"`` (scalar, or one per column; for the loss one per row) and, with
         ``interactions=True``, ``"interaction_values"`` (n_rows, n_features,
         n_features[, n_columns]).
 
@@ -116,9 +136,17 @@ def tree_shap(model, X, *, interactions=False, n_jobs=None, progress=False) -> I
     if not isinstance(interactions, bool | np.bool_):
         raise TypeError(f"interactions must be True or False; got {interactions!r}")
     check_progress(progress)
+    perturbation = _check_perturbation(data, feature_perturbation, model_output, y,
+                                       interactions)
     if is_dask_collection(X):
+        if perturbation == "interventional":
+            raise ValueError("interventional TreeSHAP takes X in memory; a Dask collection "
+                             "is explained path-dependent only (data=None)")
         return dask_tree_shap(model, X, interactions, effective_n_jobs(n_jobs))
     ensemble = as_ensemble(model)
+    if perturbation == "interventional":
+        return interventional_tree_shap(model, ensemble, X, data, model_output, y,
+                                        effective_n_jobs(n_jobs), progress)
     feature_names = _feature_names(X, model, ensemble.n_features)
     rows = check_array(X, dtype=ensemble.input_dtype, ensure_all_finite="allow-nan")
     if rows.shape[1] != ensemble.n_features:
@@ -146,6 +174,39 @@ def tree_shap(model, X, *, interactions=False, n_jobs=None, progress=False) -> I
         magnitude, feature_names=feature_names, method="tree_shap",
         params={"interactions": interactions, "n_rows": int(rows.shape[0]),
                 "feature_perturbation": "tree_path_dependent"}, extra=extra)
+
+
+def _check_perturbation(data, feature_perturbation, model_output, y, interactions) -> str:
+    """The variant to run, "interventional" or "tree_path_dependent", from the
+    arguments (the ``shap`` package's rules)."""
+    variants = ("auto", "interventional", "tree_path_dependent")
+    if feature_perturbation not in variants:
+        raise ValueError(f"feature_perturbation must be one of {variants}; got "
+                         f"{feature_perturbation!r}")
+    if model_output not in MODEL_OUTPUTS:
+        raise ValueError(f"model_output must be one of {MODEL_OUTPUTS}; got {model_output!r}")
+    if feature_perturbation == "auto":
+        feature_perturbation = "tree_path_dependent" if data is None else "interventional"
+    if feature_perturbation == "interventional":
+        if data is None:
+            raise ValueError("feature_perturbation='interventional' needs background data "
+                             "(data=...); got data=None")
+        if interactions:
+            raise ValueError("interactions=True is computed for feature_perturbation="
+                             "'tree_path_dependent' only (the shap package computes no "
+                             "interventional interaction values either); got "
+                             "feature_perturbation='interventional'")
+        return feature_perturbation
+    if data is not None:
+        raise ValueError("data (background rows) is used by feature_perturbation="
+                         "'interventional' only; got feature_perturbation="
+                         "'tree_path_dependent' with data")
+    if model_output != "raw":
+        raise ValueError("feature_perturbation='tree_path_dependent' explains the raw output "
+                         f"only (model_output='raw'); got model_output={model_output!r}")
+    if y is not None:
+        raise ValueError("y is used only with model_output='log_loss'")
+    return feature_perturbation
 
 
 # Fixed pieces of trees (their sums added in piece order, so the values do not depend

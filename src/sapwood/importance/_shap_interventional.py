@@ -1,0 +1,249 @@
+"""Interventional TreeSHAP: SHAP values against background data, of the raw output, the
+probability or the loss.
+
+For a row x and a background row z the value of a feature set S is the model's output on
+the row taking S's features from x and the others from z; phi_i(x) is the mean over
+the background rows of the Shapley values of that game (Lundberg et al. 2020,
+doi:10.1038/s42256-019-0138-9, the "interventional" TreeSHAP the ``shap`` package runs
+with background data). On the raw output (the margin of boosting, a forest's mean) the
+values add up to ``raw(x) - mean_z raw(z)``.
+
+A transformed output (``model_output="probability"`` through the logistic link,
+``"log_loss"`` through the loss) is explained as the ``shap`` package explains it: the
+raw values of each pair (x, z) are rescaled by ``(T(raw x) - T(raw z)) / (raw x - raw
+z)`` (1 when the margins are equal), so that each pair's values add up to ``T(raw x) -
+T(raw z)`` and the mean to ``T(raw x) - mean_z T(raw z)``, the expected value being
+``mean_z T(raw z)`` (for the loss, with x's label: one per row).
+
+How it is computed: :mod:`sapwood._kernels._shap_interventional` (the per-leaf
+decomposition: at each leaf the background rows are grouped by which of the leaf's path
+features they satisfy, the explained rows too, and each distinct pair of masks is
+weighed once; per tree O(nodes (n + m)) for n explained and m background rows, plus per
+leaf O(kinds x groups + n d), instead of the ``shap`` package's O(n m) pairs, each a
+walk over the part of the tree the pair can reach). With a transform the pairs' weights
+differ, and each row also sums, per leaf, the weights of the background rows that can
+reach the leaf with it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.utils import check_array
+
+from .._kernels._shap import leaf_paths
+from .._kernels._shap_interventional import interventional_tree, shapley_coefficients
+from .._progress import counted, progress_bar
+from ._oob import _feature_names
+from ._result import ImportanceResult
+
+__all__ = ["MODEL_OUTPUTS", "interventional_tree_shap"]
+
+MODEL_OUTPUTS = ("raw", "probability", "log_loss")
+
+# Objectives whose loss is the squared error (the ``shap`` package's "squared_loss"):
+# XGBoost's and LightGBM's names, and scikit-learn's / sapwood's ``loss``.
+_SQUARED_ERROR = ("reg:squarederror", "reg:linear", "regression", "regression_l2", "l2",
+                  "mean_squared_error", "mse", "squared_error")
+# Bytes of per-pair weights held at a time (explained rows x background rows).
+_WEIGHTS_BUDGET = 64 * 2**20
+# Leaves with at most this many distinct path features tell rows' masks apart with an
+# array of 2^d slots (512 KiB at most), longer paths by sorting them.
+_DENSE_FEATURES = 16
+# Leaves may hold at most this many distinct path features (bit masks in an int64).
+_MAX_PATH_FEATURES = 62
+
+
+def interventional_tree_shap(model, ensemble, X, data, model_output, y, n_jobs,
+                             progress) -> ImportanceResult:
+    """:func:`~sapwood.importance.tree_shap` with ``feature_perturbation=
+    "interventional"`` (its arguments, already validated; ``ensemble`` is the model
+    read by :func:`sapwood.adapters.as_ensemble`)."""
+    feature_names = _feature_names(X, model, ensemble.n_features)
+    rows = _rows(X, ensemble, "X")
+    background = _rows(data, ensemble, "data")
+    transform = _transform(ensemble, model, model_output)
+    labels = _labels(y, ensemble, transform, rows.shape[0])
+    trees = _tree_arrays(ensemble)
+    n_columns = trees[-1]
+    if transform != "identity" and n_columns != 1:
+        raise ValueError(f"model_output={model_output!r} needs a model with one output "
+                         f"column; this one has {n_columns}")
+    margin_rows = ensemble.raw_predict(rows).reshape(rows.shape[0], -1)
+    margin_background = ensemble.raw_predict(background).reshape(background.shape[0], -1)
+    n_threads = max(1, min(n_jobs, rows.shape[0]))
+    block = max(1, rows.shape[0] if transform == "identity" else
+                _WEIGHTS_BUDGET // (8 * background.shape[0]))
+    n_blocks = -(-rows.shape[0] // block)
+    phi = np.zeros((rows.shape[0], ensemble.n_features, n_columns))
+    with progress_bar(n_blocks * n_threads * len(ensemble.trees),
+                      "Interventional TreeSHAP, trees x row blocks", progress) as steps:
+        for lo in range(0, rows.shape[0], block):
+            hi = min(lo + block, rows.shape[0])
+            weights = _pair_weights(transform, margin_rows[lo:hi, 0], margin_background[:, 0],
+                                    None if labels is None else labels[lo:hi])
+            phi[lo:hi] = _values(rows[lo:hi], background, weights, transform != "identity",
+                                 trees, n_threads, steps)
+    expected = _expected_value(transform, margin_background, labels)
+    magnitude = np.abs(phi).mean(axis=2).T  # (n_features, n_rows)
+    squeeze = n_columns == 1
+    if squeeze and transform not in ("logistic_nlogloss", "squared_loss"):
+        expected = float(expected[0])
+    extra = {"shap_values": phi[..., 0] if squeeze else phi, "expected_value": expected}
+    return ImportanceResult.from_draws(
+        magnitude, feature_names=feature_names, method="tree_shap",
+        params={"interactions": False, "n_rows": int(rows.shape[0]),
+                "feature_perturbation": "interventional", "model_output": model_output,
+                "n_background": int(background.shape[0])}, extra=extra)
+
+
+def _rows(X, ensemble, name):
+    """``X`` as float64 rows, rounded through the model's input type first (the values
+    the model itself compares)."""
+    if np.shape(X)[:1] == (0,):
+        raise ValueError(f"{name} has no rows; at least one is needed")
+    rows = check_array(X, dtype=ensemble.input_dtype, ensure_all_finite="allow-nan",
+                       input_name=name)
+    if rows.shape[1] != ensemble.n_features:
+        raise ValueError(f"{name} has {rows.shape[1]} features; the model was fit on "
+                         f"{ensemble.n_features}")
+    return np.ascontiguousarray(rows, dtype=np.float64)
+
+
+def _transform(ensemble, model, model_output):
+    """The ``shap`` package's transform of the raw output for ``model_output``."""
+    if model_output == "raw":
+        return "identity"
+    logistic = ensemble.combine == "sum" and ensemble.link == "logistic"
+    if model_output == "probability":
+        if ensemble.combine == "mean" and ensemble.task == "classification":
+            return "identity"  # a forest's raw output is already its class probabilities
+        if logistic:
+            return "logistic"
+        raise ValueError(
+            "model_output='probability' needs a classifier whose raw output is "
+            "probabilities (a forest or tree) or a margin through the logistic link (binary "
+            f"boosting); this model has combine={ensemble.combine!r} and link="
+            f"{ensemble.link!r} (a softmax's probabilities are not a per-class transform "
+            "of each margin, which is all the pairwise rescaling can explain)")
+    if logistic:
+        return "logistic_nlogloss"
+    objective = ensemble.kind.objective.split(" ")[0]
+    if ensemble.combine == "sum" and ensemble.link == "identity" and (
+            objective in _SQUARED_ERROR):
+        return "squared_loss"
+    raise ValueError(
+        "model_output='log_loss' needs boosting with the logistic link (log loss) or a "
+        "squared-error regression (squared loss); this model has combine="
+        f"{ensemble.combine!r}, link={ensemble.link!r}, objective {objective or 'unknown'!r}")
+
+
+def _labels(y, ensemble, transform, n_rows):
+    """``y`` as numbers for the loss: 1 for the positive class of a classifier, the
+    target itself otherwise; None where no loss is explained."""
+    if transform not in ("logistic_nlogloss", "squared_loss"):
+        if y is not None:
+            raise ValueError("y is used only with model_output='log_loss'; got y with "
+                             "another model_output")
+        return None
+    if y is None:
+        raise ValueError("model_output='log_loss' needs y, the labels of the rows of X")
+    labels = np.asarray(y).ravel()
+    if labels.shape[0] != n_rows:
+        raise ValueError(f"y has {labels.shape[0]} entries but X has {n_rows} rows")
+    classes = ensemble.classes
+    if transform == "logistic_nlogloss" and ensemble.task == "classification" and (
+            classes is not None):
+        unknown = ~np.isin(labels, np.asarray(classes, dtype=object))
+        if unknown.any():
+            raise ValueError(f"y holds {labels[unknown][0]!r}, not one of the model's "
+                             f"classes {list(classes)}")
+        return (labels == classes[1]).astype(np.float64)
+    return labels.astype(np.float64)
+
+
+def _apply(transform, margin, label):
+    if transform == "logistic":
+        return 1.0 / (1.0 + np.exp(-margin))
+    if transform == "logistic_nlogloss":
+        return np.logaddexp(0.0, margin) - label * margin
+    if transform == "squared_loss":
+        return (margin - label) ** 2
+    return margin
+
+
+def _pair_weights(transform, margin_rows, margin_background, labels):
+    """Each pair's weight, (n_rows, m) / m: the rescaling (T(f(x)) - T(f(z))) / (f(x) -
+    f(z)) (1 where the margins are equal); for the identity every row's 1 / m, (1, m)."""
+    m = margin_background.shape[0]
+    if transform == "identity":
+        return np.full((1, m), 1.0 / m)
+    label = 0.0 if labels is None else labels[:, None]
+    x = margin_rows[:, None]
+    z = margin_background[None, :]
+    difference = x - z
+    equal = difference == 0.0
+    rise = _apply(transform, x, label) - _apply(transform, z, label)
+    scale = np.where(equal, 1.0, rise / np.where(equal, 1.0, difference))
+    return np.ascontiguousarray(scale / m)
+
+
+def _expected_value(transform, margin_background, labels):
+    """mean_z T(raw(z)) per column; for the loss, per row (with the row's label)."""
+    if labels is not None:
+        return _apply(transform, margin_background[None, :, 0], labels[:, None]).mean(axis=1)
+    return _apply(transform, margin_background, 0.0).mean(axis=0)
+
+
+def _tree_arrays(ensemble):
+    """Routing arrays, node values scaled as the trees combine, per-tree roots and
+    columns, each tree's leaf paths (:func:`leaf_paths`), the Shapley coefficients up to
+    the largest path and the number of output columns."""
+    (children_left, children_right, feature, threshold, missing_go_to_left, operator,
+     roots) = ensemble.packed()
+    values, tree_column, _ = ensemble.node_outputs()
+    if ensemble.combine == "mean":
+        values = values / ensemble.n_trees
+    n_columns = ensemble.base_score.shape[0] if ensemble.combine == "sum" else values.shape[1]
+    max_depth = max(tree.max_depth for tree in ensemble.trees)
+    ends = np.append(roots[1:], children_left.shape[0])
+    cover = np.ones(children_left.shape[0])  # leaf_paths' zero fractions are not used
+    paths = []
+    largest = 0
+    for root, end in zip(roots, ends, strict=True):
+        node_bit, node_first, leaf_node, leaf_start, leaf_features, _ = leaf_paths(
+            root, end, children_left, children_right, feature, cover, max_depth)
+        leaf_of_node = np.full(end - root, -1, dtype=np.intp)
+        leaf_of_node[leaf_node - root] = np.arange(leaf_node.shape[0])
+        largest = max(largest, int(np.diff(leaf_start).max(initial=0)))
+        paths.append((node_bit, node_first, leaf_of_node, leaf_start, leaf_features))
+    if largest > _MAX_PATH_FEATURES:
+        raise ValueError(f"interventional TreeSHAP handles leaves with at most "
+                         f"{_MAX_PATH_FEATURES} distinct features on their path; this model "
+                         f"has one with {largest}")
+    positive, negative = shapley_coefficients(largest)
+    routing = (children_left, children_right, feature, threshold, operator,
+               missing_go_to_left, values)
+    return routing, roots, tree_column, paths, max_depth, positive, negative, n_columns
+
+
+def _values(rows, background, weights, per_row, trees, n_threads, steps):
+    """The rows' values (n_rows, n_features, n_columns), the rows split among threads
+    (each row's numbers do not depend on the split); ``per_row``: ``weights`` holds each
+    pair's weight, else one row of weights for all."""
+    routing, roots, tree_column, paths, max_depth, positive, negative, n_columns = trees
+    bounds = np.linspace(0, rows.shape[0], n_threads + 1).astype(np.intp)
+
+    def part(lo, hi):
+        phi = np.zeros((hi - lo, rows.shape[1], n_columns))
+        w = weights[lo:hi] if per_row else weights
+        for t in counted(range(roots.shape[0]), steps):
+            interventional_tree(rows[lo:hi], background, w, per_row, *routing, roots[t],
+                                tree_column[t], *paths[t], max_depth, positive, negative,
+                                _DENSE_FEATURES, phi)
+        return phi
+
+    with Parallel(n_jobs=n_threads, prefer="threads") as parallel:
+        parts = parallel(delayed(part)(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:],
+                                                                strict=True))
+    return np.concatenate(parts)
