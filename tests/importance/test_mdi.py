@@ -141,8 +141,15 @@ def test_result_type_tables_and_side_by_side():
     frame = result.to_frame()
     assert list(frame.feature) == ["b", "c", "a"]
     assert list(frame["rank"]) == [1, 2, 3]
-    table = side_by_side(result, result, names=["one", "two"])
-    assert table.shape == (6, 5) and set(table.method) == {"one", "two"}
+    other = ImportanceResult(importances_mean=[0.6, 0.1, 0.3], importances_std=[0, 0, 0],
+                             feature_names=["a", "b", "c"], method="other")
+    table = side_by_side(result, other, names=["one", "two"])
+    assert table.shape == (6, 5) and list(table.columns) == ["feature", "method",
+                                                             "importance", "std", "rank"]
+    assert list(table.method) == ["one"] * 3 + ["two"] * 3
+    assert list(table.feature) == ["a", "b", "c"] * 2
+    assert list(table.importance) == [0.2, 0.5, 0.3, 0.6, 0.1, 0.3]
+    assert list(table["rank"]) == [3, 1, 2, 1, 3, 2]
     with pytest.raises(ValueError, match="same length"):
         ImportanceResult(importances_mean=[1.0], importances_std=[0.0, 1.0],
                          feature_names=["a"], method="bad")

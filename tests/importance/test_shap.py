@@ -120,8 +120,12 @@ def test_frame_names_threads_and_result():
     two = tree_shap(model, frame, n_jobs=2)
     assert one.feature_names == columns and one.method == "tree_shap"
     np.testing.assert_array_equal(one.extra["shap_values"], two.extra["shap_values"])
-    assert one.importances.shape == (X.shape[1], X.shape[0])
-    np.testing.assert_allclose(one.importances_std, one.importances.std(axis=1))
+    # The draws are each row's |SHAP| (shap's own values), their mean the importance.
+    reference = np.abs(shap.TreeExplainer(model).shap_values(frame)).T
+    np.testing.assert_allclose(one.importances, reference, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(one.importances_mean, reference.mean(axis=1), rtol=1e-6)
+    np.testing.assert_allclose(one.importances_std, reference.std(axis=1), rtol=1e-6,
+                               atol=1e-12)
     assert list(one.to_frame()["feature"])[0] == columns[int(np.argmax(one.importances_mean))]
 
 
