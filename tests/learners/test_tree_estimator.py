@@ -95,10 +95,16 @@ def test_bad_input_gets_a_clear_error():
 
 def test_works_in_pipelines_and_grid_search(classification):
     X, y = classification
-    search = GridSearchCV(make_pipeline(StandardScaler(), sapwood.DecisionTreeClassifier()),
-                          {"decisiontreeclassifier__max_depth": [2, 4]}, cv=3)
+    search = GridSearchCV(make_pipeline(StandardScaler(), sapwood.DecisionTreeClassifier(
+        random_state=0)), {"decisiontreeclassifier__max_depth": [2, 4]}, cv=3)
     search.fit(X, y)
     assert search.best_score_ > 0.7
+    # The same trees as scikit-learn's, so the same search.
+    reference = GridSearchCV(make_pipeline(StandardScaler(), sk.DecisionTreeClassifier(
+        random_state=0)), {"decisiontreeclassifier__max_depth": [2, 4]}, cv=3).fit(X, y)
+    np.testing.assert_array_equal(search.cv_results_["mean_test_score"],
+                                  reference.cv_results_["mean_test_score"])
+    assert search.best_params_ == reference.best_params_
 
 
 def test_string_labels_and_importances_sum_to_one(classification):
