@@ -40,7 +40,7 @@ from sklearn.utils._param_validation import (
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.random import sample_without_replacement
 
-from .._kernels._permutation import accuracy_change
+from .._kernels._permuted_sums import accuracy_change
 from .._progress import counted, progress_bar
 from ..learners._inputs import check_rows
 from ._permutation_tree import tree_evaluator

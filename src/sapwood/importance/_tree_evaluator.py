@@ -23,22 +23,16 @@ from sklearn.tree import (
 )
 from sklearn.utils.validation import validate_data
 
-from .._kernels._permutation import (
-    apply_lanes,
+from .._kernels._permutation import flip_potential, permuted_values, reroute_packed
+from .._kernels._permuted_sums import (
     checkpoint_sums,
     collect_changed,
     collect_exact,
-    entry_nodes,
-    flip_potential,
-    make_fast,
-    pack_nodes,
-    permuted_values,
-    preorder_spans,
-    reroute_packed,
-    sort_by_leaf,
     sum_leaf_values,
 )
+from .._kernels._permuted_traversal import apply_lanes, make_fast, pack_nodes
 from .._kernels._traverse import LEAF, apply_packed
+from .._kernels._tree_index import entry_nodes, preorder_spans, sort_by_leaf
 from ._permuted_model import permuted_model
 
 __all__ = ["TreeEvaluator"]
