@@ -3,7 +3,8 @@
 A 100-tree forest grown to full depth on 80,000 rows holds 10 million nodes; indexing
 all of them at once (packed records, pre-order ranks, per-tree sample orders) would
 cost over a gigabyte. :class:`ChunkedTreeEvaluator` converts, indexes, uses and drops a
-piece of trees at a time instead, with the same outputs bit for bit.
+piece of trees at a time instead, with the same outputs bit for bit. Part of the
+permutation engine (map: :mod:`._permutation_engine`).
 """
 
 from __future__ import annotations

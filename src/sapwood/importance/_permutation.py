@@ -43,7 +43,7 @@ from sklearn.utils.random import sample_without_replacement
 from .._kernels._permuted_sums import accuracy_change
 from .._progress import counted, progress_bar
 from ..learners._inputs import check_rows
-from ._permutation_tree import tree_evaluator
+from ._permutation_engine import tree_evaluator
 from ._result import ImportanceResult
 
 __all__ = ["permutation_importance"]

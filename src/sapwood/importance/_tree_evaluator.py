@@ -5,7 +5,8 @@ every (group, repeat) produces the raw outputs that predicting the permuted X wi
 model itself would give, bit for bit, without copying X or re-predicting: the kernels
 of :mod:`sapwood._kernels._permutation` re-route only the samples whose path meets a
 split on the group, and only changed samples are summed again. The scorer reads the
-outputs through :func:`~sapwood.importance._permuted_model.permuted_model`.
+outputs through :func:`~sapwood.importance._permuted_model.permuted_model`. Part of
+the permutation engine (map: :mod:`._permutation_engine`).
 """
 
 from __future__ import annotations
