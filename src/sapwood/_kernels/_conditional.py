@@ -24,7 +24,7 @@ re-routings of one feature and repeat are queued and run by the one permuted tra
 import numpy as np
 
 from ._numba import kernel
-from ._permuted_traversal import make_fast, pack_nodes, route_lanes, route_rows
+from ._permuted_traversal import pack_tree, route_permuted
 from ._traverse import LEAF, first_splits, goes_left
 from ._tree_index import leaf_intervals
 
@@ -187,13 +187,9 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
     n_changes = 0
     n_cells = np.zeros(n_features, dtype=np.intp)
     source_of = np.empty(m, dtype=np.intp)
-    # The tree packed for the permuted traversal, in the fast layout on finite data.
     n_nodes = children_left.shape[0]
-    nodes = pack_nodes(children_left, children_right, feature, missing_go_to_left, operator)
-    thresholds = threshold.astype(np.float64)
-    operators = operator.astype(np.uint8)
-    if fast:
-        make_fast(nodes, thresholds, operators)
+    nodes, thresholds, operators = pack_tree(children_left, children_right, feature,
+                                             threshold, missing_go_to_left, operator, fast)
     flat_X = X.reshape(-1)
     flat_nodes = nodes.reshape(-1)
     lower = np.empty(n_nodes)
@@ -264,12 +260,9 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
                 item_value[n_items] = value
                 item_source[n_items] = row_base[source_of[k]]
                 n_items += not (lower[leaf[k]] < value < upper[leaf[k]])
-            if fast:
-                route_lanes(n_items, item_row, first[j], row_base, item_value, j, flat_X,
-                            flat_nodes, thresholds, item_leaf)
-            else:
-                route_rows(n_items, item_row, first[j], row_base, item_source, in_group,
-                           flat_X, flat_nodes, thresholds, item_leaf)
+            route_permuted(fast, n_items, item_row, first[j], row_base, item_value,
+                           item_source, in_group, j, flat_X, flat_nodes, thresholds,
+                           item_leaf)
             for q in range(n_items):
                 k = item_row[q]
                 node = item_leaf[q]

@@ -19,7 +19,7 @@ feature and repeat are queued and run by the one permuted traversal
 import numpy as np
 
 from ._numba import kernel
-from ._permuted_traversal import make_fast, pack_nodes, route_lanes, route_rows
+from ._permuted_traversal import pack_tree, route_permuted
 from ._traverse import first_splits
 from ._tree_index import leaf_intervals
 
@@ -122,12 +122,8 @@ def _oob_tree(X, rows, target, target_class, n_classes, classification, children
     used, first, leaf, base_loss, increase, increase_by_class, casewise = _start(
         X, rows, target, n_classes, classification, children_left, children_right, feature,
         threshold, missing_go_to_left, operator, node_prediction)
-    # The tree packed (16-byte records), in the fast layout on finite data.
-    nodes = pack_nodes(children_left, children_right, feature, missing_go_to_left, operator)
-    thresholds = threshold.astype(np.float64)
-    operators = operator.astype(np.uint8)
-    if fast:
-        make_fast(nodes, thresholds, operators)
+    nodes, thresholds, operators = pack_tree(children_left, children_right, feature,
+                                             threshold, missing_go_to_left, operator, fast)
     lower = np.empty(n_nodes)
     upper = np.empty(n_nodes)
     stack = np.empty(n_nodes + 1, dtype=np.intp)
@@ -163,12 +159,9 @@ def _oob_tree(X, rows, target, target_class, n_classes, classification, children
                 item_value[n_items] = value
                 item_source[n_items] = row_base[source]
                 n_items += not (lower[leaf[k]] < value < upper[leaf[k]])
-            if fast:
-                route_lanes(n_items, item_row, first[j], row_base, item_value, j, flat_X,
-                            flat_nodes, thresholds, item_leaf)
-            else:
-                route_rows(n_items, item_row, first[j], row_base, item_source, in_group,
-                           flat_X, flat_nodes, thresholds, item_leaf)
+            route_permuted(fast, n_items, item_row, first[j], row_base, item_value,
+                           item_source, in_group, j, flat_X, flat_nodes, thresholds,
+                           item_leaf)
             for q in range(n_items):
                 k = item_row[q]
                 node = item_leaf[q]

@@ -20,7 +20,7 @@ prepares their inputs.
 import numpy as np
 
 from ._numba import kernel
-from ._permuted_traversal import route_lanes, route_rows
+from ._permuted_traversal import route_permuted
 from ._traverse import LEAF
 from ._tree_index import largest_tree, leaf_intervals
 
@@ -236,12 +236,9 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                     n_positions += np.uint64(1)
             if n_items == 0:
                 continue
-            if lanes:
-                route_lanes(np.intp(n_items), item_position, position_top, position_base,
-                            item_value, column, flat_X, flat_nodes, thresholds, item_leaf)
-            else:
-                route_rows(np.intp(n_items), item_position, position_top, position_base,
-                           item_source, in_group, flat_X, flat_nodes, thresholds, item_leaf)
+            route_permuted(lanes, np.intp(n_items), item_position, position_top,
+                           position_base, item_value, item_source, in_group, column, flat_X,
+                           flat_nodes, thresholds, item_leaf)
             # On finite data a value outside its leaf's interval always reaches another
             # leaf; a missing one, or a group's row, may not. Flat arrays and unsigned
             # offsets: no wrap-around in this loop either.

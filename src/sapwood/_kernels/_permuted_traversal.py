@@ -3,9 +3,10 @@
 Every permutation measure (held-out, out-of-bag, conditional, grouped) asks the same
 question many times: which leaf does row ``i`` reach from node ``top`` when the columns
 of a group ``G`` read row ``source``'s values instead of its own? They all queue their
-questions ("items") and ask them here, one tree at a time, in one of two forms with one
-interface (``item_origin`` -> start node and row; per item the permuted value or the
-source row; ``leaves`` out):
+questions ("items") per tree and ask them here, through :func:`route_permuted`, on a
+tree laid out by :func:`pack_tree` (or :func:`pack_nodes` for a whole forest). It
+answers in one of two forms with one interface (``item_origin`` -> start node and row;
+per item the permuted value or the source row; ``leaves`` out):
 
 - :func:`route_lanes`, the fast form: one-column groups on finite data, nodes in
   :func:`make_fast`'s layout. Twelve traversals ("lanes") advance one step per round,
@@ -35,7 +36,8 @@ import numpy as np
 from ._numba import kernel, leaf_kernel
 from ._traverse import LEAF, OP_LE
 
-__all__ = ["apply_lanes", "make_fast", "pack_nodes", "route_lanes", "route_rows"]
+__all__ = ["apply_lanes", "make_fast", "pack_nodes", "pack_tree", "route_lanes", "route_permuted",
+           "route_rows"]
 
 _FOUR = np.uint64(4)
 _TWO = np.uint64(2)
@@ -77,6 +79,19 @@ def make_fast(nodes, thresholds, operator):
         nodes[k, 3] = 0
 
 
+@kernel
+def pack_tree(children_left, children_right, feature, threshold, missing_go_to_left,
+              operator, fast):
+    """One tree in the layout its permuted traversals read: the packed records, float64
+    thresholds and operators (copies), in :func:`make_fast`'s layout when ``fast``."""
+    nodes = pack_nodes(children_left, children_right, feature, missing_go_to_left, operator)
+    thresholds = threshold.astype(np.float64)
+    operators = operator.astype(np.uint8)
+    if fast:
+        make_fast(nodes, thresholds, operators)
+    return nodes, thresholds, operators
+
+
 @kernel(inline="always")
 def _goes_left(flags, threshold, value):
     """Whether ``value`` goes left at a packed split (``goes_left`` semantics)."""
@@ -115,6 +130,21 @@ def route_rows(n_items, item_origin, start_node, start_base, item_source_base, i
             else:
                 node = np.uint64(flat_nodes[at + np.uint64(1)])
         leaves[k] = node
+
+
+@leaf_kernel
+def route_permuted(lanes, n_items, item_origin, start_node, start_base, item_value,
+                   item_source_base, in_group, column, flat_X, flat_nodes, thresholds,
+                   leaves):
+    """The permuted traversal of a queue of items, by :func:`route_lanes` when ``lanes``
+    (one column, ``column``, on finite data in the fast layout: reads ``item_value``)
+    or :func:`route_rows` (reads ``item_source_base`` and ``in_group``)."""
+    if lanes:
+        route_lanes(n_items, item_origin, start_node, start_base, item_value, column,
+                    flat_X, flat_nodes, thresholds, leaves)
+    else:
+        route_rows(n_items, item_origin, start_node, start_base, item_source_base, in_group,
+                   flat_X, flat_nodes, thresholds, leaves)
 
 
 @kernel(inline="always", _nrt=False)
