@@ -258,7 +258,8 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
                     continue
                 item_row[n_items] = k
                 item_value[n_items] = value
-                item_source[n_items] = row_base[source_of[k]]
+                if not fast:  # the lanes read the value; the general route, the row
+                    item_source[n_items] = row_base[source_of[k]]
                 n_items += not (lower[leaf[k]] < value < upper[leaf[k]])
             route_permuted(fast, n_items, item_row, first[j], row_base, item_value,
                            item_source, in_group, j, flat_X, flat_nodes, thresholds,

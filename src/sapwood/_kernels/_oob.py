@@ -157,7 +157,8 @@ def _oob_tree(X, rows, target, target_class, n_classes, classification, children
                 value = column[source]
                 item_row[n_items] = k
                 item_value[n_items] = value
-                item_source[n_items] = row_base[source]
+                if not fast:  # the lanes read the value; the general route, the row
+                    item_source[n_items] = row_base[source]
                 n_items += not (lower[leaf[k]] < value < upper[leaf[k]])
             route_permuted(fast, n_items, item_row, first[j], row_base, item_value,
                            item_source, in_group, j, flat_X, flat_nodes, thresholds,
