@@ -17,6 +17,10 @@ the numbers are scikit-learn's for the same arguments:
 4. with ``max_samples = m < n`` the rows are ``sample_without_replacement(n, m, rng)``;
 5. ``idx = arange(m)``; each repeat shuffles ``idx`` in place and applies it to the
    already permuted columns (the shuffles compose).
+
+This module is the measure (arguments, the random stream, the scores); the outputs of a
+tree model under every permutation come from the permutation engine, whose map is in
+:mod:`._permutation_engine`.
 """
 
 from __future__ import annotations
