@@ -6,7 +6,8 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
 from sapwood import TreeArrays, TreeEnsemble
 from sapwood._format import LEAF
-from sapwood._kernels._permutation import entry_nodes, make_fast, preorder_spans
+from sapwood._kernels._permuted_traversal import make_fast
+from sapwood._kernels._tree_index import entry_nodes, preorder_spans
 from sapwood.importance._tree_evaluator import TreeEvaluator
 from tests.reference.naive_permutation import as_format_model
 

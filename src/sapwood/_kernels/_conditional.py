@@ -15,13 +15,18 @@ pi lists them. With a single cell this is pi itself, so a tree that uses no
 conditioning feature permutes exactly as the unconditional out-of-bag importance does.
 
 As in :mod:`sapwood._kernels._oob`, only rows whose path meets a split on j are
-re-routed, from the first such split, reading the permuted value only at splits on j.
+re-routed, from the first such split, reading the permuted value only at splits on j,
+and a value inside its leaf's interval on j keeps the leaf without a traversal; the
+re-routings of one feature and repeat are queued and run by the one permuted traversal
+(:mod:`._permuted_traversal`).
 """
 
 import numpy as np
 
 from ._numba import kernel
+from ._permuted_traversal import pack_tree, route_permuted
 from ._traverse import LEAF, first_splits, goes_left
+from ._tree_index import leaf_intervals
 
 # Keys of combined bins stay below this; beyond it they are renumbered densely first.
 _KEY_LIMIT = 2**62
@@ -132,19 +137,21 @@ def _renumber(key):
 @kernel
 def conditional_tree_permutation(X, rows, conditioning, permutations, children_left,
                                  children_right, feature, threshold, missing_go_to_left,
-                                 operator):
+                                 operator, fast):
     """Leaves of one tree's evaluation rows and the leaves that change when each column
     is permuted within the tree's cells of its conditioning set.
 
     Parameters
     ----------
-    X : float32 or float64 array (n_samples, n_features)
+    X : float32 or float64 array (n_samples, n_features), C-contiguous
     rows : intp array (m,)
         The evaluation rows (the tree's out-of-bag rows, or every held-out row).
     conditioning : uint8 array (n_features, n_features)
         ``conditioning[j, z]`` is 1 when z is in feature j's conditioning set.
     permutations : intp array (n_repeats, n_features, m)
         pi for repeat r and feature j (see the module docstring).
+    fast : bool
+        X is finite: the re-routings run side by side (``route_lanes``).
 
     Returns
     -------
@@ -180,6 +187,22 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
     n_changes = 0
     n_cells = np.zeros(n_features, dtype=np.intp)
     source_of = np.empty(m, dtype=np.intp)
+    n_nodes = children_left.shape[0]
+    nodes, thresholds, operators = pack_tree(children_left, children_right, feature,
+                                             threshold, missing_go_to_left, operator, fast)
+    flat_X = X.reshape(-1)
+    flat_nodes = nodes.reshape(-1)
+    lower = np.empty(n_nodes)
+    upper = np.empty(n_nodes)
+    stack = np.empty(n_nodes + 1, dtype=np.intp)
+    in_group = np.zeros(n_features, dtype=np.uint8)
+    row_base = rows * n_features
+    # The queue of one feature and repeat (one spare entry: an item is written before
+    # the queue decides whether to keep it).
+    item_row = np.empty(m + 1, dtype=np.uint32)
+    item_value = np.empty(m + 1)
+    item_source = np.empty(m + 1, dtype=np.intp)
+    item_leaf = np.empty(m + 1, dtype=np.intp)
     for j in range(n_features):
         if used[j] == 0 or m == 0:
             continue
@@ -212,6 +235,9 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
             targets[fill[cell[k]]] = k
             fill[cell[k]] += 1
         sources = np.empty(m, dtype=np.intp)
+        leaf_intervals(0, j, 0, nodes[:, 0], nodes[:, 1], nodes[:, 2], thresholds, operators,
+                       lower, upper, stack)
+        in_group[j] = 1
         for r in range(n_repeats):
             pi = permutations[r, j]
             # sources lists every cell's rows in the order pi lists them.
@@ -222,24 +248,25 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
                 fill[cell[k]] += 1
             for index in range(m):
                 source_of[targets[index]] = sources[index]
+            n_items = 0
             for k in range(m):
-                node = first[j, k]
-                if node < 0 or source_of[k] == k:
+                if first[j, k] < 0 or source_of[k] == k:
                     continue
-                i = rows[k]
-                source = rows[source_of[k]]
-                value = X[source, j]
-                own = X[i, j]
+                value = X[rows[source_of[k]], j]
+                own = X[rows[k], j]
                 if value == own or (np.isnan(value) and np.isnan(own)):
                     continue
-                while children_left[node] != LEAF:
-                    f = feature[node]
-                    row = source if f == j else i
-                    if goes_left(X[row, f], threshold[node], operator[node],
-                                 missing_go_to_left[node]):
-                        node = children_left[node]
-                    else:
-                        node = children_right[node]
+                item_row[n_items] = k
+                item_value[n_items] = value
+                if not fast:  # the lanes read the value; the general route, the row
+                    item_source[n_items] = row_base[source_of[k]]
+                n_items += not (lower[leaf[k]] < value < upper[leaf[k]])
+            route_permuted(fast, n_items, item_row, first[j], row_base, item_value,
+                           item_source, in_group, j, flat_X, flat_nodes, thresholds,
+                           item_leaf)
+            for q in range(n_items):
+                k = item_row[q]
+                node = item_leaf[q]
                 if node == leaf[k]:
                     continue
                 if n_changes == capacity:
@@ -251,6 +278,7 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
                 position[n_changes] = k
                 new_leaf[n_changes] = node
                 n_changes += 1
+        in_group[j] = 0
     return leaf, slot[:n_changes].copy(), position[:n_changes].copy(), \
         new_leaf[:n_changes].copy(), n_cells
 

@@ -11,15 +11,17 @@ j (ranger ``Tree::dropDownSamplePermuted``). Features the tree never splits on a
 skipped. Every leaf carries the open interval of j values that take its path's
 decisions at all splits on j; a permuted value inside the row's own leaf interval
 lands in the same leaf without a traversal. Rows whose leaf does not change
-contribute nothing, so only changed rows add to the sums.
+contribute nothing, so only changed rows add to the sums. The re-routings of one
+feature and repeat are queued and run by the one permuted traversal
+(:mod:`._permuted_traversal`): side by side on finite data, one at a time otherwise.
 """
 
 import numpy as np
 
-from ._lanes import route_lanes
 from ._numba import kernel
-from ._permutation import _leaf_intervals
-from ._traverse import LEAF, OP_LE, first_splits, goes_left
+from ._permuted_traversal import pack_tree, route_permuted
+from ._traverse import first_splits
+from ._tree_index import leaf_intervals
 
 
 @kernel
@@ -67,7 +69,7 @@ def oob_tree_permutation(X, rows, target, target_class, n_classes, classificatio
 
     Parameters
     ----------
-    X : float32 or float64 array (n_samples, n_features)
+    X : float32 or float64 array (n_samples, n_features), C-contiguous
     rows : intp array (m,)
         The tree's OOB rows.
     target : float64 array (m,)
@@ -92,50 +94,9 @@ def oob_tree_permutation(X, rows, target, target_class, n_classes, classificatio
     casewise : float64 array (m, n_features)
         The same sum per OOB row (over repeats).
     """
-    m = rows.shape[0]
-    n_features = X.shape[1]
-    n_repeats = permutations.shape[0]
-    used, first, leaf, base_loss, increase, increase_by_class, casewise = _start(
-        X, rows, target, n_classes, classification, children_left, children_right, feature,
-        threshold, missing_go_to_left, operator, node_prediction)
-    n_nodes = children_left.shape[0]
-    lower = np.empty(n_nodes)
-    upper = np.empty(n_nodes)
-    stack = np.empty(n_nodes + 1, dtype=np.intp)
-    for j in range(n_features):
-        if used[j] == 0:
-            continue
-        _leaf_intervals(0, j, 0, children_left, children_right, feature, threshold, operator,
-                        lower, upper, stack)
-        for r in range(n_repeats):
-            for k in range(m):
-                node = first[j, k]
-                if node < 0:
-                    continue
-                i = rows[k]
-                source = rows[permutations[r, j, k]]
-                value = X[source, j]
-                if lower[leaf[k]] < value < upper[leaf[k]]:
-                    continue
-                while children_left[node] != LEAF:
-                    f = feature[node]
-                    row = source if f == j else i
-                    if goes_left(X[row, f], threshold[node], operator[node],
-                                 missing_go_to_left[node]):
-                        node = children_left[node]
-                    else:
-                        node = children_right[node]
-                if node == leaf[k]:
-                    continue
-                change = _loss(classification, target[k], node_prediction[node]) - base_loss[k]
-                if change != 0.0:
-                    increase[j] += change
-                    increase_by_class[j, target_class[k]] += change
-                casewise[k, j] += _case_change(classification, target[k],
-                                               node_prediction[leaf[k]],
-                                               node_prediction[node], change)
-    return base_loss, increase, increase_by_class, casewise
-
+    return _oob_tree(X, rows, target, target_class, n_classes, classification,
+                     children_left, children_right, feature, threshold, missing_go_to_left,
+                     operator, node_prediction, permutations, False)
 
 
 @kernel
@@ -143,13 +104,17 @@ def oob_tree_permutation_fast(X, rows, target, target_class, n_classes, classifi
                               children_left, children_right, feature, threshold,
                               missing_go_to_left, operator, node_prediction, permutations):
     """``oob_tree_permutation`` for data without missing or infinite values: the same
-    outputs, bit for bit, faster.
+    outputs, bit for bit, faster: every split is read as ``x <= threshold`` and the
+    queued re-routings run side by side (``route_lanes``)."""
+    return _oob_tree(X, rows, target, target_class, n_classes, classification,
+                     children_left, children_right, feature, threshold, missing_go_to_left,
+                     operator, node_prediction, permutations, True)
 
-    Every split is read as ``x <= threshold`` (``x < t`` is ``x <= nextafter(t, -inf)``
-    for every float64 ``x``); for each feature and repeat the rows whose permuted value
-    leaves their leaf's interval are queued and routed side by side (``route_lanes``)
-    over a packed copy of the tree (16-byte records, ``x <= threshold`` splits).
-    """
+
+@kernel
+def _oob_tree(X, rows, target, target_class, n_classes, classification, children_left,
+              children_right, feature, threshold, missing_go_to_left, operator,
+              node_prediction, permutations, fast):
     m = rows.shape[0]
     n_features = X.shape[1]
     n_repeats = permutations.shape[0]
@@ -157,53 +122,52 @@ def oob_tree_permutation_fast(X, rows, target, target_class, n_classes, classifi
     used, first, leaf, base_loss, increase, increase_by_class, casewise = _start(
         X, rows, target, n_classes, classification, children_left, children_right, feature,
         threshold, missing_go_to_left, operator, node_prediction)
-    packed = np.zeros(4 * n_nodes, dtype=np.int32)
-    le_threshold = np.empty(n_nodes)
-    for node in range(n_nodes):
-        if children_left[node] == LEAF:
-            packed[4 * node] = LEAF
-            packed[4 * node + 1] = LEAF
-            le_threshold[node] = 0.0
-            continue
-        packed[4 * node] = children_left[node]
-        packed[4 * node + 1] = children_right[node]
-        packed[4 * node + 2] = feature[node]
-        le_threshold[node] = (threshold[node] if operator[node] == OP_LE
-                              else np.nextafter(threshold[node], -np.inf))
+    nodes, thresholds, operators = pack_tree(children_left, children_right, feature,
+                                             threshold, missing_go_to_left, operator, fast)
     lower = np.empty(n_nodes)
     upper = np.empty(n_nodes)
     stack = np.empty(n_nodes + 1, dtype=np.intp)
-    le_operator = np.zeros(n_nodes, dtype=np.uint8)
-    # One spare entry: the queue writes an item before deciding whether to keep it.
+    # The queue of one feature and repeat: per item (a row whose value leaves its leaf's
+    # interval) its OOB position, permuted value and source row's offset in flat_X. One
+    # spare entry: the queue writes an item before deciding whether to keep it.
     item_row = np.empty(m + 1, dtype=np.uint32)
     item_value = np.empty(m + 1)
+    item_source = np.empty(m + 1, dtype=np.intp)
     item_leaf = np.empty(m + 1, dtype=np.intp)
     row_base = rows * n_features
+    in_group = np.zeros(n_features, dtype=np.uint8)
     column = np.empty(m)
     flat_X = X.reshape(-1)
+    flat_nodes = nodes.reshape(-1)
     for j in range(n_features):
         if used[j] == 0:
             continue
-        _leaf_intervals(0, j, 0, children_left, children_right, feature, le_threshold,
-                        le_operator, lower, upper, stack)
+        leaf_intervals(0, j, 0, nodes[:, 0], nodes[:, 1], nodes[:, 2], thresholds, operators,
+                       lower, upper, stack)
+        in_group[j] = 1
         # Column j of the OOB rows, contiguous: the permuted reads stay in cache.
         for k in range(m):
             column[k] = X[rows[k], j]
         for r in range(n_repeats):
             n_items = 0
             for k in range(m):
-                node = first[j, k]
-                if node < 0:
+                if first[j, k] < 0:
                     continue
-                value = column[permutations[r, j, k]]
+                source = permutations[r, j, k]
+                value = column[source]
                 item_row[n_items] = k
                 item_value[n_items] = value
+                if not fast:  # the lanes read the value; the general route, the row
+                    item_source[n_items] = row_base[source]
                 n_items += not (lower[leaf[k]] < value < upper[leaf[k]])
-            route_lanes(n_items, item_row, first[j], row_base, item_value, j, flat_X, packed,
-                        le_threshold, item_leaf)
+            route_permuted(fast, n_items, item_row, first[j], row_base, item_value,
+                           item_source, in_group, j, flat_X, flat_nodes, thresholds,
+                           item_leaf)
             for q in range(n_items):
                 k = item_row[q]
                 node = item_leaf[q]
+                if node == leaf[k]:
+                    continue  # a missing value may keep its leaf
                 change = _loss(classification, target[k], node_prediction[node]) - base_loss[k]
                 if change != 0.0:
                     increase[j] += change
@@ -211,4 +175,5 @@ def oob_tree_permutation_fast(X, rows, target, target_class, n_classes, classifi
                 casewise[k, j] += _case_change(classification, target[k],
                                                node_prediction[leaf[k]],
                                                node_prediction[node], change)
+        in_group[j] = 0
     return base_loss, increase, increase_by_class, casewise

@@ -3,7 +3,8 @@
 A 100-tree forest grown to full depth on 80,000 rows holds 10 million nodes; indexing
 all of them at once (packed records, pre-order ranks, per-tree sample orders) would
 cost over a gigabyte. :class:`ChunkedTreeEvaluator` converts, indexes, uses and drops a
-piece of trees at a time instead, with the same outputs bit for bit.
+piece of trees at a time instead, with the same outputs bit for bit. Part of the
+permutation engine (map: :mod:`._permutation_engine`).
 """
 
 from __future__ import annotations
@@ -13,18 +14,11 @@ import copy
 import numpy as np
 from joblib import delayed
 
-from .._kernels._permutation import (
-    add_leaf_values,
-    add_new_leaf_values,
-    apply_lanes,
-    entry_nodes,
-    make_fast,
-    pack_nodes,
-    preorder_spans,
-    reroute_packed,
-    sort_by_leaf,
-)
+from .._kernels._permutation import reroute_packed
+from .._kernels._permuted_sums import add_leaf_values, add_new_leaf_values
+from .._kernels._permuted_traversal import apply_lanes, make_fast, pack_nodes
 from .._kernels._traverse import apply_packed
+from .._kernels._tree_index import entry_nodes, preorder_spans, sort_by_leaf
 from ..adapters import as_ensemble
 from ..adapters._sklearn import forest_estimators
 from ._tree_evaluator import _NO_DELTA, _NO_SKIP, TreeEvaluator

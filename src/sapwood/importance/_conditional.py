@@ -212,6 +212,8 @@ def conditional_permutation_importance(model, X, y, *, threshold=0.2, n_repeats=
     n_trees = ensemble.n_trees
     seeds = check_random_state(random_state).randint(np.iinfo(np.int32).max, size=n_trees)
     all_rows = np.arange(n_samples)
+    # Finite data takes the fast traversal (same numbers); missing values the general one.
+    finite = bool(np.isfinite(X).all())
 
     def one_tree(t):
         rows = np.flatnonzero(counts(t) == 0) if bagged else all_rows
@@ -223,7 +225,7 @@ def conditional_permutation_importance(model, X, y, *, threshold=0.2, n_repeats=
                 permutations[r, j] = rng.permutation(rows.shape[0])
         changes = conditional_tree_permutation(
             X, rows, conditioning, permutations, tree.children_left, tree.children_right,
-            tree.feature, tree.threshold, tree.missing_go_to_left, tree.operator)
+            tree.feature, tree.threshold, tree.missing_go_to_left, tree.operator, finite)
         return rows, changes
 
     if n_jobs is None or n_jobs == 1:

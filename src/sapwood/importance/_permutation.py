@@ -17,6 +17,10 @@ the numbers are scikit-learn's for the same arguments:
 4. with ``max_samples = m < n`` the rows are ``sample_without_replacement(n, m, rng)``;
 5. ``idx = arange(m)``; each repeat shuffles ``idx`` in place and applies it to the
    already permuted columns (the shuffles compose).
+
+This module is the measure (arguments, the random stream, the scores); the outputs of a
+tree model under every permutation come from the permutation engine, whose map is in
+:mod:`._permutation_engine`.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from sklearn.utils import check_array, check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.random import sample_without_replacement
 
-from .._kernels._permutation import accuracy_change
+from .._kernels._permuted_sums import accuracy_change
 from .._progress import counted, progress_bar
 from .._sklearn_compat import (
     HasMethods,
@@ -45,7 +49,7 @@ from .._sklearn_compat import (
     validate_params,
 )
 from ..learners._inputs import check_rows
-from ._permutation_tree import tree_evaluator
+from ._permutation_engine import tree_evaluator
 from ._result import ImportanceResult
 
 __all__ = ["permutation_importance"]

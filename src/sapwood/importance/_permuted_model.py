@@ -2,7 +2,8 @@
 
 The tree-aware evaluator computes the model's outputs on each permuted data set without
 predicting; :class:`PermutedModel` hands them to the scorer as the model would, so any
-scikit-learn scorer works unchanged.
+scikit-learn scorer works unchanged. Part of the permutation engine (map:
+:mod:`._permutation_engine`).
 """
 
 from __future__ import annotations

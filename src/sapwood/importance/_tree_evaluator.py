@@ -5,7 +5,8 @@ every (group, repeat) produces the raw outputs that predicting the permuted X wi
 model itself would give, bit for bit, without copying X or re-predicting: the kernels
 of :mod:`sapwood._kernels._permutation` re-route only the samples whose path meets a
 split on the group, and only changed samples are summed again. The scorer reads the
-outputs through :func:`~sapwood.importance._permuted_model.permuted_model`.
+outputs through :func:`~sapwood.importance._permuted_model.permuted_model`. Part of
+the permutation engine (map: :mod:`._permutation_engine`).
 """
 
 from __future__ import annotations
@@ -17,22 +18,16 @@ import numpy as np
 from joblib import delayed
 from sklearn.utils.validation import validate_data
 
-from .._kernels._permutation import (
-    apply_lanes,
+from .._kernels._permutation import flip_potential, permuted_values, reroute_packed
+from .._kernels._permuted_sums import (
     checkpoint_sums,
     collect_changed,
     collect_exact,
-    entry_nodes,
-    flip_potential,
-    make_fast,
-    pack_nodes,
-    permuted_values,
-    preorder_spans,
-    reroute_packed,
-    sort_by_leaf,
     sum_leaf_values,
 )
+from .._kernels._permuted_traversal import apply_lanes, make_fast, pack_nodes
 from .._kernels._traverse import LEAF, apply_packed
+from .._kernels._tree_index import entry_nodes, preorder_spans, sort_by_leaf
 from ..adapters._sklearn import own_trees
 from ._permuted_model import permuted_model
 

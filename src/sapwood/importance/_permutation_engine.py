@@ -1,14 +1,24 @@
-"""The tree-aware evaluator behind :func:`permutation_importance` for tree-format models.
+"""The permutation engine: a tree model's outputs on every permuted data set, exactly.
 
-It produces, for every (group, repeat), the model's raw output on the permuted rows,
-bit-identical to predicting the permuted X with the model itself, without copying X
-or re-predicting (see :mod:`sapwood._kernels._permutation`). The scorer stays
-scikit-learn's: :class:`PermutedModel` stands in for the model, and its ``predict`` /
-``predict_proba`` return the precomputed outputs, so any scorer works unchanged.
+:func:`permutation_importance` (the measure, :mod:`._permutation`) asks
+:func:`tree_evaluator` for an evaluator; for every (group, repeat) the evaluator gives
+the rows whose output changed and their new sums, bit-identical to predicting the
+permuted X with the model itself, without copying X or re-predicting. The scorer stays
+scikit-learn's. The path, one way down:
 
-Where things are: :mod:`._tree_evaluator` (the evaluator), :mod:`._chunked_evaluator`
-(large scikit-learn forests, a few trees at a time), :mod:`._permuted_model` (the
-scorer's stand-in) and the kernels in :mod:`sapwood._kernels._permutation`.
+- :mod:`._permutation` -- the measure: scikit-learn's random stream, the scores.
+- this module -- which evaluator, if any, can stand in for the model.
+- :mod:`._chunked_evaluator` -- :class:`ChunkedTreeEvaluator`, a large scikit-learn
+  forest a few trees at a time (a :class:`TreeEvaluator` that never holds every tree).
+- :mod:`._tree_evaluator` -- :class:`TreeEvaluator`: routes the rows once, re-routes per
+  permutation, re-sums the changed rows.
+- :mod:`._permuted_model` -- the scorer's stand-in: the outputs as the model's
+  ``predict`` / ``predict_proba``.
+- the kernels: :mod:`sapwood._kernels._tree_index` (which rows a group can move),
+  :mod:`sapwood._kernels._permutation` (held-out re-routing),
+  :mod:`sapwood._kernels._permuted_traversal` (the one permuted traversal, shared with
+  the out-of-bag and conditional measures) and :mod:`sapwood._kernels._permuted_sums`
+  (bit-exact sums).
 """
 
 from __future__ import annotations
@@ -20,10 +30,9 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 
 from ..adapters import as_ensemble
 from ._chunked_evaluator import ChunkedTreeEvaluator, forest_part, large_forest
-from ._permuted_model import PermutedModel
 from ._tree_evaluator import TreeEvaluator
 
-__all__ = ["ChunkedTreeEvaluator", "PermutedModel", "TreeEvaluator", "tree_evaluator"]
+__all__ = ["tree_evaluator"]
 
 
 def tree_evaluator(model, X, n_jobs, scorer_uses_score):

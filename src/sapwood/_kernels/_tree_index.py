@@ -1,0 +1,211 @@
+"""Indexes of packed trees for re-routing only the rows a permuted group can move.
+
+Permuting the columns of a group ``G`` changes a tree's output only for rows whose path
+meets a split on a column of ``G``. For each tree and group the *entry nodes*
+(:func:`entry_nodes`) are the splits on ``G`` with no ancestor splitting on ``G``; a row
+is re-routed from the entry node on its path, reading the permuted row only at splits on
+``G`` (ranger ``Tree::dropDownSamplePermuted``). Rows are sorted per tree by the
+pre-order rank of their leaf (:func:`preorder_spans`, :func:`sort_by_leaf`), so the rows
+below any node are one contiguous run found by binary search: unaffected rows and trees
+that never split on ``G`` cost nothing.
+
+For a one-column group each leaf below an entry node carries the open interval of values
+that take the same decisions at every split on that column along its path
+(:func:`leaf_intervals`); a permuted value inside it lands in the same leaf without a
+traversal.
+
+Trees are packed end to end from ``roots`` (global node ids); arrays in, arrays out.
+"""
+
+import numpy as np
+
+from ._numba import kernel
+from ._traverse import LEAF, OP_LE
+
+__all__ = ["entry_nodes", "largest_tree", "leaf_intervals", "preorder_spans", "sort_by_leaf"]
+
+
+@kernel
+def largest_tree(roots, n_nodes):
+    """Node count of the largest tree (trees are packed end to end from ``roots``)."""
+    largest = 0
+    for t in range(roots.shape[0]):
+        end = roots[t + 1] if t + 1 < roots.shape[0] else n_nodes
+        largest = max(largest, end - roots[t])
+    return largest
+
+
+@kernel
+def preorder_spans(children_left, children_right, roots):
+    """Pre-order rank of every node within its tree and the end of its subtree's ranks.
+
+    The subtree of node ``i`` is exactly the nodes of its tree ranked
+    ``[rank[i], span_end[i])``.
+    """
+    n_nodes = children_left.shape[0]
+    rank = np.empty(n_nodes, dtype=np.intp)
+    span_end = np.empty(n_nodes, dtype=np.intp)
+    largest = largest_tree(roots, n_nodes)
+    stack = np.empty(largest + 1, dtype=np.intp)
+    sequence = np.empty(largest, dtype=np.intp)
+    for t in range(roots.shape[0]):
+        stack[0] = roots[t]
+        top = 1
+        count = 0
+        while top > 0:
+            top -= 1
+            node = stack[top]
+            rank[node] = count
+            sequence[count] = node
+            count += 1
+            if children_left[node] != LEAF:
+                stack[top] = children_right[node]
+                stack[top + 1] = children_left[node]
+                top += 2
+        for k in range(count - 1, -1, -1):
+            node = sequence[k]
+            if children_left[node] == LEAF:
+                span_end[node] = rank[node] + 1
+            else:
+                span_end[node] = span_end[children_right[node]]
+    return rank, span_end
+
+
+@kernel
+def entry_nodes(children_left, children_right, feature, roots, feature_group_ptr,
+                feature_groups, n_groups):
+    """Entry nodes of every (tree, group): splits on a group column with no ancestor
+    splitting on one. CSR over ``t * n_groups + g``: ``(ptr, nodes)``.
+
+    ``feature_groups[feature_group_ptr[f]:feature_group_ptr[f + 1]]`` lists the groups
+    column ``f`` belongs to.
+    """
+    n_nodes = children_left.shape[0]
+    n_trees = roots.shape[0]
+    capacity = 0
+    for node in range(n_nodes):
+        if children_left[node] != LEAF:
+            f = feature[node]
+            capacity += feature_group_ptr[f + 1] - feature_group_ptr[f]
+    record_key = np.empty(capacity, dtype=np.intp)
+    record_node = np.empty(capacity, dtype=np.intp)
+    n_records = 0
+    ancestors_in_group = np.zeros(n_groups, dtype=np.intp)
+    # A negative stack entry ~node marks leaving node's subtree.
+    stack = np.empty(2 * largest_tree(roots, n_nodes) + 1, dtype=np.intp)
+    for t in range(n_trees):
+        stack[0] = roots[t]
+        top = 1
+        while top > 0:
+            top -= 1
+            entry = stack[top]
+            if entry < 0:
+                f = feature[~entry]
+                for k in range(feature_group_ptr[f], feature_group_ptr[f + 1]):
+                    ancestors_in_group[feature_groups[k]] -= 1
+                continue
+            node = entry
+            if children_left[node] == LEAF:
+                continue
+            f = feature[node]
+            for k in range(feature_group_ptr[f], feature_group_ptr[f + 1]):
+                g = feature_groups[k]
+                if ancestors_in_group[g] == 0:
+                    record_key[n_records] = t * n_groups + g
+                    record_node[n_records] = node
+                    n_records += 1
+                ancestors_in_group[g] += 1
+            stack[top] = ~node
+            stack[top + 1] = children_right[node]
+            stack[top + 2] = children_left[node]
+            top += 3
+    ptr = np.zeros(n_trees * n_groups + 1, dtype=np.intp)
+    for r in range(n_records):
+        ptr[record_key[r] + 1] += 1
+    for k in range(n_trees * n_groups):
+        ptr[k + 1] += ptr[k]
+    nodes = np.empty(n_records, dtype=np.intp)
+    fill = ptr[:-1].copy()
+    for r in range(n_records):
+        nodes[fill[record_key[r]]] = record_node[r]
+        fill[record_key[r]] += 1
+    return ptr, nodes
+
+
+@kernel
+def sort_by_leaf(leaves, rank):
+    """Per tree, the samples ordered by the pre-order rank of their leaf (a counting
+    sort: ranks are below the tree's size; ties keep sample order), the sorted ranks
+    and the leaves in that order. ``leaves`` has shape (n_trees, n_samples) (global
+    node ids, below 2**31 like every id of the packed layout).
+
+    All three are uint32: half the memory, and an index read from them is known to be
+    non-negative, so Numba's indexing skips its negative-index wrap-around.
+    """
+    n_trees, n_samples = leaves.shape
+    order = np.empty((n_trees, n_samples), dtype=np.uint32)
+    sorted_rank = np.empty((n_trees, n_samples), dtype=np.uint32)
+    sorted_leaf = np.empty((n_trees, n_samples), dtype=np.uint32)
+    largest = 0
+    for t in range(n_trees):
+        for i in range(n_samples):
+            largest = max(largest, rank[leaves[t, i]] + 1)
+    start = np.empty(largest + 1, dtype=np.intp)
+    for t in range(n_trees):
+        start[:] = 0
+        for i in range(n_samples):
+            start[rank[leaves[t, i]] + 1] += 1
+        for r in range(largest):
+            start[r + 1] += start[r]
+        for i in range(n_samples):
+            leaf = leaves[t, i]
+            key = rank[leaf]
+            k = start[key]
+            start[key] = k + 1
+            order[t, k] = i
+            sorted_rank[t, k] = key
+            sorted_leaf[t, k] = leaf
+    return order, sorted_rank, sorted_leaf
+
+
+@kernel
+def leaf_intervals(top, column, root, children_left, children_right, feature, threshold,
+                    operator, lower, upper, stack):
+    """Open interval of ``column`` values keeping every decision between ``top`` and
+    each node of its subtree (stored at ``node - root``)."""
+    lower[top - root] = -np.inf
+    upper[top - root] = np.inf
+    stack[0] = top
+    size = 1
+    while size > 0:
+        size -= 1
+        node = stack[size]
+        left = children_left[node]
+        if left == LEAF:
+            continue
+        right = children_right[node]
+        lo = lower[node - root]
+        hi = upper[node - root]
+        lower[left - root] = lo
+        upper[left - root] = hi
+        lower[right - root] = lo
+        upper[right - root] = hi
+        if feature[node] == column:
+            # Closed bounds become open ones one float64 step further out.
+            if operator[node] == OP_LE:
+                upper[left - root] = min(hi, np.nextafter(threshold[node], np.inf))
+                lower[right - root] = max(lo, threshold[node])
+            else:
+                upper[left - root] = min(hi, threshold[node])
+                lower[right - root] = max(lo, np.nextafter(threshold[node], -np.inf))
+        stack[size] = right
+        stack[size + 1] = left
+        size += 2
+
+
+# -- packed layout ---------------------------------------------------------------------
+# One int32 record per node: left child, right child, feature, flags (bit 0: the split
+# is ``<``, bit 1: missing values go left), global ids; thresholds in a parallel array.
+# A visit reads 16 contiguous bytes and one float64 instead of six arrays.
+_FLAG_LT = 1
+_FLAG_MISSING_LEFT = 2
