@@ -28,7 +28,7 @@ def kernels_digest(directory=_KERNELS_DIR):
 
 class _KernelsStamp:
     """Numba keys a kernel's on-disk cache on its own file's content, but a kernel
-    compiles in the kernels it calls from other files: after a change to ``_lanes.py``
+    compiles in the kernels it calls from other files: after a change to ``_permuted_traversal.py``
     alone, ``_permutation.py``'s cached code would still hold the old lanes (an upgrade
     that changes one file leaves the others' caches in place too). The kernels of this
     package are keyed on every file of it instead."""
