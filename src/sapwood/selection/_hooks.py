@@ -25,20 +25,18 @@ from ._boruta import CONFIRMED, REJECTED, TENTATIVE, boruta
 __all__ = ["BorutaSelector", "ImportanceGetter"]
 
 
-def _resolve(measure):
-    """``(Measure, options)`` for a :data:`MEASURES` key, an API name
-    (``Measure.names``) or a :class:`Measure`."""
-    if isinstance(measure, Measure):
-        return measure, dict(measure.options)
-    if isinstance(measure, str):
-        if measure in MEASURES:
-            return MEASURES[measure], dict(MEASURES[measure].options)
+def _resolve(name):
+    """``(Measure, options)`` for a :data:`MEASURES` key or an API name
+    (``Measure.names``)."""
+    if isinstance(name, str):
+        if name in MEASURES:
+            return MEASURES[name], dict(MEASURES[name].options)
         for record in MEASURES.values():
-            if measure in record.names:
-                return record, dict(record.names[measure])
-    known = sorted(set(MEASURES) | {name for m in MEASURES.values() for name in m.names})
-    raise ValueError(f"The 'measure' parameter of ImportanceGetter must be a Measure or "
-                     f"one of {known}; got {measure!r}")
+            if name in record.names:
+                return record, dict(record.names[name])
+    known = sorted(set(MEASURES) | {api for m in MEASURES.values() for api in m.names})
+    raise ValueError(f"The 'measure' parameter of ImportanceGetter must be one of {known}; "
+                     f"got {name!r}")
 
 
 class ImportanceGetter:
@@ -91,11 +89,11 @@ class ImportanceGetter:
 
     Parameters
     ----------
-    measure : str or Measure
+    measure : str
         A key of :data:`sapwood.importance.MEASURES` (``"permutation"``, ``"mdi"``,
         ``"oob"``, ...) with its options, or a name the measure accepts in
-        ``compare`` (``Measure.names``: ``"oob_permutation"``, ``"tree_shap"``, ...),
-        or a :class:`~sapwood.importance.Measure`.
+        ``compare`` (``Measure.names``: ``"oob_permutation"``, ``"tree_shap"``, ...).
+        A measure of your own: :func:`~sapwood.importance.register` it first.
     X : array-like or DataFrame of shape (n_samples, n_features), default=None
         The rows (see above), with every column the selector is given.
     y : array-like of shape (n_samples,), default=None
@@ -128,8 +126,10 @@ class ImportanceGetter:
 
     def __init__(self, measure, X=None, y=None, *, random_state=None, n_jobs=None,
                  **options):
-        self.measure, defaults = _resolve(measure)
-        self.name = measure if isinstance(measure, str) else self.measure.name
+        # The name, not the Measure record (read-only mappings, which cannot be copied
+        # or pickled as scikit-learn's clone and joblib must).
+        _, defaults = _resolve(measure)
+        self.name = measure
         self.options = {**defaults, **options}
         if X is None and self.measure.rows != "train":
             raise ValueError(f"ImportanceGetter({self.name!r}) needs X: the measure reads "
@@ -147,6 +147,11 @@ class ImportanceGetter:
 
     def __repr__(self) -> str:
         return f"ImportanceGetter({self.name!r})"
+
+    @property
+    def measure(self) -> Measure:
+        """The :class:`~sapwood.importance.Measure` record."""
+        return _resolve(self.name)[0]
 
     def _columns(self, estimator, n_features):
         """Positions in X of the estimator's columns (the rules in the docstring)."""
@@ -187,18 +192,19 @@ class ImportanceGetter:
             else:
                 X = np.asarray(self.X)[:, columns]
             self.columns_ = columns
-        held_out = self.measure.rows == "held-out"
+        measure = self.measure
+        held_out = measure.rows == "held-out"
         inputs = MeasureInputs(
             X_train=X, y_train=self.y, X_test=X if held_out else None,
             y_test=self.y if held_out else None, random_state=self.random_state,
-            estimator=clone(estimator) if "estimator" in self.measure.needs else None,
+            estimator=clone(estimator) if "estimator" in measure.needs else None,
             n_jobs=self.n_jobs)
-        reason = self.measure.why_not(estimator, inputs, **self.options)
+        reason = measure.why_not(estimator, inputs, **self.options)
         if reason is not None:
             raise ValueError(f"ImportanceGetter({self.name!r}) does not apply to "
                              f"{type(estimator).__name__}: {reason}")
         try:
-            result = self.measure.run(estimator, inputs, **self.options)
+            result = measure.run(estimator, inputs, **self.options)
         except ValueError as error:
             raise ValueError(f"ImportanceGetter({self.name!r}) on "
                              f"{type(estimator).__name__}: {error}") from error
