@@ -4,13 +4,21 @@ SelectFromModel; BorutaSelector as a transformer (check_estimator, Pipeline, gri
 import numpy as np
 import pytest
 from sklearn.feature_selection import RFE, RFECV, SelectFromModel
+from sklearn.linear_model import LinearRegression
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sapwood import RandomForestClassifier, RandomForestRegressor
 from sapwood.datasets import make_ground_truth
-from sapwood.importance import mdi, oob_permutation_importance, permutation_importance
+from sapwood.importance import (
+    ImportanceResult,
+    Measure,
+    mdi,
+    oob_permutation_importance,
+    permutation_importance,
+    registered,
+)
 from sapwood.selection import BorutaSelector, ImportanceGetter, boruta
 from sapwood.selection._hooks import _ranking
 
@@ -106,6 +114,30 @@ def test_rfe_with_the_getter_is_rfe_with_the_measure_called_directly(data):
     np.testing.assert_array_equal(rfe.ranking_, ranking)
     np.testing.assert_array_equal(rfe.support_, support)
     assert ranking.max() == 5  # four elimination steps were followed
+
+
+def _column_means(model, inputs):
+    """A made-up measure: each column's mean over the rows it is given."""
+    means = np.asarray(inputs.X_test, dtype=float).mean(axis=0)
+    return ImportanceResult(means, np.zeros_like(means), [f"c{j}" for j in range(len(means))],
+                            "column_means")
+
+
+def test_getter_follows_rfe_by_squared_importances():
+    """RFE drops the smallest squared importances, negatives included: the getter
+    drops the same columns, and the measure sees them (column means -5, 1, -0.5, 3, 2,
+    -4 give RFE's order 2, 1, 4, 3; the raw order would drop column 0 first)."""
+    means = np.array([-5.0, 1.0, -0.5, 3.0, 2.0, -4.0])
+    X = np.random.default_rng(0).normal(size=(50, 6)) + means
+    y = np.arange(50.0)
+    with registered(Measure("column_means", "tests.column_means", "column means",
+                            _column_means, rows="held-out")):
+        getter = ImportanceGetter("column_means", X, y)
+        rfe = RFE(LinearRegression(), n_features_to_select=2, step=1,
+                  importance_getter=getter).fit(X, y)
+        np.testing.assert_array_equal(rfe.ranking_, [1, 4, 5, 2, 3, 1])
+        np.testing.assert_array_equal(getter.columns_, [0, 3, 5])
+        np.testing.assert_array_equal(getter._last, X[:, [0, 3, 5]].mean(axis=0))
 
 
 # -- selection on data with known truth ------------------------------------------------
