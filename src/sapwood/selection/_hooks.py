@@ -120,8 +120,8 @@ class ImportanceGetter:
     >>> getter = ImportanceGetter("permutation", X[300:], y[300:], random_state=0)
     >>> rfe = RFE(RandomForestRegressor(n_estimators=20, random_state=0),
     ...           n_features_to_select=3, importance_getter=getter).fit(X[:300], y[:300])
-    >>> rfe.n_features_
-    3
+    >>> [name for name in rfe.get_feature_names_out() if name.startswith("noise")]
+    []
     """
 
     def __init__(self, measure, X=None, y=None, *, random_state=None, n_jobs=None,
