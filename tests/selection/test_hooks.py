@@ -12,12 +12,15 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from sapwood import RandomForestClassifier, RandomForestRegressor
 from sapwood.datasets import make_ground_truth
 from sapwood.importance import (
+    MEASURES,
     ImportanceResult,
     Measure,
     mdi,
     oob_permutation_importance,
     permutation_importance,
     registered,
+    tree_shap,
+    unbiased_mdi,
 )
 from sapwood.selection import BorutaSelector, ImportanceGetter, boruta
 from sapwood.selection._hooks import _ranking
@@ -64,6 +67,30 @@ def test_getter_equals_the_measures(data):
     for measure, result in expected.items():
         got = _getter(measure, data)(forest)
         np.testing.assert_array_equal(got, result.importances_mean, err_msg=measure)
+
+
+@pytest.mark.parametrize("measure", list(MEASURES))
+def test_every_registered_measure_gives_values_or_says_why_not(data, measure):
+    """On a bagged forest, with held-out rows for held-out measures and the training
+    rows for the rest (and for conditional, which reads a bagged forest's out-of-bag
+    rows): one finite value per feature, or an error naming the measure (split gain
+    and Friedman's importance are for boosting libraries' models)."""
+    X, y, X_test, y_test, _ = data
+    forest = _forest().fit(X, y)
+    held_out = MEASURES[measure].rows == "held-out" and measure != "conditional"
+    rows = (X_test, y_test) if held_out else (X, y)
+    getter = ImportanceGetter(measure, *rows, random_state=0)
+    if measure in ("gain", "friedman"):
+        with pytest.raises(ValueError, match=rf"^ImportanceGetter\('{measure}'\) on "
+                                             "RandomForestRegressor: "):
+            getter(forest)
+        return
+    values = getter(forest)
+    assert values.shape == (X.shape[1],) and np.isfinite(values).all()
+    expected = {"shap": lambda: tree_shap(forest, X_test),
+                "ufi": lambda: unbiased_mdi(forest, X, y)}
+    if measure in expected:
+        np.testing.assert_array_equal(values, expected[measure]().importances_mean)
 
 
 def test_getter_options_and_api_names(data):
@@ -191,6 +218,8 @@ def test_getter_errors_name_the_measure_and_the_reason(data):
         ImportanceGetter("permutation")
     with pytest.raises(ValueError, match=r"ImportanceGetter\('permutation'\) needs y"):
         ImportanceGetter("permutation", X_test)
+    with pytest.raises(ValueError, match=r"ImportanceGetter\('conditional'\).*X has 200 rows"):
+        ImportanceGetter("conditional", X_test, y_test)(_forest().fit(X, y))
     unbagged = _forest(bootstrap=False).fit(X, y)
     with pytest.raises(ValueError, match=r"ImportanceGetter\('oob'\).*bootstrap=False"):
         ImportanceGetter("oob", X, y)(unbagged)
@@ -257,7 +286,8 @@ def test_boruta_selector_reports_boruta_errors():
     X, y = np.zeros((10, 2)), np.arange(10.0)
     with pytest.raises(ValueError, match="'measure' parameter of BorutaSelector"):
         BorutaSelector(measure=3).fit(X, y)
-    with pytest.raises(ValueError, match="'importance' parameter of boruta.*'permutation'"):
+    with pytest.raises(ValueError,
+                       match="'measure' parameter of BorutaSelector.*'mdi'.*got 'permutation'"):
         BorutaSelector(measure="permutation").fit(X, y)
 
 

@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._sklearn_compat import HasMethods, Interval, _fit_context
 from ..importance import MEASURES, Measure, MeasureInputs
-from ._boruta import CONFIRMED, REJECTED, TENTATIVE, boruta
+from ._boruta import CONFIRMED, REJECTED, TENTATIVE, _named_importances, boruta
 
 __all__ = ["BorutaSelector", "ImportanceGetter"]
 
@@ -66,6 +66,8 @@ class ImportanceGetter:
       ``SelectFromModel``.
     - ``"train"`` (mdi, gain, friedman): read from the fitted trees; ``X`` and ``y``
       are not needed.
+
+    Per-row measures (SHAP) explain every row of ``X``.
 
     Which columns. scikit-learn gives the getter the fitted estimator only.
     ``SelectFromModel`` fits it on every column of X (or takes it prefit), ``RFE``
@@ -197,6 +199,7 @@ class ImportanceGetter:
         inputs = MeasureInputs(
             X_train=X, y_train=self.y, X_test=X if held_out else None,
             y_test=self.y if held_out else None, random_state=self.random_state,
+            max_rows=None,  # per-row measures (SHAP) explain every row of X
             estimator=clone(estimator) if "estimator" in measure.needs else None,
             n_jobs=self.n_jobs)
         reason = measure.why_not(estimator, inputs, **self.options)
@@ -328,6 +331,10 @@ class BorutaSelector(SelectorMixin, BaseEstimator):
         -------
         self
         """
+        if isinstance(self.measure, str) and self.measure not in _named_importances():
+            raise ValueError(f"The 'measure' parameter of BorutaSelector must be a callable "
+                             f"or a measure reading the training or out-of-bag rows, one of "
+                             f"{sorted(_named_importances())}; got {self.measure!r}")
         allow_nan = get_tags(self).input_tags.allow_nan
         X, y = validate_data(self, X, y, ensure_all_finite="allow-nan" if allow_nan else True)
         names = getattr(self, "feature_names_in_", None)
