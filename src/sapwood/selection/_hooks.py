@@ -314,8 +314,9 @@ class BorutaSelector(SelectorMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
         # sapwood's forests (the default) take missing values; another estimator says.
-        tags.input_tags.allow_nan = (self.estimator is None
-                                     or get_tags(self.estimator).input_tags.allow_nan)
+        tags.input_tags.allow_nan = self.estimator is None or (
+            hasattr(self.estimator, "__sklearn_tags__")
+            and get_tags(self.estimator).input_tags.allow_nan)
         return tags
 
     @_fit_context(prefer_skip_nested_validation=False)  # the estimator is validated on fit
