@@ -7,9 +7,15 @@
   Gaussian knockoff copies, selected at a target false discovery rate (knockoff+),
   optionally derandomised over several draws (e-values, Ren & Barber 2024). Returns a
   :class:`KnockoffResult`.
+- :class:`ImportanceGetter` — any registered measure as the ``importance_getter`` of
+  scikit-learn's ``RFE``, ``RFECV`` and ``SelectFromModel``.
+- :class:`BorutaSelector` — :func:`boruta` as a scikit-learn transformer (``fit``,
+  ``transform``, ``support_``, ``ranking_``) for ``Pipeline`` and ``GridSearchCV``.
 """
 
 from ._boruta import BorutaResult, boruta
+from ._hooks import BorutaSelector, ImportanceGetter
 from ._knockoffs import KnockoffResult, knockoffs
 
-__all__ = ["BorutaResult", "boruta", "KnockoffResult", "knockoffs"]
+__all__ = ["BorutaResult", "boruta", "KnockoffResult", "knockoffs", "ImportanceGetter",
+           "BorutaSelector"]
