@@ -31,7 +31,8 @@ __all__ = ["Matching", "match_columns"]
 # How a library respells a column's name in the model it writes, and how to say so.
 # A library not listed keeps names as given.
 _SPELLINGS = {
-    "lightgbm": (lambda name: name.replace(" ", "_"), "LightGBM writes spaces as underscores"),
+    "lightgbm": (lambda name: name.replace(" ", "_"),
+                 "LightGBM stores a space in a name as an underscore"),
 }
 # Names listed in one message at most (the rest are counted).
 _LISTED = 8
@@ -56,7 +57,7 @@ class Matching:
         if self.respelled:
             pairs = [f"{quoted(column)} as {quoted(feature)}"
                      for column, feature in self.respelled]
-            notes.append(f"column(s) matched to the model's features by their names as "
+            notes.append(f"column(s) matched to the model's features by name as "
                          f"{self.rule}: {_few(pairs, shown=False)}")
         if self.unused:
             notes.append(f"column(s) the model does not use, left out: {_few(self.unused)}")
@@ -106,7 +107,7 @@ def match_columns(library: str, features, columns, *, target: str) -> Matching:
         if missing and unused:
             problems.append(f"its column(s) {_few(unused)} match no feature")
         if rule:
-            problems.append(f"{rule} in the names it stores")
+            problems.append(rule)
         raise InputError(f"the data (without the target {quoted(target)}) "
                          + "; ".join(problems) + f"; the model's features are "
                          f"{_few(features)}")
