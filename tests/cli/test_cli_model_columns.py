@@ -203,3 +203,22 @@ def test_long_lists_are_cut():
     with pytest.raises(InputError) as error:
         match_columns("xgboost", features, [], target="y")
     assert "f0, f1, f2, f3, f4, f5, f6, f7, ... (20 in all)" in str(error.value)
+
+
+def test_lightgbm_keeps_other_blanks(table, tmp_path):
+    """LightGBM changes spaces only: a tab or a no-break space stays in the name it
+    stores, and the file's space-separated list of names still reads."""
+    lightgbm = pytest.importorskip("lightgbm")
+    X = table[["unit price", "noise"]].rename(columns={"noise": "tab\there nbsp\xa0here"})
+    model = lightgbm.LGBMRegressor(n_estimators=4, num_leaves=4, min_child_samples=5,
+                                   verbose=-1).fit(X, table["y"])
+    path = tmp_path / "model.txt"
+    model.booster_.save_model(path)
+    assert model.booster_.feature_name() == ["unit_price", "tab\there_nbsp\xa0here"]
+    assert sapwood.from_model(path).feature_names == ("unit_price", "tab\there_nbsp\xa0here")
+    data = write(X.assign(y=table["y"]), tmp_path / "data.csv")
+    document = explain_json(["explain", data, "--target", "y", "--model", str(path),
+                             "--json", "--methods", "gain"])
+    assert set(importances(document)["gain"]) == set(X.columns)
+    assert ("'tab\\x09here nbsp\xa0here' as 'tab\\x09here_nbsp\xa0here'"
+            in "".join(document["notes"]))
