@@ -21,6 +21,7 @@ rather than guessed.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from .._text import quoted, shorten
@@ -58,7 +59,7 @@ class Matching:
             pairs = [f"{quoted(column)} as {quoted(feature)}"
                      for column, feature in self.respelled]
             notes.append(f"column(s) matched to the model's features by name as "
-                         f"{self.rule}: {_few(pairs, shown=False)}")
+                         f"{self.rule}: {_few(pairs, escape=False)}")
         if self.unused:
             notes.append(f"column(s) the model does not use, left out: {_few(self.unused)}")
         return notes
@@ -75,6 +76,10 @@ def match_columns(library: str, features, columns, *, target: str) -> Matching:
     spell, rule = _SPELLINGS.get(library, (None, ""))
     features = [str(name) for name in features]
     columns = [str(name) for name in columns]
+    twice = [name for name, n in Counter(features).items() if n > 1]
+    if twice:
+        raise InputError(f"the model names its feature(s) {_few(twice)} more than once, so "
+                         "they cannot be matched to the data's columns by name")
     respelled_as = {}
     if spell is not None:
         for column in columns:
@@ -90,9 +95,6 @@ def match_columns(library: str, features, columns, *, target: str) -> Matching:
             ambiguous.append(f"{shorten(feature)} ({_few(candidates)})")
         else:
             missing.append(feature)
-    # A model naming one feature twice would take one column twice: as ambiguous.
-    taken = [c for c in dict.fromkeys(chosen) if chosen.count(c) > 1]
-    ambiguous += [f"{shorten(c)} (one column for {chosen.count(c)} features)" for c in taken]
     used = set(chosen)
     unused = [column for column in columns if column not in used]
     problems = []
@@ -116,8 +118,8 @@ def match_columns(library: str, features, columns, *, target: str) -> Matching:
     return Matching(columns=chosen, unused=unused, respelled=respelled, rule=rule)
 
 
-def _few(names, shown=True) -> str:
+def _few(names, escape=True) -> str:
     """Up to :data:`_LISTED` names, each as :func:`~sapwood._text.shorten` shows it
-    (``shown=False``: texts already made to be shown)."""
-    shown = ", ".join(shorten(name) if shown else name for name in names[:_LISTED])
+    (``escape=False``: texts already made to be shown)."""
+    shown = ", ".join(shorten(name) if escape else name for name in names[:_LISTED])
     return shown + (f", ... ({len(names)} in all)" if len(names) > _LISTED else "")
