@@ -192,6 +192,16 @@ def test_lightgbm_matching_rules():
         match_columns("lightgbm", ["a_b"], ["a b", "a_b"], target="y")
 
 
+def test_missing_and_ambiguous_together():
+    with pytest.raises(InputError) as error:
+        match_columns("lightgbm", ["a_b", "c"], ["a b", "a_b", "c-"], target="y")
+    assert str(error.value) == (
+        "the data (without the target 'y') lacks the model's feature(s) c; has more than "
+        "one column for the model's feature(s) a_b (a_b, a b); its column(s) c- match no "
+        "feature; LightGBM stores a space in a name as an underscore; the model's features "
+        "are a_b, c")
+
+
 def test_one_name_twice_in_the_model_is_refused():
     with pytest.raises(InputError, match=r"the model names its feature\(s\) a more than "
                                          "once"):

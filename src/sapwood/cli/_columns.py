@@ -85,18 +85,18 @@ def match_columns(library: str, features, columns, *, target: str) -> Matching:
         for column in columns:
             respelled_as.setdefault(spell(column), []).append(column)
     present = set(columns)
-    chosen, missing, ambiguous = [], [], []
+    chosen, missing, ambiguous, claimed = [], [], [], set()
     for feature in features:
         candidates = [feature] if feature in present else []
         candidates += [c for c in respelled_as.get(feature, ()) if c != feature]
+        claimed.update(candidates)
         if len(candidates) == 1:
             chosen.append(candidates[0])
         elif candidates:
             ambiguous.append(f"{shorten(feature)} ({_few(candidates)})")
         else:
             missing.append(feature)
-    used = set(chosen)
-    unused = [column for column in columns if column not in used]
+    unused = [column for column in columns if column not in claimed]
     problems = []
     if missing:
         problems.append(f"lacks the model's feature(s) {_few(missing)}")
