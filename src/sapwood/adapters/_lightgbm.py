@@ -119,7 +119,9 @@ def read_lightgbm_text(text, iteration_range=None, classes=None, gains=None,
             if not (np.isfinite(scale) and scale > 0):
                 raise FormatError(f"LightGBM objective option sigmoid:{scale} must be a "
                                   "positive finite number (LightGBM refuses others)")
-    names = header.get("feature_names", "").split() or None
+    # Names are separated by single spaces only (LightGBM stores a space in a name as
+    # an underscore, but keeps tabs and other blanks such as a no-break space).
+    names = [name for name in header.get("feature_names", "").split(" ") if name] or None
     if names is not None and len(names) != n_features:
         raise FormatError(f"feature_names has {len(names)} entries for {n_features} features")
     n_trees = len(blocks)

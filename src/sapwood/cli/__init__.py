@@ -173,8 +173,11 @@ def build_parser() -> argparse.ArgumentParser:
             "Fit a model on a training split of DATA, score it on the held-out rows and "
             "rank its features by each importance measure, then compare the rankings "
             "(Spearman, Kendall, top-k overlap). A loaded model (--model FILE) is scored and "
-            "permuted on the same held-out rows; XGBoost and LightGBM trees record no "
-            "impurities, so for them MDI is replaced by the library's split gain (gain).")
+            "permuted on the same held-out rows; its features are DATA's columns of the "
+            "same names, as the library stored them (LightGBM writes a space as an "
+            "underscore: 'unit price' is its 'unit_price'), and columns it does not use are "
+            "left out. XGBoost and LightGBM trees record no impurities, so for them MDI is "
+            "replaced by the library's split gain (gain).")
         + "\n\n" + _wrap(ENCODING_HELP),
         epilog=methods_help())
     explain.add_argument("data", metavar="DATA", help="CSV file, or Parquet (.parquet, .pq)")

@@ -149,7 +149,7 @@ def explain(args) -> int:
     table = load_table(args.data)
     if fitted:
         # The loaded model knows its task; the target is read accordingly.
-        data = align_to_model(model, prepare(table, args.target, model.task))
+        model, data = align_to_model(model, prepare(table, args.target, model.task))
     else:
         data = prepare(table, args.target, args.task)
         name = default_model(data.task) if args.model == "auto" else args.model

@@ -48,6 +48,7 @@ class Prepared:
     target: str
     encodings: dict = field(default_factory=dict)
     n_missing: int = 0
+    notes: list = field(default_factory=list)  # what the CLI says about reading it
 
 
 def load_table(path) -> pd.DataFrame:

@@ -11,8 +11,9 @@ import pandas as pd
 
 from .._text import visible
 from . import _agreement, _measures, _verdict
+from ._columns import match_columns
 from ._data import InputError, Prepared, check_enough_rows
-from ._models import describe_model, score_model
+from ._models import LoadedModel, describe_model, score_model
 
 __all__ = ["Options", "Run", "UI", "align_to_model", "run_pipeline", "top_nodes"]
 
@@ -208,7 +209,7 @@ def run_pipeline(data: Prepared, model, options: Options, *, ui: UI, source: str
     permuted on all rows (the caller says so in a note)."""
     from sklearn.base import clone
 
-    notes = []
+    notes = list(data.notes)
     n_features = data.X.shape[1]
     top_k = _settle_top_k(options.top_k, n_features)
     if held_out:
@@ -399,18 +400,9 @@ def _with_pvalues(name, result, options: Options, inputs, ui, notes):
 
 
 def _check_loaded(model, data: Prepared):
-    """The data must have the loaded model's features (in its order: see
-    :func:`align_to_model`) and, for a classifier, labels among its classes."""
-    names = getattr(model, "feature_names_in_", None)
-    if names is not None:
-        names = [str(name) for name in names]
-        missing = [name for name in names if name not in data.X.columns]
-        extra = [name for name in data.X.columns if name not in names]
-        if missing or extra:
-            problem = (f"lacks the model's feature(s) {_few(missing)}" if missing else
-                       f"has column(s) the model does not use: {_few(extra)}")
-            raise InputError(f"the data (without the target {data.target!r}) {problem}; "
-                             f"the model's features are {_few(names)}")
+    """The data must have as many features as the loaded model (matched by name in
+    :func:`align_to_model` when the model names them) and, for a classifier, labels
+    among its classes."""
     expected = getattr(model, "n_features_in_", None)
     if expected is not None and expected != data.X.shape[1]:
         raise InputError(f"the model expects {expected} features; the data has "
@@ -425,23 +417,26 @@ def _check_loaded(model, data: Prepared):
                              f"{', '.join(sorted(known)[:10])}")
 
 
-def _few(names, n=8) -> str:
-    shown = ", ".join(map(str, names[:n]))
-    return shown + (f", ... ({len(names)} in all)" if len(names) > n else "")
-
-
-def align_to_model(model, data: Prepared) -> Prepared:
-    """``data`` with its feature columns in the loaded model's order, when the model
-    names its features and the data has each of them."""
+def align_to_model(model: LoadedModel, data: Prepared):
+    """``(model, data)`` with the data's columns matched to the loaded model's features
+    (:func:`~sapwood.cli._columns.match_columns`, which refuses missing and ambiguous
+    ones): in the model's order, the columns it does not use left out with a note. A
+    model whose library respelled the names (LightGBM's ``unit_price`` for ``unit
+    price``) is relabelled with the data's, so that every measure names a feature as
+    the data does."""
     names = getattr(model, "feature_names_in_", None)
     if names is None:
-        return data
-    names = [str(name) for name in names]
-    if names == list(data.X.columns) or set(names) != set(data.X.columns):
-        return data
-    from dataclasses import replace
-
-    return replace(data, X=data.X[names])
+        return model, data
+    matching = match_columns(model.ensemble.kind.library, names, data.X.columns,
+                             target=data.target)
+    if matching.respelled:
+        ensemble = dataclasses.replace(model.ensemble, feature_names=tuple(matching.columns))
+        model = LoadedModel(ensemble, model.path)
+    X = data.X if matching.columns == list(data.X.columns) else data.X[matching.columns]
+    encodings = {name: values for name, values in data.encodings.items() if name in X}
+    return model, dataclasses.replace(data, X=X, encodings=encodings,
+                                      notes=data.notes + matching.notes(),
+                                      n_missing=int(X.isna().sum().sum()))
 
 
 def top_nodes(run: Run, n: int = N_TRACE_NODES) -> pd.DataFrame | None:
