@@ -321,6 +321,12 @@ def _tree_arrays(ensemble):
     output columns and the depth of the deepest tree."""
     (children_left, children_right, feature, threshold, missing_go_to_left, operator,
      roots) = ensemble.packed()
+    for t, tree in enumerate(ensemble.trees):
+        if not tree.weighted_n_node_samples[0] > 0:
+            # XGBoost 2.x writes no hessian sums for its vector-leaf trees.
+            raise ValueError(f"tree {t} records no cover (training weight) at its root, "
+                             "which path-dependent TreeSHAP needs; pass background data "
+                             "(data=...) for interventional TreeSHAP")
     # The shap package's covers: scikit-learn's weighted rows, XGBoost's hessian sums
     # and LightGBM's row counts, which is what each adapter puts in this field.
     cover = np.concatenate([tree.weighted_n_node_samples for tree in ensemble.trees])
