@@ -142,7 +142,7 @@ def _forest_interval(ensemble, draws):
 def _require_impurities(ensemble):
     if not ensemble.kind.node_impurity:
         name = ensemble.kind.model or ensemble.kind.library
-        if not any(tree.has_gain for tree in ensemble.trees):
+        if not any(tree.has_gain or tree.has_cover for tree in ensemble.trees):
             raise ValueError(f"MDI needs node impurities, which {name} models do not "
                              "record (nor split gains); use tree_shap or "
                              "permutation_importance")

@@ -84,9 +84,10 @@ def native_importance(model, kind=None, *, normalize=False,
     names = _feature_names(ensemble, feature_names)
     params = {"kind": kind, "library": library, "normalize": normalize}
     if kind == "impurity":
-        if not ensemble.kind.node_impurity and not any(t.has_gain for t in ensemble.trees):
+        if not ensemble.kind.node_impurity and not any(t.has_gain or t.has_cover
+                                                       for t in ensemble.trees):
             # scikit-learn's IsolationForest: grown on a random target, no
-            # feature_importances_.
+            # feature_importances_, nothing recorded per node.
             raise ValueError(f"a {ensemble.kind.model or library} model records neither "
                              "node impurities nor split gains: it has no native "
                              "importance; use tree_shap or permutation_importance")
