@@ -128,3 +128,41 @@ def test_it_has_no_native_importance_nor_mdi():
         native_importance(model)
     with pytest.raises(ValueError, match="tree_shap or permutation_importance"):
         mdi(model)
+
+
+def test_the_command_line_scores_a_saved_isolation_forest_by_roc_auc(tmp_path):
+    import contextlib
+    import io
+    import json
+
+    pd = pytest.importorskip("pandas")
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import train_test_split
+
+    from sapwood.cli import main
+
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame(rng.normal(size=(400, 3)), columns=["a", "b", "noise"])
+    frame.loc[:40, "a"] += 4.0
+    model = IsolationForest(n_estimators=20, random_state=0).fit(frame)
+    frame["label"] = model.predict(frame)
+    sapwood.save(model, tmp_path / "iforest.sapwood")
+    frame.to_csv(tmp_path / "data.csv", index=False)
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = main(["explain", str(tmp_path / "data.csv"), "--target", "label", "--model",
+                     str(tmp_path / "iforest.sapwood"), "--methods", "shap,permutation",
+                     "--json"])
+    assert code == 0, stderr.getvalue()
+    document = json.loads(stdout.getvalue())
+    X_test, y_test = train_test_split(frame[["a", "b", "noise"]], frame["label"],
+                                      test_size=0.25, random_state=0)[1::2]
+    assert document["model"]["score_name"] == "ROC AUC"
+    assert document["model"]["score"] == pytest.approx(
+        roc_auc_score(y_test, model.decision_function(X_test)), abs=1e-12)
+    permutation = {row["feature"]: row["importance"]
+                   for row in document["measures"]["permutation"]}
+    theirs = permutation_importance(model, X_test, y_test, scoring="roc_auc", n_repeats=5,
+                                    random_state=0)
+    assert permutation == pytest.approx(dict(zip(X_test.columns, theirs.importances_mean,
+                                                 strict=True)), abs=1e-12)

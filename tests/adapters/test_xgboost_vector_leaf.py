@@ -102,3 +102,43 @@ def test_permutation_runs_on_a_vector_leaf_regressor():
 
     theirs = sklearn_permutation(model, X, Y, n_repeats=2, random_state=0)
     assert_close(result.importances, theirs.importances, atol=1e-12)
+
+
+def test_the_command_line_explains_a_vector_leaf_classifier_file(tmp_path):
+    import contextlib
+    import io
+    import json
+
+    pd = pytest.importorskip("pandas")
+    from sapwood.cli import main
+
+    X, _, classes = _data()
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    model = xgb.XGBClassifier(n_estimators=5, max_depth=3, tree_method="hist",
+                              multi_strategy="multi_output_tree").fit(frame, classes)
+    model.save_model(tmp_path / "model.ubj")
+    frame["label"] = classes
+    frame.to_csv(tmp_path / "data.csv", index=False)
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = main(["explain", str(tmp_path / "data.csv"), "--target", "label", "--model",
+                     str(tmp_path / "model.ubj"), "--methods", "gain,permutation,shap",
+                     "--json"])
+    assert code == 0, stderr.getvalue()
+    document = json.loads(stdout.getvalue())
+    assert list(document["measures"]) == ["gain", "permutation", "shap"]
+    gain = {row["feature"]: row["importance"] for row in document["measures"]["gain"]}
+    score = model.get_booster().get_score(importance_type="gain")
+    assert gain == pytest.approx({name: score.get(name, 0.0) for name in "abcd"}, rel=1e-6)
+
+
+@pytest.mark.parametrize("task", ["regression", "classification"])
+@pytest.mark.parametrize("kind", ["weight", "gain", "cover", "total_gain", "total_cover"])
+def test_native_importance_counts_each_vector_leaf_split_once(task, kind):
+    from sapwood.importance import native_importance
+
+    model, _ = _fitted(task)
+    score = model.get_booster().get_score(importance_type=kind)
+    ours = native_importance(model, kind)
+    assert_close(ours.importances_mean,
+                 [score.get(f"f{j}", 0.0) for j in range(4)], rtol=1e-6, atol=0)

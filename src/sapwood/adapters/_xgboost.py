@@ -287,8 +287,12 @@ def _vector_leaf_trees(raw, n_features, n_columns, names):
         hessian = _array(raw, "sum_hessian", np.float32, n).astype(np.float64)
         stats = {"gain": _array(raw, "loss_changes", np.float32, n).astype(np.float64),
                  "cover": hessian, "weighted_n_node_samples": hessian}
+    # Split statistics go with the first output's tree only, so that the native
+    # importances count each split once, as XGBoost's get_score does.
     return [(build_tree(left, right, feature, conditions, default_left, np.full(n, OP_LT),
-                        value[:, k].reshape(n, 1, 1), n_features=n_features, **stats), k)
+                        value[:, k].reshape(n, 1, 1), n_features=n_features,
+                        **(stats if k == 0 else {"weighted_n_node_samples":
+                                                 stats.get("weighted_n_node_samples")})), k)
             for k in range(n_outputs)]
 
 

@@ -187,7 +187,12 @@ def _oblivious_pairs(tree, t):
 
 def _split_table(ensemble, names, needs_cover):
     rows = []
+    some_gains = any(tree.has_gain for tree in ensemble.trees)
     for t, tree in enumerate(ensemble.trees):
+        if some_gains and not tree.has_gain:
+            # An XGBoost vector-leaf tree's copy for a later output: its splits count
+            # once, with the first output's copy, which holds their statistics.
+            continue
         split = np.flatnonzero(tree.children_left != LEAF)
         if split.size and tree.gain is None:
             raise ValueError(f"tree {t} records no split gains; native gain / split "
