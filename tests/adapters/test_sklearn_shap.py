@@ -77,3 +77,14 @@ def test_tree_shap_equals_shap_and_adds_up_to_the_native_raw_output(name, n_clas
     np.testing.assert_allclose(values, theirs.reshape(values.shape), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(np.squeeze(expected), np.squeeze(explainer.expected_value),
                                rtol=1e-12, atol=1e-12)
+
+
+def test_hist_gradient_boosting_native_importance_defaults_to_total_gain():
+    from sapwood.importance import native_importance
+
+    model, _ = _fitted("HistGradientBoostingRegressor", 2)
+    default = native_importance(model)
+    assert default.method == "native_total_gain"
+    np.testing.assert_array_equal(default.importances_mean,
+                                  native_importance(model, "total_gain").importances_mean)
+    assert default.importances_mean.sum() > 0

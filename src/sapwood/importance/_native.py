@@ -63,7 +63,9 @@ def native_importance(model, kind=None, *, normalize=False,
 "prediction_values_change"}
         Default: the library's default (scikit-learn "impurity", XGBoost "gain",
         LightGBM "split", CatBoost "prediction_values_change", which like CatBoost's
-        sums to 100).
+        sums to 100); "total_gain" for scikit-learn's HistGradientBoosting, which has
+        no ``feature_importances_`` but records split gains. scikit-learn's
+        IsolationForest has none (a ValueError says so).
     normalize : bool, default False
         Divide by the total (when positive), as XGBoost's ``feature_importances_`` does.
         "impurity" is always normalised, as scikit-learn's is.
@@ -77,7 +79,13 @@ def native_importance(model, kind=None, *, normalize=False,
     """
     ensemble = _ensemble(model)
     library = ensemble.kind.library or None
-    kind = _DEFAULT_KIND.get(library, "impurity") if kind is None else kind
+    if kind is None:
+        kind = _DEFAULT_KIND.get(library, "impurity")
+        if kind == "impurity" and not ensemble.kind.node_impurity \
+                and any(tree.has_gain for tree in ensemble.trees):
+            # scikit-learn's HistGradientBoosting: no feature_importances_, but its
+            # nodes record split gains.
+            kind = "total_gain"
     if kind not in NATIVE_KINDS:
         raise ValueError(f"The 'kind' parameter of native_importance must be one of "
                          f"{', '.join(map(repr, NATIVE_KINDS))}. Got {kind!r} instead.")
