@@ -77,7 +77,9 @@ def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output=
     ----------
     model : fitted tree model or TreeEnsemble
         Anything :func:`sapwood.adapters.as_ensemble` reads: sapwood and scikit-learn
-        trees, forests and boosting, XGBoost and LightGBM models.
+        trees, forests and boosting, scikit-learn's IsolationForest (its mean path
+        length, as the ``shap`` package explains it), XGBoost (vector leaves too),
+        LightGBM and CatBoost models.
     X : array-like or DataFrame of shape (n_rows, n_features)
         The rows to explain. A Dask DataFrame or array is explained block by block on
         Dask's workers (rows that need not fit in memory): the result then holds the
