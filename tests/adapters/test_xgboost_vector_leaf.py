@@ -142,3 +142,12 @@ def test_native_importance_counts_each_vector_leaf_split_once(task, kind):
     ours = native_importance(model, kind)
     assert_close(ours.importances_mean,
                  [score.get(f"f{j}", 0.0) for j in range(4)], rtol=1e-6, atol=0)
+
+
+def test_iteration_range_selects_vector_leaf_trees():
+    model, X = _fitted("classification")
+    margin = model.get_booster().predict(xgb.DMatrix(X), output_margin=True,
+                                         iteration_range=(1, 3))
+    ensemble = from_model(model, iteration_range=(1, 3))
+    assert ensemble.n_trees == 2 * 3
+    assert_close(predict_raw(ensemble, X), margin, atol=1e-6)
