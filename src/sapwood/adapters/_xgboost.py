@@ -243,10 +243,11 @@ def _vector_leaf_trees(raw, n_features, n_columns, names):
     output column, each with the same splits and covers: ``[(tree, column), ...]``.
 
     Two layouts: XGBoost 2.x keeps every node's K weights in ``base_weights`` (n_nodes
-    x K, a leaf's weights are its output) and no split statistics; XGBoost 3.1 and
-    later keep the leaves' outputs apart in ``leaf_weights`` (n_leaves x K, leaf
-    ``i`` at the row ``right_children[i]`` names), ``base_weights`` only for the
-    targets the splits used, plus ``loss_changes`` and ``sum_hessian``.
+    x K, a leaf's weights are its output) and no split statistics; later versions
+    (3.2 tested) keep the leaves' outputs apart in ``leaf_weights`` (n_leaves x K,
+    leaf ``i`` at the row ``right_children[i]`` names), ``base_weights`` only for the
+    targets the splits used, plus ``loss_changes`` and ``sum_hessian``. The layout is
+    told by those keys, not by the version number.
     """
     n_outputs = _int(raw["tree_param"], "size_leaf_vector", 2)
     if n_outputs != n_columns:
@@ -282,17 +283,17 @@ def _vector_leaf_trees(raw, n_features, n_columns, names):
     elif node_weights.shape[0] != n * n_outputs:
         raise FormatError(f"base_weights has {node_weights.shape[0]} entries for {n} nodes "
                           f"and {n_outputs} outputs, and there are no leaf_weights")
-    stats = {}
+    gain = hessian = None
     if "loss_changes" in raw and "sum_hessian" in raw:
+        gain = _array(raw, "loss_changes", np.float32, n).astype(np.float64)
         hessian = _array(raw, "sum_hessian", np.float32, n).astype(np.float64)
-        stats = {"gain": _array(raw, "loss_changes", np.float32, n).astype(np.float64),
-                 "cover": hessian, "weighted_n_node_samples": hessian}
-    # Split statistics go with the first output's tree only, so that the native
-    # importances count each split once, as XGBoost's get_score does.
+    # Every output's tree has the covers TreeSHAP weighs by, but only the first carries
+    # the split statistics, so that native importances count each split once, as
+    # XGBoost's get_score does.
     return [(build_tree(left, right, feature, conditions, default_left, np.full(n, OP_LT),
                         value[:, k].reshape(n, 1, 1), n_features=n_features,
-                        **(stats if k == 0 else {"weighted_n_node_samples":
-                                                 stats.get("weighted_n_node_samples")})), k)
+                        weighted_n_node_samples=hessian, gain=gain if k == 0 else None,
+                        cover=hessian if k == 0 else None), k)
             for k in range(n_outputs)]
 
 
