@@ -280,7 +280,8 @@ def _isolation_tree(tree, features, n_features) -> TreeArrays:
 def average_path_length(n_rows) -> np.ndarray:
     """``c(n)``, the average path length of an unsuccessful search in a binary search
     tree of n points, which an isolation tree adds at a leaf of n training rows for the
-    depth it did not grow (Liu, Ting & Zhou 2008): ``2 H(n - 1) - 2 (n - 1) / n`` with
+    depth it did not grow (Liu, Ting & Zhou 2008, "Isolation Forest", ICDM,
+    doi:10.1109/ICDM.2008.17): ``2 H(n - 1) - 2 (n - 1) / n`` with
     the harmonic number ``H(i) ~ ln(i) + Euler's constant``; 1 for n = 2, 0 for n <= 1
     (scikit-learn's and the shap package's approximation)."""
     n = np.asarray(n_rows, dtype=np.float64)
