@@ -21,6 +21,7 @@ MODELS = {
     "multi_output_softprob": ({"objective": "multi:softprob", "num_class": 3}, "class"),
     "one_output_per_tree_softprob": ({"objective": "multi:softprob", "num_class": 3},
                                      "class"),
+    "binary_logistic": ({"objective": "binary:logistic"}, "binary"),
 }
 
 
@@ -32,6 +33,7 @@ def main():
     targets = {
         "regression": np.c_[filled[:, 0] + 0.1 * rng.normal(size=200), 2 * filled[:, 1]],
         "class": np.digitize(filled[:, 0] + filled[:, 2], [-0.5, 0.5]),
+        "binary": (filled[:, 0] - filled[:, 3] > 0.3).astype(int),
     }
     np.save(HERE / "X.npy", X)
     major = xgb.__version__.split(".")[0]
