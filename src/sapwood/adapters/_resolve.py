@@ -47,7 +47,9 @@ def from_model(model, *, iteration_range=None) -> TreeEnsemble:
     ----------
     model : estimator, booster, str or path-like
         scikit-learn ``DecisionTree*``, ``ExtraTree*``, ``RandomForest*``,
-        ``ExtraTrees*``, ``GradientBoosting*``, ``HistGradientBoosting*``;
+        ``ExtraTrees*``, ``GradientBoosting*``, ``HistGradientBoosting*``,
+        ``IsolationForest`` (raw output: the mean path length, see
+        :mod:`sapwood.adapters._sklearn`);
         ``xgboost.Booster``, ``XGBClassifier``, ``XGBRegressor``, ``XGBRFClassifier``,
         ``XGBRFRegressor``; ``lightgbm.Booster``, ``LGBMClassifier``, ``LGBMRegressor``;
         ``catboost.CatBoost``, ``CatBoostClassifier``, ``CatBoostRegressor``; or the

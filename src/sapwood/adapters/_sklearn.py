@@ -6,6 +6,15 @@ casts X to float32 before routing and sends a sample left when ``x <= threshold`
 Gradient boosting adds ``learning_rate`` times each stage's trees (one per class) to a
 constant initial margin. Histogram gradient boosting routes float64 X on each node's
 ``num_threshold``; its leaf values already include the learning rate.
+
+An IsolationForest reads as a forest (``combine="mean"``, a regression) whose raw
+output is the mean path length ``E[h(x)]``: a tree's leaf holds its depth plus
+``c(n)`` (:func:`average_path_length` of the leaf's n training rows), the quantity the
+shap package explains. scikit-learn's scores follow from it:
+``score_samples(X) = -2 ** (-E[h(x)] / c(max_samples_))`` and
+``decision_function(X) = score_samples(X) - offset_``; ``predict`` of the converted
+model is ``E[h(x)]`` itself, not the -1 / 1 labels. Its trees are grown on a random
+target, so they carry no impurities or gains: no MDI, no native importance.
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ from sklearn.ensemble import (
     GradientBoostingRegressor,
     HistGradientBoostingClassifier,
     HistGradientBoostingRegressor,
+    IsolationForest,
     RandomForestClassifier,
     RandomForestRegressor,
 )
@@ -70,10 +80,12 @@ def from_sklearn(model, iteration_range=None) -> TreeEnsemble:
         return _from_gradient_boosting(model, iteration_range)
     if isinstance(model, _HIST_GRADIENT_BOOSTING):
         return _from_hist_gradient_boosting(model, iteration_range)
+    if isinstance(model, IsolationForest):
+        return _from_isolation_forest(model)
     kind = "ensemble" if isinstance(model, BaseEnsemble) else "model"
     raise TypeError(f"sapwood cannot convert the scikit-learn {kind} {type(model).__name__}: "
                     "supported are DecisionTree*, ExtraTree*, RandomForest*, ExtraTrees*, "
-                    "GradientBoosting* and HistGradientBoosting*")
+                    "GradientBoosting*, HistGradientBoosting* and IsolationForest")
 
 
 def _copy_tree(tree, n_features) -> TreeArrays:
@@ -218,3 +230,62 @@ def _hist_tree(nodes, n_features, names):
         nodes["missing_go_to_left"], np.full(len(nodes), OP_LE), nodes["value"],
         n_features=n_features, n_node_samples=nodes["count"],
         weighted_n_node_samples=nodes["count"], gain=nodes["gain"])
+
+
+def _from_isolation_forest(model):
+    """An IsolationForest as a forest whose raw output is the mean path length
+    ``E[h(x)]``, the quantity the shap package explains (module docstring)."""
+    n_features = model.n_features_in_
+    # private scikit-learn: the forest routes each tree on its own feature subset only
+    # when ``_max_features`` (the resolved max_features) is below n_features; with all
+    # features it routes X as it is, whatever order ``estimators_features_`` lists.
+    subset = model._max_features != n_features
+    trees = [_isolation_tree(e.tree_, features if subset else None, n_features)
+             for e, features in zip(model.estimators_, model.estimators_features_,
+                                    strict=True)]
+    return _ensemble(model, trees, "mean",
+                     kind=_kind(model, "forest", "path_length", bagged=bool(model.bootstrap),
+                                node_impurity=False))
+
+
+def _isolation_tree(tree, features, n_features) -> TreeArrays:
+    """One isolation tree with its leaves valued ``depth + c(n)`` (n: the leaf's training
+    rows) and every split node the row-weighted mean of its leaves; ``features`` maps
+    the tree's feature indices (of its subset) back to X's columns."""
+    n_rows = tree.n_node_samples.astype(np.float64)
+    leaf = tree.children_left == LEAF
+    split = np.flatnonzero(~leaf)
+    # scikit-learn numbers children after their parent: one pass down from the root
+    # finds every parent's depth ready, one pass back up every child's value.
+    depth = np.zeros(tree.node_count)
+    for node in split:
+        depth[tree.children_left[node]] = depth[tree.children_right[node]] = depth[node] + 1
+    value = np.where(leaf, depth + average_path_length(n_rows), 0.0)
+    for node in split[::-1]:
+        left, right = tree.children_left[node], tree.children_right[node]
+        value[node] = (n_rows[left] * value[left] + n_rows[right] * value[right]) / n_rows[node]
+    feature = tree.feature
+    if features is not None:
+        feature = np.where(feature >= 0, np.asarray(features)[np.maximum(feature, 0)], feature)
+    # The trees were grown on a random target: their impurities mean nothing about X.
+    return TreeArrays(
+        children_left=tree.children_left, children_right=tree.children_right,
+        feature=feature, threshold=tree.threshold, impurity=np.zeros(tree.node_count),
+        n_node_samples=tree.n_node_samples,
+        weighted_n_node_samples=tree.weighted_n_node_samples, value=value,
+        missing_go_to_left=tree.missing_go_to_left,
+        operator=np.full(tree.node_count, OP_LE, dtype=np.uint8), n_features=n_features)
+
+
+def average_path_length(n_rows) -> np.ndarray:
+    """``c(n)``, the average path length of an unsuccessful search in a binary search
+    tree of n points, which an isolation tree adds at a leaf of n training rows for the
+    depth it did not grow (Liu, Ting & Zhou 2008, "Isolation Forest", ICDM,
+    doi:10.1109/ICDM.2008.17): ``2 H(n - 1) - 2 (n - 1) / n`` with
+    the harmonic number ``H(i) ~ ln(i) + Euler's constant``; 1 for n = 2, 0 for n <= 1
+    (scikit-learn's and the shap package's approximation)."""
+    n = np.asarray(n_rows, dtype=np.float64)
+    out = np.where(n == 2, 1.0, 0.0)
+    big = n > 2
+    out[big] = 2.0 * (np.log(n[big] - 1.0) + np.euler_gamma) - 2.0 * (n[big] - 1.0) / n[big]
+    return out

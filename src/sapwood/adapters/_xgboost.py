@@ -6,7 +6,11 @@ and sends a sample left when ``x < split_condition``, a missing value (NaN) to t
 ``default_left`` side; leaves keep their (already shrunk) value in
 ``split_conditions``. The margin is ``base_score`` (stored as a mean, turned into a
 margin by the objective's link) plus the sum of tree outputs per output group; DART
-models weight each tree by ``weight_drop``.
+models weight each tree by ``weight_drop``. A vector-leaf tree
+(``multi_strategy="multi_output_tree"``, one K-vector per leaf) becomes K scalar trees
+with its splits, one per output column; files of XGBoost 2.x and 3.x store it in two
+layouts (:func:`_vector_leaf_trees`). XGBoost 2.x records no hessian sums for these
+trees, so they have no cover (path-dependent TreeSHAP refuses them).
 """
 
 from __future__ import annotations
@@ -133,23 +137,31 @@ def _convert(document, iteration_range, classes, model_name):
     if groups.shape[0] != len(raw_trees) or weights.shape[0] != len(raw_trees):
         raise FormatError("tree_info / weight_drop do not have one entry per tree")
     selected = _select(forest, len(raw_trees), iteration_range)
-    trees = []
-    for t in selected:
-        try:
-            trees.append(_tree(raw_trees[t], n_features, names))
-        except FormatError as error:
-            raise FormatError(f"tree {t}: {error}") from None
-    if not trees:
-        raise ValueError("the XGBoost model has no trees")
     n_columns = max(1, n_classes, _int(params, "num_target", 1, default=1))
     if groups.size and (groups.min() < 0 or groups.max() >= n_columns):
         raise FormatError(f"tree_info has an output group outside 0..{n_columns - 1}")
+    trees, outputs, tree_weights = [], [], []
+    for t in selected:
+        try:
+            if _int(raw_trees[t].get("tree_param", {}), "size_leaf_vector", 0,
+                    default=1) > 1:
+                parts = _vector_leaf_trees(raw_trees[t], n_features, n_columns, names)
+            else:
+                parts = [(_tree(raw_trees[t], n_features, names), groups[t])]
+        except FormatError as error:
+            raise FormatError(f"tree {t}: {error}") from None
+        for tree, output in parts:
+            trees.append(tree)
+            outputs.append(output)
+            tree_weights.append(weights[t])
+    if not trees:
+        raise ValueError("the XGBoost model has no trees")
     base = _base_margin(params["base_score"], objective, n_columns)
     if task == "classification" and classes is None:
         classes = tuple(range(max(n_classes, 2)))
     return TreeEnsemble(
         trees=tuple(trees), task=task, n_features=n_features, combine="sum",
-        tree_weights=weights[selected], tree_output=groups[selected], base_score=base,
+        tree_weights=tree_weights, tree_output=outputs, base_score=base,
         link=link, classes=classes if task == "classification" else None,
         feature_names=None if names is None else tuple(names), input_dtype=np.float32,
         # XGBoost's random forests (XGBRF*) grow their trees on row subsamples drawn
@@ -200,9 +212,6 @@ def _base_margin(text, objective, n_columns):
 
 
 def _tree(raw, n_features, names):
-    if _int(raw.get("tree_param", {}), "size_leaf_vector", 0, default=1) > 1:
-        raise ValueError("sapwood cannot represent XGBoost vector-leaf trees "
-                         "(multi_strategy='multi_output_tree')")
     left = _array(raw, "left_children", np.int64)
     n = left.shape[0]
     right = _array(raw, "right_children", np.int64, n)
@@ -227,6 +236,65 @@ def _tree(raw, n_features, names):
     return build_tree(
         left, right, feature, conditions, default_left, np.full(n, OP_LT), value,
         n_features=n_features, weighted_n_node_samples=hessian, gain=gain, cover=hessian)
+
+
+def _vector_leaf_trees(raw, n_features, n_columns, names):
+    """A vector-leaf tree (``multi_strategy="multi_output_tree"``) as one scalar tree per
+    output column, each with the same splits and covers: ``[(tree, column), ...]``.
+
+    Two layouts: XGBoost 2.x keeps every node's K weights in ``base_weights`` (n_nodes
+    x K, a leaf's weights are its output) and no split statistics; later versions
+    (3.2 tested) keep the leaves' outputs apart in ``leaf_weights`` (n_leaves x K,
+    leaf ``i`` at the row ``right_children[i]`` names), ``base_weights`` only for the
+    targets the splits used, plus ``loss_changes`` and ``sum_hessian``. The layout is
+    told by those keys, not by the version number.
+    """
+    n_outputs = _int(raw["tree_param"], "size_leaf_vector", 2)
+    if n_outputs != n_columns:
+        raise FormatError(f"size_leaf_vector is {n_outputs} but the model has {n_columns} "
+                          "outputs")
+    left = _array(raw, "left_children", np.int64)
+    n = left.shape[0]
+    right = _array(raw, "right_children", np.int64, n)
+    leaf = left == LEAF
+    feature = _array(raw, "split_indices", np.int64, n)
+    conditions = _array(raw, "split_conditions", np.float32, n).astype(np.float64)
+    default_left = _array(raw, "default_left", np.uint8, n)
+    if "split_type" in raw:
+        categorical = np.flatnonzero(~leaf & (_array(raw, "split_type", np.int64, n) != 0))
+        if categorical.size:
+            raise category_error("XGBoost", int(feature[categorical[0]]), names)
+    node_weights = _array(raw, "base_weights", np.float32).astype(np.float64)
+    value = np.zeros((n, n_outputs))
+    if node_weights.shape[0] == n * n_outputs:
+        value = node_weights.reshape(n, n_outputs)
+    if "leaf_weights" in raw:
+        leaf_weights = _array(raw, "leaf_weights", np.float32).astype(np.float64)
+        if leaf_weights.shape[0] % n_outputs:
+            raise FormatError(f"leaf_weights has {leaf_weights.shape[0]} entries, not a "
+                              f"multiple of the {n_outputs} outputs")
+        leaf_weights = leaf_weights.reshape(-1, n_outputs)
+        index = right[leaf]
+        if ((index < 0) | (index >= leaf_weights.shape[0])).any():
+            raise FormatError("a leaf's right_children is not a row of leaf_weights")
+        value = value.copy()
+        value[leaf] = leaf_weights[index]
+        right = np.where(leaf, LEAF, right)
+    elif node_weights.shape[0] != n * n_outputs:
+        raise FormatError(f"base_weights has {node_weights.shape[0]} entries for {n} nodes "
+                          f"and {n_outputs} outputs, and there are no leaf_weights")
+    gain = hessian = None
+    if "loss_changes" in raw and "sum_hessian" in raw:
+        gain = _array(raw, "loss_changes", np.float32, n).astype(np.float64)
+        hessian = _array(raw, "sum_hessian", np.float32, n).astype(np.float64)
+    # Every output's tree has the covers TreeSHAP weighs by, but only the first carries
+    # the split statistics, so that native importances count each split once, as
+    # XGBoost's get_score does.
+    return [(build_tree(left, right, feature, conditions, default_left, np.full(n, OP_LT),
+                        value[:, k].reshape(n, 1, 1), n_features=n_features,
+                        weighted_n_node_samples=hessian, gain=gain if k == 0 else None,
+                        cover=hessian if k == 0 else None), k)
+            for k in range(n_outputs)]
 
 
 def _array(raw, key, dtype, n=None):

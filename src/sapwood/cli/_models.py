@@ -62,11 +62,21 @@ class LoadedModel:
     """A model read from a file (a :class:`~sapwood.TreeEnsemble`), dressed as a fitted
     scikit-learn estimator so that scorers and the importance measures accept it.
 
-    ``to_ensemble()`` hands the trees back, so the measures see the model itself."""
+    ``to_ensemble()`` hands the trees back, so the measures see the model itself.
+
+    An anomaly detector (scikit-learn's IsolationForest, whose raw output is the mean
+    path length) is scored by ROC AUC against the target's two labels, the greater one
+    the inliers (scikit-learn's ``predict`` labels 1 inliers, -1 outliers): the same
+    number as scikit-learn's ``roc_auc`` scorer on the estimator, whose
+    ``decision_function`` increases with the path length."""
 
     def __init__(self, ensemble, path):
         self.ensemble = ensemble
         self.path = Path(path)
+        kind = ensemble.kind
+        self.anomaly = (kind.library, kind.model) == ("sklearn", "IsolationForest")
+        self.score_name = "ROC AUC" if self.anomaly else (
+            "accuracy" if ensemble.task == "classification" else "R²")
         self.n_features_in_ = ensemble.n_features
         if ensemble.feature_names is not None:
             import numpy as np
@@ -101,8 +111,10 @@ class LoadedModel:
         return self.ensemble.predict_proba(_array(X))
 
     def score(self, X, y):
-        from sklearn.metrics import accuracy_score, r2_score
+        from sklearn.metrics import accuracy_score, r2_score, roc_auc_score
 
+        if self.anomaly:
+            return float(roc_auc_score(y, self.predict(X)))
         metric = accuracy_score if self.task == "classification" else r2_score
         return float(metric(y, self.predict(X)))
 

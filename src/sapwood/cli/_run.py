@@ -249,7 +249,8 @@ def run_pipeline(data: Prepared, model, options: Options, *, ui: UI, source: str
     pairs = _agreement.agreement(results, top_k) if n_features > 1 else []
     run = Run(source=source, data=data, model=model, model_text=describe_model(model),
               n_train=0 if fitted else len(X_train), n_test=len(X_test),
-              score_name="accuracy" if data.task == "classification" else "R²",
+              score_name=getattr(model, "score_name", None)
+              or ("accuracy" if data.task == "classification" else "R²"),
               score=score, results=results, truth=truth, notes=notes,
               fitted_here=not fitted, agreement=pairs, top_k=top_k,
               pvalues=options.pvalues, held_out=held_out, seed=options.seed,

@@ -142,6 +142,10 @@ def _forest_interval(ensemble, draws):
 def _require_impurities(ensemble):
     if not ensemble.kind.node_impurity:
         name = ensemble.kind.model or ensemble.kind.library
+        if not any(tree.has_gain or tree.has_cover for tree in ensemble.trees):
+            raise ValueError(f"MDI needs node impurities, which {name} models do not "
+                             "record (nor split gains); use tree_shap or "
+                             "permutation_importance")
         raise ValueError(
             f"MDI needs node impurities, which {name} models do not record; use "
             "sapwood.importance.native_importance(model, 'gain') for the library's own "

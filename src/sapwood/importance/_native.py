@@ -63,7 +63,9 @@ def native_importance(model, kind=None, *, normalize=False,
 "prediction_values_change"}
         Default: the library's default (scikit-learn "impurity", XGBoost "gain",
         LightGBM "split", CatBoost "prediction_values_change", which like CatBoost's
-        sums to 100).
+        sums to 100); "total_gain" for scikit-learn's HistGradientBoosting, which has
+        no ``feature_importances_`` but records split gains. scikit-learn's
+        IsolationForest has none (a ValueError says so).
     normalize : bool, default False
         Divide by the total (when positive), as XGBoost's ``feature_importances_`` does.
         "impurity" is always normalised, as scikit-learn's is.
@@ -77,13 +79,26 @@ def native_importance(model, kind=None, *, normalize=False,
     """
     ensemble = _ensemble(model)
     library = ensemble.kind.library or None
-    kind = _DEFAULT_KIND.get(library, "impurity") if kind is None else kind
+    if kind is None:
+        kind = _DEFAULT_KIND.get(library, "impurity")
+        if kind == "impurity" and not ensemble.kind.node_impurity \
+                and any(tree.has_gain for tree in ensemble.trees):
+            # scikit-learn's HistGradientBoosting: no feature_importances_, but its
+            # nodes record split gains.
+            kind = "total_gain"
     if kind not in NATIVE_KINDS:
         raise ValueError(f"The 'kind' parameter of native_importance must be one of "
                          f"{', '.join(map(repr, NATIVE_KINDS))}. Got {kind!r} instead.")
     names = _feature_names(ensemble, feature_names)
     params = {"kind": kind, "library": library, "normalize": normalize}
     if kind == "impurity":
+        if not ensemble.kind.node_impurity and not any(t.has_gain or t.has_cover
+                                                       for t in ensemble.trees):
+            # scikit-learn's IsolationForest: grown on a random target, no
+            # feature_importances_, nothing recorded per node.
+            raise ValueError(f"a {ensemble.kind.model or library} model records neither "
+                             "node impurities nor split gains: it has no native "
+                             "importance; use tree_shap or permutation_importance")
         if not ensemble.kind.node_impurity:
             raise ValueError(f"a {ensemble.kind.model or library} model records no node "
                              "impurities; "
@@ -180,7 +195,12 @@ def _oblivious_pairs(tree, t):
 
 def _split_table(ensemble, names, needs_cover):
     rows = []
+    some_gains = any(tree.has_gain for tree in ensemble.trees)
     for t, tree in enumerate(ensemble.trees):
+        if some_gains and not tree.has_gain:
+            # An XGBoost vector-leaf tree's copy for a later output: its splits count
+            # once, with the first output's copy, which holds their statistics.
+            continue
         split = np.flatnonzero(tree.children_left != LEAF)
         if split.size and tree.gain is None:
             raise ValueError(f"tree {t} records no split gains; native gain / split "

@@ -30,7 +30,7 @@ from numbers import Integral
 
 import numpy as np
 from joblib import effective_n_jobs
-from sklearn.base import ClassifierMixin
+from sklearn.base import ClassifierMixin, is_outlier_detector
 from sklearn.metrics import check_scoring, get_scorer_names
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils.parallel import Parallel, delayed
@@ -111,7 +111,9 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
         scorers, or a callable returning a dict give a dict of results. A scorer that
         returns an array (for instance ``make_scorer(recall_score, average=None)`` for
         per-class accuracy, or ``make_scorer(r2_score, multioutput="raw_values")``)
-        gives a per-class / per-output breakdown (see Returns).
+        gives a per-class / per-output breakdown (see Returns). An anomaly detector
+        (scikit-learn's ``IsolationForest``) has no ``score``: pass a scorer, such as
+        ``"roc_auc"`` with y its ``predict`` labels (1 inlier, -1 outlier).
     n_repeats : int, default=5
         Number of shuffles per feature.
     n_jobs : int or None, default=None
@@ -175,6 +177,14 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
         raise ValueError(f"max_samples selects no rows of the {n_samples} samples")
     names, columns = _resolve_groups(X, model, groups)
     rows, sources = _random_stream(seed, n_samples, max_samples, n_repeats)
+    if scoring is None and is_outlier_detector(model):
+        # An anomaly detector has no score method and no one reading of y: labels may
+        # mark anomalies with 1 or with -1, and a default would silently invert one.
+        raise ValueError(
+            f"permutation_importance needs the 'scoring' parameter for the anomaly "
+            f"detector {type(model).__name__}, which has no score method: for example "
+            "scoring='roc_auc' with y holding the labels its predict uses (1 inlier, -1 "
+            "outlier), which scores decision_function; got scoring=None")
     scorer = check_scoring(model, scoring=scoring)
     n_jobs = effective_n_jobs(n_jobs)
 

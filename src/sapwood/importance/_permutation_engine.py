@@ -26,7 +26,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from sklearn.base import ClassifierMixin, RegressorMixin
+from sklearn.base import ClassifierMixin, RegressorMixin, is_outlier_detector
 
 from ..adapters import as_ensemble
 from ._chunked_evaluator import ChunkedTreeEvaluator, forest_part, large_forest
@@ -78,7 +78,9 @@ def tree_evaluator(model, X, n_jobs, scorer_uses_score):
 def _supported(model, ensemble, scorer_uses_score):
     """Whether the evaluator can stand in for ``model`` (other models go generic)."""
     classifier = ensemble.task == "classification"
-    if ensemble.link != "identity":
+    if ensemble.link != "identity" or is_outlier_detector(model):
+        # An anomaly detector's scorers read decision_function or score_samples, which
+        # are not the trees' raw output (an IsolationForest's mean path length).
         return False
     if classifier and (ensemble.combine != "mean" or ensemble.trees[0].n_outputs != 1
                        or not hasattr(model, "predict_proba")

@@ -77,7 +77,9 @@ def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output=
     ----------
     model : fitted tree model or TreeEnsemble
         Anything :func:`sapwood.adapters.as_ensemble` reads: sapwood and scikit-learn
-        trees, forests and boosting, XGBoost and LightGBM models.
+        trees, forests and boosting, scikit-learn's IsolationForest (its mean path
+        length, as the ``shap`` package explains it), XGBoost (vector leaves too),
+        LightGBM and CatBoost models.
     X : array-like or DataFrame of shape (n_rows, n_features)
         The rows to explain. A Dask DataFrame or array is explained block by block on
         Dask's workers (rows that need not fit in memory): the result then holds the
@@ -321,6 +323,12 @@ def _tree_arrays(ensemble):
     output columns and the depth of the deepest tree."""
     (children_left, children_right, feature, threshold, missing_go_to_left, operator,
      roots) = ensemble.packed()
+    for t, tree in enumerate(ensemble.trees):
+        if not tree.weighted_n_node_samples[0] > 0:
+            # XGBoost 2.x writes no hessian sums for its vector-leaf trees.
+            raise ValueError(f"tree {t} records no cover (training weight) at its root, "
+                             "which path-dependent TreeSHAP needs; pass background data "
+                             "(data=...) for interventional TreeSHAP")
     # The shap package's covers: scikit-learn's weighted rows, XGBoost's hessian sums
     # and LightGBM's row counts, which is what each adapter puts in this field.
     cover = np.concatenate([tree.weighted_n_node_samples for tree in ensemble.trees])
