@@ -348,13 +348,13 @@ def _numbers(data, rows, n_rows):
     if hasattr(data, "to_dask_array"):  # a Dask DataFrame: numeric columns only
         data = data.to_dask_array(lengths=True)
     if hasattr(data, "compute"):  # a Dask array: only the rows asked for
-        data = (data[rows] if rows is not None else data).compute()
-        rows = None
+        return np.asarray((data if rows is None else data[rows]).compute(),
+                          dtype=np.float64), {}
+    if len(data) != n_rows:
+        raise ValueError(f"result.extra['data'] has {len(data)} rows; the values have "
+                         f"{n_rows}")
     if not isinstance(data, pd.DataFrame):
         numbers = np.asarray(data, dtype=np.float64)
-        if numbers.shape[0] != n_rows and rows is None:
-            raise ValueError(f"result.extra['data'] has {numbers.shape[0]} rows; the "
-                             f"values have {n_rows}")
         return (numbers if rows is None else numbers[rows]), {}
     frame = data if rows is None else data.iloc[rows]
     columns, categories = [], {}
