@@ -18,6 +18,7 @@ from ._models import (
     model_class,
     read_model_file,
 )
+from ._rows import check_rows, explain_rows
 from ._run import UI, Options, Run, align_to_model, run_pipeline
 
 __all__ = ["convert", "demo", "explain", "tree"]
@@ -147,6 +148,7 @@ def explain(args) -> int:
             raise InputError(f"--task {args.task}: the model in {args.model} is a "
                              f"{model.task} model")
     table = load_table(args.data)
+    positions = check_rows(args.row, len(table))
     if fitted:
         # The loaded model knows its task; the target is read accordingly.
         model, data = align_to_model(model, prepare(table, args.target, model.task))
@@ -156,6 +158,9 @@ def explain(args) -> int:
         model = build_model(name, data.task, max_depth=args.max_depth,
                             random_state=args.seed)
     run = run_pipeline(data, model, options, ui=ui, source=str(args.data), fitted=fitted)
+    if positions:
+        with ui.step(f"Explaining {len(positions)} row(s) with TreeSHAP"):
+            run.rows = explain_rows(run, positions)
     return _finish(run, args, ui, f"sapwood: what drives {data.target!r} in {args.data}")
 
 

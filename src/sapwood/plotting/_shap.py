@@ -202,7 +202,7 @@ def waterfall(result, row, *, max_display=10, output=None, ax=None):
     ax.set_ylim(-1.3, top + 0.8)
     ends = np.concatenate([lefts, lefts + np.asarray(widths), [base, prediction]])
     span = max(float(ends.max() - ends.min()), abs(base) * 1e-3, 1e-12)
-    ax.set_xlim(ends.min() - 0.12 * span, ends.max() + 0.18 * span)
+    ax.set_xlim(ends.min() - 0.2 * span, ends.max() + 0.2 * span)
     ax.set_xlabel(f"model output: {explanation.output}", parse_math=False)
     return ax
 
