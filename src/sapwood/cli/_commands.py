@@ -24,6 +24,9 @@ from ._run import UI, Options, Run, align_to_model, run_pipeline
 __all__ = ["convert", "demo", "explain", "tree"]
 
 TREE_SUFFIXES = (".txt", ".dot", ".svg", ".png", ".pdf")
+# The Agg renderer draws at most 2^16 pixels a side; a larger tree's PNG gets a lower
+# resolution (SVG and PDF have none to lower).
+PNG_MAX_PIXELS = 60_000
 
 
 def _finish(run: Run, args, ui: UI, title: str, epilogue=()) -> int:
@@ -188,15 +191,21 @@ def tree(args) -> int:
         raise InputError(f"cannot fit the tree: {str(error).splitlines()[0]}") from None
     names = list(data.X.columns)
     suffix = out.suffix.lower() if out is not None else ".txt"
+    # Where the data has missing values every split says where they go (and a split
+    # that only separates them reads "is missing", not "<= inf").
+    missing = data.n_missing > 0
     if suffix == ".txt":
-        content = export.export_text(model, feature_names=names, max_depth=args.max_depth)
+        content = export.export_text(model, feature_names=names, max_depth=args.max_depth,
+                                     show_missing=missing)
     elif suffix == ".dot":
-        content = export.export_graphviz(model, feature_names=names, filled=True,
-                                         rounded=True)
+        classes = ([str(label) for label in model.classes_] if data.task == "classification"
+                   else None)
+        content = export.export_graphviz(model, feature_names=names, class_names=classes,
+                                         filled=True, rounded=True, show_missing=missing)
     else:
         # A drawing shows names as the tables do: escaped, very long ones cut.
         content = _drawing(model, [shorten(name) for name in names], suffix,
-                           args.max_depth)
+                           args.max_depth, missing)
     if out is None:
         # Names from the data, shown as characters: a control character is escaped.
         print("\n".join(visible(line) for line in content.splitlines()))
@@ -208,17 +217,22 @@ def tree(args) -> int:
     return 0
 
 
-def _drawing(model, names, suffix, max_depth):
+def _drawing(model, names, suffix, max_depth, missing):
+    """The tree drawn with its text at a readable size, the figure as large as the
+    tree needs (a PNG's resolution lowered where it would exceed what a PNG holds)."""
     import io
 
     from ._report import new_figure
 
-    depth = model.get_depth()
-    figure = new_figure((max(6, 1.1 * 2 ** min(depth, 5)), 1.8 * (depth + 1)))
+    figure = new_figure((6.0, 4.0))
     plot_tree(model, ax=figure.add_subplot(), feature_names=names, filled=True,
-              rounded=True, max_depth=max_depth)
+              rounded=True, max_depth=max_depth, show_missing=True if missing else "auto",
+              scale="figure")
+    dpi = 100.0
+    if suffix == ".png":
+        dpi = min(dpi, PNG_MAX_PIXELS / max(figure.get_size_inches()))
     buffer = io.BytesIO()
-    figure.savefig(buffer, format=suffix.lstrip("."), bbox_inches="tight")
+    figure.savefig(buffer, format=suffix.lstrip("."), bbox_inches="tight", dpi=dpi)
     return buffer.getvalue()
 
 
