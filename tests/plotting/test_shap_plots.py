@@ -285,3 +285,18 @@ def test_importing_sapwood_does_not_import_matplotlib():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_names_from_data_are_text_not_mathtext():
+    X, y = _frame(200)
+    X = X.rename(columns={"a": "$a^2$\x1b[31m", "b": "rate [%]"})
+    model = RandomForestRegressor(10, max_depth=4, random_state=0).fit(X, y)
+    result = tree_shap(model, X.iloc[:30])
+    shown = "$a^2$\\x1b[31m"  # control characters escaped, dollars kept
+    for ax in (beeswarm(result, max_display=13), bar(result, max_display=13)):
+        labels = {t.get_text(): t for t in ax.get_yticklabels()}
+        assert shown in labels and labels[shown].get_parse_math() is False
+    ax = dependence(result, "$a^2$\x1b[31m", interaction="rate [%]")
+    assert ax.get_xlabel() == shown and ax.xaxis.label.get_parse_math() is False
+    colorbar = [other for other in ax.figure.axes if other is not ax][0]
+    assert colorbar.get_ylabel() == "rate [%]"

@@ -229,7 +229,8 @@ def build_parser() -> argparse.ArgumentParser:
     tree.add_argument("--task", choices=("auto", "classification", "regression"),
                       default="auto", help="as for explain")
     tree.add_argument("--out", metavar="tree.txt|.dot|.svg",
-                      help="write to this file instead of printing")
+                      help="write to this file instead of printing; a drawing (.svg, .png, "
+                           ".pdf) keeps its text at a readable size and grows with the tree")
     tree.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     tree.add_argument("--quiet", action="store_true", help="print nothing on success")
     tree.set_defaults(handler=_commands.tree)

@@ -281,7 +281,8 @@ def dependence(result, feature, interaction="auto", *, output=None, ax=None):
         if k in explanation.categories:
             labels = explanation.categories[k]
             shown = [code for code in range(len(labels)) if low <= code <= high]
-            colorbar.set_ticks(shown, labels=[shorten(labels[code]) for code in shown])
+            colorbar.set_ticks(shown, labels=[shorten(labels[code]) for code in shown],
+                               parse_math=False)
     return ax
 
 
