@@ -61,8 +61,8 @@ def beeswarm(result, *, max_display=10, output=None, ax=None):
         Rows of the plot, the "other features" row included.
     output : int or class label, optional
         Which output column to show when the model has several (a forest classifier's
-        classes, multiclass boosting): its index or its class. By default the only one,
-        or a binary classifier's second (positive) class.
+        classes, multiclass boosting): its class (matched first) or its index. By
+        default the only one, or a binary classifier's second (positive) class.
     ax : matplotlib Axes, optional
         Drawn into a new figure when None.
 
