@@ -79,6 +79,18 @@ def _max_rows(text: str):
             f"must be a positive integer, 'auto' or 'all'; got {text!r}") from None
 
 
+def _row_position(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(
+            f"must be a row position, 0 or more (0 is the first row under the header); "
+            f"got {text!r}")
+    return value
+
+
 def _n_jobs(text: str) -> int:
     try:
         value = int(text)
@@ -196,6 +208,12 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--max-depth", type=_positive_int, default=None,
                          help="maximum tree depth (default: the model's own: 8 for tree, "
                               "3 for gb, unlimited for rf and et)")
+    explain.add_argument("--row", type=_row_position, action="append", default=[],
+                         metavar="N",
+                         help="also explain the prediction for row N of DATA (0 is the first "
+                              "row under the header; repeat for more rows): its base value "
+                              "and each feature's value and TreeSHAP contribution, largest "
+                              "first; the report shows its waterfall")
     _output_options(explain)
     explain.set_defaults(handler=_commands.explain)
 
@@ -211,7 +229,8 @@ def build_parser() -> argparse.ArgumentParser:
     tree.add_argument("--task", choices=("auto", "classification", "regression"),
                       default="auto", help="as for explain")
     tree.add_argument("--out", metavar="tree.txt|.dot|.svg",
-                      help="write to this file instead of printing")
+                      help="write to this file instead of printing; a drawing (.svg, .png, "
+                           ".pdf) keeps its text at a readable size and grows with the tree")
     tree.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     tree.add_argument("--quiet", action="store_true", help="print nothing on success")
     tree.set_defaults(handler=_commands.tree)

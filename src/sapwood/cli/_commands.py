@@ -18,11 +18,15 @@ from ._models import (
     model_class,
     read_model_file,
 )
+from ._rows import check_rows, explain_rows
 from ._run import UI, Options, Run, align_to_model, run_pipeline
 
 __all__ = ["convert", "demo", "explain", "tree"]
 
 TREE_SUFFIXES = (".txt", ".dot", ".svg", ".png", ".pdf")
+# The Agg renderer draws at most 2^16 pixels a side; a larger tree's PNG gets a lower
+# resolution (SVG and PDF have none to lower).
+PNG_MAX_PIXELS = 60_000
 
 
 def _finish(run: Run, args, ui: UI, title: str, epilogue=()) -> int:
@@ -147,6 +151,7 @@ def explain(args) -> int:
             raise InputError(f"--task {args.task}: the model in {args.model} is a "
                              f"{model.task} model")
     table = load_table(args.data)
+    positions = check_rows(args.row, len(table))
     if fitted:
         # The loaded model knows its task; the target is read accordingly.
         model, data = align_to_model(model, prepare(table, args.target, model.task))
@@ -156,6 +161,9 @@ def explain(args) -> int:
         model = build_model(name, data.task, max_depth=args.max_depth,
                             random_state=args.seed)
     run = run_pipeline(data, model, options, ui=ui, source=str(args.data), fitted=fitted)
+    if positions:
+        with ui.step(f"Explaining {len(positions)} row(s) with TreeSHAP"):
+            run.rows = explain_rows(run, positions)
     return _finish(run, args, ui, f"sapwood: what drives {data.target!r} in {args.data}")
 
 
@@ -183,15 +191,21 @@ def tree(args) -> int:
         raise InputError(f"cannot fit the tree: {str(error).splitlines()[0]}") from None
     names = list(data.X.columns)
     suffix = out.suffix.lower() if out is not None else ".txt"
+    # Where the data has missing values every split says where they go (and a split
+    # that only separates them reads "is missing", not "<= inf").
+    missing = data.n_missing > 0
     if suffix == ".txt":
-        content = export.export_text(model, feature_names=names, max_depth=args.max_depth)
+        content = export.export_text(model, feature_names=names, max_depth=args.max_depth,
+                                     show_missing=missing)
     elif suffix == ".dot":
-        content = export.export_graphviz(model, feature_names=names, filled=True,
-                                         rounded=True)
+        classes = ([str(label) for label in model.classes_] if data.task == "classification"
+                   else None)
+        content = export.export_graphviz(model, feature_names=names, class_names=classes,
+                                         filled=True, rounded=True, show_missing=missing)
     else:
         # A drawing shows names as the tables do: escaped, very long ones cut.
         content = _drawing(model, [shorten(name) for name in names], suffix,
-                           args.max_depth)
+                           args.max_depth, missing)
     if out is None:
         # Names from the data, shown as characters: a control character is escaped.
         print("\n".join(visible(line) for line in content.splitlines()))
@@ -203,17 +217,22 @@ def tree(args) -> int:
     return 0
 
 
-def _drawing(model, names, suffix, max_depth):
+def _drawing(model, names, suffix, max_depth, missing):
+    """The tree drawn with its text at a readable size, the figure as large as the
+    tree needs (a PNG's resolution lowered where it would exceed what a PNG holds)."""
     import io
 
     from ._report import new_figure
 
-    depth = model.get_depth()
-    figure = new_figure((max(6, 1.1 * 2 ** min(depth, 5)), 1.8 * (depth + 1)))
+    figure = new_figure((6.0, 4.0))
     plot_tree(model, ax=figure.add_subplot(), feature_names=names, filled=True,
-              rounded=True, max_depth=max_depth)
+              rounded=True, max_depth=max_depth, show_missing=True if missing else "auto",
+              scale="figure")
+    dpi = 100.0
+    if suffix == ".png":
+        dpi = min(dpi, PNG_MAX_PIXELS / max(figure.get_size_inches()))
     buffer = io.BytesIO()
-    figure.savefig(buffer, format=suffix.lstrip("."), bbox_inches="tight")
+    figure.savefig(buffer, format=suffix.lstrip("."), bbox_inches="tight", dpi=dpi)
     return buffer.getvalue()
 
 

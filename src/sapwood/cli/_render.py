@@ -16,6 +16,7 @@ import pandas as pd
 
 from .._text import shorten, visible
 from ._measures import MEASURES
+from ._rows import print_rows, rows_to_json
 from ._run import Run, top_nodes
 
 __all__ = ["AGREEMENT_RULE", "TEXT_COLUMNS", "agreement_frame", "measure_frame",
@@ -181,6 +182,7 @@ def print_run(run: Run, console):
         for line in run.verdict.lines:
             console.print(visible(line), markup=False, highlight=False, style="bold"
                           if line.startswith("Verdict") else None)
+    print_rows(run.rows, run.source, console)
 
 
 def _width(frame: pd.DataFrame) -> int:
@@ -252,6 +254,7 @@ def run_to_json(run: Run, report=None) -> str:
         "warnings": [finding.to_dict() for finding in run.warnings],
         "verdict": None if run.verdict is None else run.verdict.to_dict(),
         "notes": run.notes,
+        "rows": rows_to_json(run.rows),
         "report": None if report is None else str(report),
     }
     if run.truth is not None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .._files import replace_atomically
 from .._text import shorten, visible
-from ..plotting import plot_tree
+from ..plotting import beeswarm, plot_tree, waterfall
 from ._data import InputError, check_output
 from ._render import (
     AGREEMENT_RULE,
@@ -23,6 +23,7 @@ from ._render import (
     measure_title,
     summary_lines,
 )
+from ._rows import contribution_texts, for_plots, heading
 from ._run import Run, top_nodes
 
 __all__ = ["check_report_path", "write_report"]
@@ -89,6 +90,7 @@ def _document(run: Run, title: str) -> str:
         # The chart and its table side by side when the page is wide enough.
         parts.append(f"<div class='measure'>{_img(_bar_chart(result), f'{name} importance')}"
                      f"{_table(measure_frame(run, name))}</div>")
+    parts += _shap_section(run)
     if len(run.results) > 1:
         parts.append("<h2>Ranks side by side</h2><p>1 = most important.</p>")
         parts.append(_table(run.ranks))
@@ -177,6 +179,39 @@ def _bar_chart(result) -> bytes:
     has_std = bool((frame["std"].fillna(0) > 0).any())
     ax.set_xlabel(f"{result.method} importance" + (" (error bars: ±1 std)" if has_std else ""))
     return _png(figure)
+
+
+def _shap_section(run: Run) -> list:
+    """The TreeSHAP pictures: the beeswarm of the shap measure's rows (one per class
+    of a multiclass model) and a waterfall per ``--row``."""
+    result = run.results.get("shap")
+    if result is None and not run.rows:
+        return []
+    parts = ["<h2>SHAP beeswarm</h2>" if result is not None else "<h2>SHAP waterfalls</h2>"]
+    if result is not None:
+        parts.append("<p>One point per explained row: its SHAP value for the feature (the "
+                     "feature's share of that row's prediction), coloured by the row's value "
+                     "of the feature (blue low, red high, grey missing).</p>")
+        shown = for_plots(result, run.data.encodings)
+        phi = result.extra["shap_values"]
+        names = result.extra["output_names"]
+        outputs = [None] if phi.ndim == 2 or (phi.shape[2] == 2 and names) else (
+            range(phi.shape[2]))
+        for output in outputs:
+            figure = new_figure((7.5, 0.42 * min(result.n_features, 10) + 1.6))
+            beeswarm(shown, output=output, ax=figure.add_subplot())
+            parts.append(_img(_png(figure), "SHAP beeswarm"))
+    for explanation in run.rows:
+        lines = heading(explanation, run.source)
+        parts.append(f"<h3>{_e(lines[0])}</h3><p>{_e(lines[1])}</p>")
+        n_bars = min(explanation.result.n_features, 10)
+        figure = new_figure((7.5, 0.42 * n_bars + 1.8))
+        waterfall(explanation.result, 0, output=explanation.column, ax=figure.add_subplot())
+        frame = explanation.table()
+        frame["contribution"] = contribution_texts(frame["contribution"])
+        parts.append(f"<div class='measure'>{_img(_png(figure), 'waterfall')}"
+                     f"{_table(frame)}</div>")
+    return parts
 
 
 def _tree_section(run: Run) -> str:

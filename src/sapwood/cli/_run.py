@@ -159,6 +159,8 @@ class Run:
     held_out: bool = True
     seed: int = 0
     verdict: object = None
+    held_out_index: object = None  # the held-out rows' labels in data.X.index
+    rows: list = field(default_factory=list)  # explain --row: RowExplanation each
 
     @property
     def task(self) -> str:
@@ -254,6 +256,7 @@ def run_pipeline(data: Prepared, model, options: Options, *, ui: UI, source: str
               score=score, results=results, truth=truth, notes=notes,
               fitted_here=not fitted, agreement=pairs, top_k=top_k,
               pvalues=options.pvalues, held_out=held_out, seed=options.seed,
+              held_out_index=X_test.index if held_out else None,
               n_permutations=options.n_permutations if options.pvalues == "altmann"
               else None)
     train_score = None

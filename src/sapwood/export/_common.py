@@ -151,7 +151,7 @@ class LabelOptions:
     node_ids: bool = False
     proportion: bool = False
     precision: int = 3
-    show_missing: bool = False
+    show_missing: bool | str = False
 
     @classmethod
     def checked(cls, view: TreeView, feature_names, class_names, **options):
@@ -167,8 +167,12 @@ class LabelOptions:
 
 
 def split_condition(view: TreeView, node: int, name: str, precision: int,
-                    marks: Marks, show_missing: bool) -> str:
-    """The condition under which a row goes to the left child, as one label line."""
+                    marks: Marks, show_missing) -> str:
+    """The condition under which a row goes to the left child, as one label line.
+
+    ``show_missing``: True says where missing values go at every split; ``"auto"`` only
+    at a split that separates the missing values and nothing else (scikit-learn's
+    threshold ``+inf``); False writes every split as scikit-learn does."""
     tree = view.tree
     threshold = tree.threshold[node]
     goes_left_when_missing = bool(tree.missing_go_to_left[node])
@@ -178,7 +182,7 @@ def split_condition(view: TreeView, node: int, name: str, precision: int,
     operator = marks.lt if tree.operator[node] == OP_LT else marks.le
     condition = f"{name} {operator} {format_number(threshold, precision)}"
     # A missing value compares false, so only a left-going default needs saying.
-    if show_missing and goes_left_when_missing:
+    if show_missing and not isinstance(show_missing, str) and goes_left_when_missing:
         condition += " or missing"
     return condition
 

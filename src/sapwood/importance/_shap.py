@@ -54,6 +54,7 @@ from ..adapters import as_ensemble
 from ._oob import _feature_names
 from ._result import ImportanceResult, t_interval
 from ._shap_interventional import MODEL_OUTPUTS, interventional_tree_shap
+from ._shap_output import explanation_extra
 
 __all__ = ["tree_shap"]
 
@@ -121,7 +122,10 @@ def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output=
         has several, e.g. a forest classifier's class probabilities),
         ``"expected_value"`` (scalar, or one per column; for the loss one per row) and, with
         ``interactions=True``, ``"interaction_values"`` (n_rows, n_features,
-        n_features[, n_columns]).
+        n_features[, n_columns]). For the plots (:mod:`sapwood.plotting`) it also holds
+        ``"data"`` (``X`` as given), ``"output"`` (what the values add up to, e.g.
+        ``"log-odds"``, ``"probability"``, ``"log loss"``) and ``"output_names"`` (each
+        output column's class, or None).
 
     Examples
     --------
@@ -169,7 +173,8 @@ def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output=
     magnitude = np.abs(phi).mean(axis=2).T  # (n_features, n_rows)
     squeeze = n_columns == 1
     extra = {"shap_values": phi[..., 0] if squeeze else phi,
-             "expected_value": float(expected[0]) if squeeze else expected}
+             "expected_value": float(expected[0]) if squeeze else expected,
+             **explanation_extra(ensemble, X, n_columns)}
     if interactions:
         extra["interaction_values"] = values[..., 0] if squeeze else values
     return ImportanceResult.from_draws(
@@ -410,7 +415,8 @@ def dask_tree_shap(model, X, interactions, n_jobs) -> ImportanceResult:
     expected = _expected_value(ensemble, tree_arrays, n_columns)
     squeeze = n_columns == 1
     extra = {"shap_values": phi[..., 0] if squeeze else phi,
-             "expected_value": float(expected[0]) if squeeze else expected}
+             "expected_value": float(expected[0]) if squeeze else expected,
+             **explanation_extra(ensemble, X, n_columns)}
     if interactions:
         extra["interaction_values"] = values[..., 0] if squeeze else values
     return ImportanceResult(

@@ -36,6 +36,7 @@ from .._kernels._shap_interventional import interventional_tree, shapley_coeffic
 from .._progress import counted, progress_bar
 from ._oob import _feature_names
 from ._result import ImportanceResult
+from ._shap_output import explanation_extra
 
 __all__ = ["MODEL_OUTPUTS", "interventional_tree_shap"]
 
@@ -89,7 +90,8 @@ def interventional_tree_shap(model, ensemble, X, data, model_output, y, n_jobs,
     squeeze = n_columns == 1
     if squeeze and transform not in ("logistic_nlogloss", "squared_loss"):
         expected = float(expected[0])
-    extra = {"shap_values": phi[..., 0] if squeeze else phi, "expected_value": expected}
+    extra = {"shap_values": phi[..., 0] if squeeze else phi, "expected_value": expected,
+             **explanation_extra(ensemble, X, n_columns, transform)}
     return ImportanceResult.from_draws(
         magnitude, feature_names=feature_names, method="tree_shap",
         params={"interactions": False, "n_rows": int(rows.shape[0]),

@@ -1,4 +1,5 @@
-"""Every matplotlib picture sapwood draws: trees, importance charts, measure comparisons.
+"""Every matplotlib picture sapwood draws: trees, importance charts, measure comparisons,
+SHAP plots (beeswarm, bar, waterfall, dependence).
 
 Why one package, and why this one: pictures need matplotlib, an optional and slow
 import, and they draw things from several layers (a tree from the format, an
@@ -17,6 +18,8 @@ asked for.
 
 from ._compare import plot_compare
 from ._importance import plot_importance
+from ._shap import bar, beeswarm, dependence, waterfall
 from ._tree import plot_tree
 
-__all__ = ["plot_compare", "plot_importance", "plot_tree"]
+__all__ = ["bar", "beeswarm", "dependence", "plot_compare", "plot_importance", "plot_tree",
+           "waterfall"]

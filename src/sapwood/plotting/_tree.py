@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .._format import LEAF
 from .._text import visible
 from ..export._common import (
@@ -20,6 +22,11 @@ from ..export._common import (
 __all__ = ["plot_tree"]
 
 _TRUNCATED = "\n  (...)  \n"
+_SCALES = ("font", "figure")
+# With scale="figure": a column is this many times the widest box, a level this many
+# times the tallest (the arrows run through the rest).
+_COLUMN_ROOM = 1.1
+_LEVEL_ROOM = 1.6
 
 
 @dataclass
@@ -61,10 +68,10 @@ def _layout(tree, max_depth):
     return boxes, next_column
 
 
-def plot_tree(model, ax=None, *, max_depth=None, feature_names=None, class_names=None,
+def plot_tree(model, ax=None, *, max_depth=None, feature_names=None, class_names="auto",
               label="all", filled=False, impurity=True, node_ids=False, proportion=False,
               rounded=False, precision=3, fontsize=None, tree_index=0, criterion=None,
-              show_missing=False):
+              show_missing="auto", scale="font"):
     """Draw one tree with matplotlib, one box per node.
 
     Boxes hold the same lines as :func:`sapwood.export.export_graphviz` writes (split, impurity,
@@ -77,14 +84,30 @@ def plot_tree(model, ax=None, *, max_depth=None, feature_names=None, class_names
     model : TreeArrays, TreeEnsemble or fitted sapwood estimator
     ax : matplotlib Axes, optional
         Drawn into (after clearing); defaults to the current Axes.
-    max_depth, feature_names, class_names, label, filled, impurity, node_ids, \
-proportion, precision, tree_index, criterion, show_missing
+    max_depth, feature_names, label, filled, impurity, node_ids, proportion, precision, \
+tree_index, criterion
         As in :func:`sapwood.export.export_graphviz`.
+    class_names : "auto", list, True or None, default="auto"
+        ``"auto"``: a ``class = ...`` line with the model's class names where it knows
+        them (none otherwise); a list names the classes in order; True and None as in
+        :func:`sapwood.export.export_graphviz` (``y[k]``, no line).
+    show_missing : "auto", bool, default="auto"
+        ``"auto"``: a split that separates the missing values from all others (threshold
+        ``+inf``) reads ``x is not missing``, other splits as scikit-learn writes them;
+        True: every split also says where missing values go (``or missing``); False:
+        scikit-learn's text everywhere (``x <= inf``).
     rounded : bool, default=False
         Rounded boxes.
     fontsize : float, optional
-        Text size; by default the largest size at which the widest box still fits
-        its column and the tallest its level.
+        Text size in points. By default: with ``scale="font"`` the largest size at
+        which the widest box still fits its column and the tallest its level; with
+        ``scale="figure"`` matplotlib's default size (10 points).
+    scale : {"font", "figure"}, default="font"
+        What gives way when the tree is large. ``"font"``: the Axes keeps its size and
+        the text shrinks to fit (scikit-learn's behaviour; a large tree becomes
+        unreadable). ``"figure"``: the text keeps its size and the Axes' figure is
+        resized so that every box fits, growing with the tree (save it as SVG or PDF
+        and zoom).
 
     Returns
     -------
@@ -94,9 +117,18 @@ proportion, precision, tree_index, criterion, show_missing
     """
     import matplotlib.pyplot as plt  # lazy: see the package docstring
 
+    if scale not in _SCALES:
+        raise ValueError(f"The 'scale' parameter must be one of {_SCALES}. Got {scale!r} "
+                         "instead.")
+    if not (isinstance(show_missing, bool | np.bool_) or (
+            isinstance(show_missing, str) and show_missing == "auto")):
+        raise ValueError("The 'show_missing' parameter must be 'auto', True or False. Got "
+                         f"{show_missing!r} instead.")
     view = resolve_tree(model, tree_index, criterion)
     tree = view.tree
     check_display_options(max_depth, label, precision)
+    if isinstance(class_names, str) and class_names == "auto":
+        class_names = view.class_names if view.is_classifier else None
     options = LabelOptions.checked(
         view, feature_names, class_names, label=label, impurity=impurity, node_ids=node_ids,
         proportion=proportion, precision=precision, show_missing=show_missing)
@@ -145,21 +177,39 @@ proportion, precision, tree_index, criterion, show_missing
             annotations.append(ax.annotate("True  " if is_left else "  False", middle,
                                            ha="right" if is_left else "left",
                                            zorder=100 - 10 * box.depth, **text_kwargs))
-    if fontsize is None:
+    if scale == "figure":
+        _fit_figure(ax, box_annotations, n_columns, n_levels)
+    elif fontsize is None:
         _fit_font(ax, box_annotations, annotations, n_columns, n_levels)
     return annotations
 
 
-def _fit_font(ax, box_annotations, annotations, n_columns, n_levels):
-    """Scale every text so the widest box fits a column and the tallest a level."""
+def _box_extents(ax, box_annotations):
+    """The widest and the tallest box, and the Axes' width and height (pixels)."""
     renderer = ax.figure.canvas.get_renderer()
     for annotation in box_annotations:
         annotation.update_bbox_position_size(renderer)
     extents = [a.get_bbox_patch().get_window_extent(renderer) for a in box_annotations]
-    widest = max(extent.width for extent in extents)
-    tallest = max(extent.height for extent in extents)
     axes_box = ax.get_window_extent(renderer)
-    scale = min(axes_box.width / n_columns / widest, axes_box.height / n_levels / tallest)
+    return (max(extent.width for extent in extents),
+            max(extent.height for extent in extents), axes_box.width, axes_box.height)
+
+
+def _fit_figure(ax, box_annotations, n_columns, n_levels):
+    """Resize the figure so that, text kept at its size, the widest box fits its
+    column with a little room beside it and the tallest its level with room for the
+    arrows."""
+    widest, tallest, width, height = _box_extents(ax, box_annotations)
+    figure = ax.figure
+    inches_wide, inches_high = figure.get_size_inches()
+    figure.set_size_inches(inches_wide * n_columns * widest * _COLUMN_ROOM / width,
+                           inches_high * n_levels * tallest * _LEVEL_ROOM / height)
+
+
+def _fit_font(ax, box_annotations, annotations, n_columns, n_levels):
+    """Scale every text so the widest box fits a column and the tallest a level."""
+    widest, tallest, width, height = _box_extents(ax, box_annotations)
+    scale = min(width / n_columns / widest, height / n_levels / tallest)
     size = box_annotations[0].get_fontsize() * scale
     for annotation in annotations:
         annotation.set_fontsize(size)
