@@ -91,7 +91,7 @@ def all_models():
 
 def assert_same_ensemble(ours, theirs):
     for name in ("task", "n_features", "combine", "link", "classes", "feature_names",
-                 "input_dtype", "kind"):
+                 "input_dtype", "kind", "categories"):
         assert getattr(ours, name) == getattr(theirs, name), name
     assert (ours.bootstrap is None) == (theirs.bootstrap is None)
     if ours.bootstrap is not None:
@@ -113,6 +113,8 @@ def assert_same_ensemble(ours, theirs):
             else:
                 assert array == other, name
         assert (a.gain is None) == (b.gain is None) and (a.cover is None) == (b.cover is None)
+        np.testing.assert_array_equal(a.cat_bitsets, b.cat_bitsets)
+        assert a.cat_bitsets.dtype == b.cat_bitsets.dtype == np.uint32
 
 
 def test_round_trip_every_model_kind(tmp_path):
@@ -138,7 +140,7 @@ def test_the_file_holds_no_pickle_and_documents_itself(tmp_path):
     save(models["tree"], path)
     with zipfile.ZipFile(path) as archive:
         header = json.loads(archive.read(HEADER))
-        assert header["format"] == "sapwood-model" and header["format_version"] == 2
+        assert header["format"] == "sapwood-model" and header["format_version"] == 3
         for info in archive.infolist():
             assert info.compress_type == zipfile.ZIP_STORED
             if info.filename.endswith(".npy"):
@@ -445,7 +447,30 @@ def test_version_1_files_still_load_with_the_same_predictions(tmp_path, name):
         np.testing.assert_array_equal(model.predict_proba(X),
                                       np.load(VERSION_1 / f"{name}.predict_proba.npy"))
     assert model.bootstrap is None
-    # Saved again, the model is a version 2 file that loads as the same model.
+    # Saved again, the model is a version 3 file that loads as the same model.
+    save(model, tmp_path / "again.sapwood")
+    assert_same_ensemble(load(tmp_path / "again.sapwood"), model)
+
+
+VERSION_2 = Path(__file__).parent / "model_format_v2"
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in VERSION_2.glob("*.sapwood")))
+def test_version_2_files_still_load_with_the_same_predictions(tmp_path, name):
+    """Files written by format version 2 (no category sets), saved with the sapwood of
+    that version (``make_fixtures.py``), together with what it predicted then."""
+    path = VERSION_2 / f"{name}.sapwood"
+    with zipfile.ZipFile(path) as archive:
+        header = json.loads(archive.read(HEADER))
+    assert header["format_version"] == 2
+    X = np.load(VERSION_2 / "X.npy")
+    model = load(path)
+    np.testing.assert_array_equal(model.predict(X), np.load(VERSION_2 / f"{name}.predict.npy"))
+    if model.task == "classification":
+        np.testing.assert_array_equal(model.predict_proba(X),
+                                      np.load(VERSION_2 / f"{name}.predict_proba.npy"))
+    assert (model.bootstrap is None) == (header["bootstrap"] is None)
+    assert model.categories is None and not model.has_categorical
     save(model, tmp_path / "again.sapwood")
     assert_same_ensemble(load(tmp_path / "again.sapwood"), model)
 
