@@ -477,16 +477,8 @@ class TreeEnsemble:
                 continue
             labels = (self.categories[j] if self.categories is not None
                       and j < len(self.categories) else None)
-            codes = column.cat.codes.to_numpy().astype(np.intp)
-            if labels is None:
-                lookup = np.arange(len(column.cat.categories), dtype=np.float64)
-            else:
-                known = {_label_key(label): k for k, label in enumerate(labels)}
-                lookup = np.array([known.get(_label_key(c), np.nan)
-                                   for c in column.cat.categories], dtype=np.float64)
-            values = np.where(codes < 0, np.nan, lookup[np.maximum(codes, 0)]
-                              if lookup.size else np.nan)
-            columns.append(values)
+            columns.append(category_codes(column.cat.codes.to_numpy(),
+                                          list(column.cat.categories), labels))
         return np.column_stack(columns).astype(self.input_dtype)
 
     def apply(self, X) -> np.ndarray:
@@ -518,6 +510,23 @@ class TreeEnsemble:
     def predict_proba(self, X):
         """Class probabilities (:func:`sapwood.adapters.predict_proba`)."""
         return _prediction.predict_proba(self, X)
+
+
+def category_codes(codes, categories, labels):
+    """Float codes of a categorical column given by its own ``codes`` (-1: missing)
+    into its ``categories``: the position of each category among the model's
+    ``labels`` (NaN for a missing value or a label the model does not know), or the
+    column's own codes when ``labels`` is None."""
+    codes = np.asarray(codes, dtype=np.intp)
+    if labels is None:
+        lookup = np.arange(len(categories), dtype=np.float64)
+    else:
+        known = {_label_key(label): k for k, label in enumerate(labels)}
+        lookup = np.array([known.get(_label_key(c), np.nan) for c in categories],
+                          dtype=np.float64)
+    if not lookup.size:
+        return np.full(codes.shape, np.nan)
+    return np.where(codes < 0, np.nan, lookup[np.clip(codes, 0, lookup.size - 1)])
 
 
 def _label_key(label):
