@@ -17,7 +17,6 @@ import sapwood
 from sapwood import FormatError, TreeArrays, TreeEnsemble
 from sapwood._persist import HEADER, load
 from sapwood.adapters import from_model, predict, predict_raw, save
-
 from tests.reference.naive_categorical import categorical_ensemble
 
 from .adapters._data import make_data
