@@ -163,3 +163,64 @@ def test_lightgbm_model_file_explained_from_a_csv(tmp_path):
     document = json.loads(stdout.getvalue())
     assert document["model"]["score"] > 0.5
     assert "permutation" in document["measures"]
+
+
+def _hist(task, seed=0):
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+
+    frame, y = _frame(seed)
+    # Odd integer categories: tested as the integers themselves (not their positions).
+    frame["code"] = frame["code"] * 2 + 1
+    options = {"max_iter": 12, "categorical_features": ["colour", "code"], "random_state": 0}
+    if task == "regression":
+        return HistGradientBoostingRegressor(**options).fit(frame, y), frame, y
+    classes = np.digitize(y, [-0.5, 0.5]) if task == "multiclass" else (y > 0).astype(int)
+    return HistGradientBoostingClassifier(**options).fit(frame, classes), frame, classes
+
+
+def _unseen(frame):
+    """Unknown labels, missing values, and integer categories never seen, negative or
+    huge."""
+    test = frame.copy()
+    rows = np.arange(len(test))
+    test["colour"] = pd.Categorical(test["colour"].astype(object).where(rows % 9 != 0, "zz"))
+    test.loc[rows % 7 == 0, "code"] = np.array([4.0, -3.0, 200.0, 1e9, np.nan])[
+        (rows[rows % 7 == 0] // 7) % 5]
+    return test
+
+
+@pytest.mark.parametrize("task", ["regression", "binary", "multiclass"])
+def test_hist_gradient_boosting_raw_output_and_shap_equal_native(task):
+    model, frame, _ = _hist(task)
+    converted = from_model(model)
+    assert converted.has_categorical
+    assert converted.categories[1] == tuple(COLOURS[:20])
+    assert converted.categories[2] == tuple(range(90))
+    test = _unseen(frame)
+    native = model._raw_predict(test)
+    native = native[:, 0] if native.shape[1] == 1 else native
+    assert_close(predict_raw(converted, test), native)
+    codes = converted.encode(test)
+    assert_close(predict_raw(converted, codes), native)
+    assert_close(naive_raw(converted, codes).reshape(native.shape), native)
+    # TreeSHAP: the values add up to the raw output (shap does not read categorical
+    # HistGradientBoosting models); the kernels equal the naive path-dependent values
+    # in tests/kernels/test_categorical.py.
+    result = tree_shap(model, test[:50])
+    phi = np.asarray(result.extra["shap_values"])
+    total = phi.sum(axis=1) + np.asarray(result.extra["expected_value"])
+    assert_close(total.reshape(native[:50].shape), native[:50])
+
+
+def test_hist_gradient_boosting_measures_run():
+    model, frame, y = _hist("regression")
+    test = _unseen(frame)
+    scoring = "neg_mean_squared_error"
+    result = permutation_importance(model, test, y, scoring=scoring, n_repeats=2,
+                                    random_state=0)
+    assert result.params["evaluator"] == "tree"
+    generic = permutation_importance(as_opaque_model(model), test, y, scoring=scoring,
+                                     n_repeats=2, random_state=0)
+    assert_close(result.importances, generic.importances, atol=1e-9)
+    text = export_text(model, feature_names=["x", "colour", "code"])
+    assert "colour in {" in text or "colour not in {" in text
