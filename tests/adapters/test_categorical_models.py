@@ -15,6 +15,7 @@ from sklearn.metrics import get_scorer
 
 import sapwood
 from sapwood.adapters import from_model, predict_raw
+from sapwood.adapters._xgboost import read_xgboost_file
 from sapwood.cli import main
 from sapwood.export import export_text
 from sapwood.importance import native_importance, permutation_importance, tree_shap
@@ -224,3 +225,60 @@ def test_hist_gradient_boosting_measures_run():
     assert_close(result.importances, generic.importances, atol=1e-9)
     text = export_text(model, feature_names=["x", "colour", "code"])
     assert "colour in {" in text or "colour not in {" in text
+
+
+def _xgboost(task):
+    xgb = pytest.importorskip("xgboost")
+    frame, y = _frame(5)
+    frame["code"] = pd.Categorical(frame["code"])
+    options = {"n_estimators": 10, "max_depth": 4, "enable_categorical": True,
+               "tree_method": "hist", "max_cat_to_onehot": 1, "random_state": 0}
+    if task == "regression":
+        return xgb.XGBRegressor(**options).fit(frame, y), frame, y
+    classes = np.digitize(y, [-0.5, 0.5]) if task == "multiclass" else (y > 0).astype(int)
+    return xgb.XGBClassifier(**options).fit(frame, classes), frame, classes
+
+
+@pytest.mark.parametrize("task", ["regression", "binary", "multiclass"])
+def test_xgboost_raw_output_shap_and_interactions_equal_native(task):
+    xgb = pytest.importorskip("xgboost")
+    model, frame, _ = _xgboost(task)
+    converted = from_model(model)
+    assert converted.has_categorical
+    assert converted.categories[1] == tuple(COLOURS[:20])
+    assert converted.categories[2] == tuple(range(45))
+    booster = model.get_booster()
+    X = _awkward_codes(frame, 6)
+    native = booster.inplace_predict(X, predict_type="margin")
+    # float32 rounding of the margin.
+    assert_close(predict_raw(converted, X), native, atol=2e-6)
+    assert_close(predict_raw(converted, frame), model.predict(frame, output_margin=True),
+                 atol=2e-6)
+    # The same model read from its UBJSON and JSON files.
+    for raw_format in ("ubj", "json"):
+        again = read_xgboost_file(bytes(booster.save_raw(raw_format=raw_format)))
+        np.testing.assert_array_equal(predict_raw(again, X), predict_raw(converted, X))
+        assert again.categories == converted.categories
+    matrix = xgb.DMatrix(frame[:40], enable_categorical=True)
+    contributions = booster.predict(matrix, pred_contribs=True)
+    interactions = booster.predict(matrix, pred_interactions=True)
+    result = tree_shap(model, frame[:40], interactions=True)
+    ours = np.asarray(result.extra["interaction_values"])
+    if task == "multiclass":
+        contributions = contributions.transpose(0, 2, 1)
+        interactions = interactions.transpose(0, 2, 3, 1)
+    assert_close(ours.sum(axis=2), contributions[:, :-1], atol=2e-5)
+    assert_close(ours, interactions[:, :-1, :-1], atol=2e-5)
+
+
+def test_xgboost_unseen_labels_go_the_missing_way():
+    """XGBoost refuses a frame with a category it never saw; sapwood reads it as
+    missing, which is where XGBoost sends a missing value."""
+    model, frame, _ = _xgboost("regression")
+    test = frame.copy()
+    test["colour"] = pd.Categorical(test["colour"].astype(object).where(
+        np.arange(len(test)) % 9 != 0, "zz"))
+    missing = test.copy()
+    missing["colour"] = missing["colour"].cat.remove_categories(["zz"])
+    assert_close(predict_raw(model, test), model.predict(missing, output_margin=True),
+                 atol=2e-6)

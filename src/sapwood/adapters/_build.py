@@ -6,7 +6,7 @@ import numpy as np
 
 from .._format import LEAF, UNDEFINED, FormatError, TreeArrays
 
-__all__ = ["build_tree", "category_error", "category_sets", "codes_to_words"]
+__all__ = ["build_tree", "category_sets", "codes_to_words"]
 
 
 def build_tree(left, right, feature, threshold, missing_go_to_left, operator, value, *,
@@ -62,6 +62,54 @@ def build_tree(left, right, feature, threshold, missing_go_to_left, operator, va
         missing_go_to_left=np.where(leaf, 0, pick(missing_go_to_left, np.int64, 0) != 0),
         operator=np.where(leaf, 0, pick(operator, np.uint8, 0)),
         n_features=n_features, cat_bitsets=cat_bitsets, **stats)
+
+
+def category_sets(words):
+    """One tree's ``cat_bitsets`` and each set's offset in it, from each categorical
+    split's bitset words (uint32, category ``c`` at bit ``c % 32`` of word ``c // 32``,
+    LightGBM's and scikit-learn's layout): per set its word count, then its words."""
+    offsets = []
+    parts = []
+    at = 0
+    for bits in words:
+        bits = np.asarray(bits, dtype=np.uint32).reshape(-1)
+        # Trailing zero words hold no category: dropped, the set is the same.
+        used = np.flatnonzero(bits)
+        bits = bits[:used[-1] + 1] if used.size else bits[:0]
+        offsets.append(float(at))
+        parts.append(np.concatenate([[bits.shape[0]], bits]).astype(np.uint32))
+        at += bits.shape[0] + 1
+    bitsets = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint32)
+    return np.array(offsets, dtype=np.float64), bitsets
+
+
+def codes_to_words(codes):
+    """Bitset words (uint32) of a set of non-negative integer category codes."""
+    codes = np.asarray(codes, dtype=np.int64).reshape(-1)
+    if codes.size and codes.min() < 0:
+        raise FormatError(f"a category set holds the negative code {int(codes.min())}")
+    words = np.zeros(int(codes.max()) // 32 + 1 if codes.size else 0, dtype=np.uint32)
+    np.bitwise_or.at(words, codes // 32, (np.uint32(1) << (codes % 32).astype(np.uint32)))
+    return words
+
+
+def _reachable(left, right):
+    """Mask of the nodes reachable from node 0; out-of-range children raise FormatError."""
+    n = left.shape[0]
+    for name, children in (("left", left), ("right", right)):
+        bad = (children != LEAF) & ((children < 0) | (children >= n))
+        if bad.any():
+            raise FormatError(f"node {int(np.argmax(bad))} has a {name} child out of range")
+    seen = np.zeros(n, dtype=bool)
+    seen[0] = True
+    frontier = np.array([0])
+    # Each pass only expands nodes seen for the first time, so a cycle cannot loop forever.
+    while frontier.size:
+        frontier = frontier[left[frontier] != LEAF]
+        children = np.concatenate([left[frontier], right[frontier]])
+        frontier = np.unique(children[~seen[children]])
+        seen[frontier] = True
+    return seen
 
 
 def category_sets(words):

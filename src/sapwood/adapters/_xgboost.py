@@ -195,7 +195,8 @@ def _categories(cats, n_features):
             except UnicodeDecodeError:
                 raise FormatError("cats.enc holds category text that is not UTF-8") from None
         else:
-            categories.append(tuple(_array(entry, "values", np.float64, len(values)).tolist()))
+            numbers = _array(entry, "values", np.float64, len(values)).tolist()
+            categories.append(tuple(int(v) if v.is_integer() else v for v in numbers))
         if categories[-1] is not None and len(set(categories[-1])) != len(categories[-1]):
             raise FormatError("cats.enc lists a category twice")
     return tuple(categories) if any(c is not None for c in categories) else None
