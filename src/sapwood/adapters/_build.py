@@ -159,12 +159,3 @@ def _reachable(left, right):
         seen[frontier] = True
     return seen
 
-
-def category_error(library, feature, names):
-    """The error for a categorical split, naming the feature."""
-    name = names[feature] if names is not None and 0 <= feature < len(names) else None
-    label = f"feature {feature}" + (f" ({name!r})" if name is not None else "")
-    return ValueError(
-        f"{library} model splits {label} as a categorical feature; sapwood's tree format "
-        "only represents numeric threshold splits. Refit with that feature one-hot or "
-        "ordinal encoded as a numeric column.")
