@@ -462,24 +462,31 @@ class TreeEnsemble:
         A pandas DataFrame's ``category`` columns become category codes: by the
         feature's labels in ``categories`` where the model recorded them (a label the
         model does not know, and a missing value, become NaN, as each library's own
-        pandas input does), else by the column's own pandas codes. Other columns and
-        other inputs are read as numbers (a categorical feature given as numbers holds
-        the codes themselves)."""
+        pandas input does), else by the column's own pandas codes. A text (object or
+        string) column of a feature with labels is read as a ``category`` column. Other
+        columns and other inputs are read as numbers (a categorical feature given as
+        numbers holds the codes themselves)."""
         dtypes = getattr(X, "dtypes", None)
         if dtypes is None or not hasattr(X, "iloc") or not any(
-                getattr(dtype, "name", "") == "category" for dtype in dtypes):
+                _as_category(dtype, self._labels(j)) for j, dtype in enumerate(dtypes)):
             return np.asarray(X, dtype=self.input_dtype)
         columns = []
         for j in range(X.shape[1]):
             column = X.iloc[:, j]
+            if _as_category(column.dtype, self._labels(j)) and column.dtype.name != "category":
+                column = column.astype("category")
             if column.dtype.name != "category":
                 columns.append(column.to_numpy(dtype=np.float64, na_value=np.nan))
                 continue
-            labels = (self.categories[j] if self.categories is not None
-                      and j < len(self.categories) else None)
             columns.append(category_codes(column.cat.codes.to_numpy(),
-                                          list(column.cat.categories), labels))
+                                          list(column.cat.categories), self._labels(j)))
         return np.column_stack(columns).astype(self.input_dtype)
+
+    def _labels(self, j):
+        """Feature ``j``'s category labels, or None."""
+        if self.categories is None or j >= len(self.categories):
+            return None
+        return self.categories[j]
 
     def apply(self, X) -> np.ndarray:
         """Per-tree leaf ids (local to each tree), shape (n_samples, n_trees)."""
@@ -510,6 +517,14 @@ class TreeEnsemble:
     def predict_proba(self, X):
         """Class probabilities (:func:`sapwood.adapters.predict_proba`)."""
         return _prediction.predict_proba(self, X)
+
+
+def _as_category(dtype, labels) -> bool:
+    """Whether a DataFrame column of this dtype is read as categories: a ``category``
+    column, or a text one of a feature whose labels the model records."""
+    name = getattr(dtype, "name", "")
+    return name == "category" or (labels is not None and (name == "object"
+                                                          or name.startswith("str")))
 
 
 def category_codes(codes, categories, labels):

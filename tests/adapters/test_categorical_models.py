@@ -282,3 +282,13 @@ def test_xgboost_unseen_labels_go_the_missing_way():
     missing["colour"] = missing["colour"].cat.remove_categories(["zz"])
     assert_close(predict_raw(model, test), model.predict(missing, output_margin=True),
                  atol=2e-6)
+
+
+def test_text_columns_are_read_by_the_models_labels():
+    """A text (object) column of a feature whose labels the model records reads as
+    that feature's categories, as a ``category`` column would."""
+    model, frame, _ = _hist("regression")
+    converted = from_model(model)
+    as_text = frame.assign(colour=frame["colour"].astype(object))
+    np.testing.assert_array_equal(converted.encode(as_text), converted.encode(frame))
+    assert_close(predict_raw(model, as_text), model._raw_predict(frame)[:, 0])
