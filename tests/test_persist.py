@@ -17,6 +17,7 @@ import sapwood
 from sapwood import FormatError, TreeArrays, TreeEnsemble
 from sapwood._persist import HEADER, load
 from sapwood.adapters import from_model, predict, predict_raw, save
+from tests.reference.naive_categorical import categorical_ensemble
 
 from .adapters._data import make_data
 
@@ -91,7 +92,7 @@ def all_models():
 
 def assert_same_ensemble(ours, theirs):
     for name in ("task", "n_features", "combine", "link", "classes", "feature_names",
-                 "input_dtype", "kind"):
+                 "input_dtype", "kind", "categories"):
         assert getattr(ours, name) == getattr(theirs, name), name
     assert (ours.bootstrap is None) == (theirs.bootstrap is None)
     if ours.bootstrap is not None:
@@ -113,6 +114,8 @@ def assert_same_ensemble(ours, theirs):
             else:
                 assert array == other, name
         assert (a.gain is None) == (b.gain is None) and (a.cover is None) == (b.cover is None)
+        np.testing.assert_array_equal(a.cat_bitsets, b.cat_bitsets)
+        assert a.cat_bitsets.dtype == b.cat_bitsets.dtype == np.uint32
 
 
 def test_round_trip_every_model_kind(tmp_path):
@@ -138,7 +141,7 @@ def test_the_file_holds_no_pickle_and_documents_itself(tmp_path):
     save(models["tree"], path)
     with zipfile.ZipFile(path) as archive:
         header = json.loads(archive.read(HEADER))
-        assert header["format"] == "sapwood-model" and header["format_version"] == 2
+        assert header["format"] == "sapwood-model" and header["format_version"] == 3
         for info in archive.infolist():
             assert info.compress_type == zipfile.ZIP_STORED
             if info.filename.endswith(".npy"):
@@ -237,8 +240,8 @@ def header_attacks(members):
             text = json.dumps({**header, key: value}, allow_nan=True)
             yield with_member(members, HEADER, text.encode())
     yield with_header(members, lambda h: h.update(extra=1))
-    yield with_header(members, lambda h: h.update(format_version=3))
-    yield with_header(members, lambda h: h.update(format_version=1))  # version 2's keys
+    yield with_header(members, lambda h: h.update(format_version=4))  # unknown
+    yield with_header(members, lambda h: h.update(format_version=1))  # version 3's keys
     yield with_header(members, lambda h: h.update(format="sapwood-model-x"))
     yield with_header(members, lambda h: h.update(link="softmax", combine="mean"))
     yield with_header(members, lambda h: h.update(feature_names=["a"]))
@@ -265,10 +268,13 @@ def array_attacks(members, rng):
             yield with_array(members, name, array.astype(other))
         if array.dtype.itemsize > 1:
             yield with_array(members, name, array.astype(array.dtype.newbyteorder(">")))
-        yield with_array(members, name, np.concatenate([array, array[:1]]))
-        yield with_array(members, name, array[:-1])
+        if array.size:
+            yield with_array(members, name, np.concatenate([array, array[:1]]))
+            yield with_array(members, name, array[:-1])
+            yield with_array(members, name, np.zeros(0, dtype=array.dtype))
+        else:  # an empty array (no category sets): one entry more than declared
+            yield with_array(members, name, np.ones(1, dtype=array.dtype))
         yield with_array(members, name, array.reshape(1, *array.shape))
-        yield with_array(members, name, np.zeros(0, dtype=array.dtype))
         yield with_member(members, member, members[member][:-1])
         yield with_member(members, member, members[member] + b"\0" * 8)
         yield with_member(members, member, b"\x93NUMPX" + members[member][6:])
@@ -445,7 +451,30 @@ def test_version_1_files_still_load_with_the_same_predictions(tmp_path, name):
         np.testing.assert_array_equal(model.predict_proba(X),
                                       np.load(VERSION_1 / f"{name}.predict_proba.npy"))
     assert model.bootstrap is None
-    # Saved again, the model is a version 2 file that loads as the same model.
+    # Saved again, the model is a version 3 file that loads as the same model.
+    save(model, tmp_path / "again.sapwood")
+    assert_same_ensemble(load(tmp_path / "again.sapwood"), model)
+
+
+VERSION_2 = Path(__file__).parent / "model_format_v2"
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in VERSION_2.glob("*.sapwood")))
+def test_version_2_files_still_load_with_the_same_predictions(tmp_path, name):
+    """Files written by format version 2 (no category sets), saved with the sapwood of
+    that version (``make_fixtures.py``), together with what it predicted then."""
+    path = VERSION_2 / f"{name}.sapwood"
+    with zipfile.ZipFile(path) as archive:
+        header = json.loads(archive.read(HEADER))
+    assert header["format_version"] == 2
+    X = np.load(VERSION_2 / "X.npy")
+    model = load(path)
+    np.testing.assert_array_equal(model.predict(X), np.load(VERSION_2 / f"{name}.predict.npy"))
+    if model.task == "classification":
+        np.testing.assert_array_equal(model.predict_proba(X),
+                                      np.load(VERSION_2 / f"{name}.predict_proba.npy"))
+    assert (model.bootstrap is None) == (header["bootstrap"] is None)
+    assert model.categories is None and not model.has_categorical
     save(model, tmp_path / "again.sapwood")
     assert_same_ensemble(load(tmp_path / "again.sapwood"), model)
 
@@ -559,3 +588,75 @@ def test_version_1_hostile_sources_raise_format_error(tmp_path):
         target.write_bytes(with_header(members, lambda h, s=source: h.update(source=s)))
         with pytest.raises(FormatError, match="source"):
             load(target)
+
+
+# -- format version 3: category sets -------------------------------------------------
+
+def _categorical_file(tmp_path):
+    X, y, _ = make_data(5, n_features=3, n_classes=2)
+    forest = ensemble.RandomForestClassifier(3, max_depth=4, random_state=0).fit(
+        np.nan_to_num(np.abs(X) * 10), y)
+    model = categorical_ensemble(from_model(forest), np.random.RandomState(0), share=0.7)
+    model = TreeEnsemble(**{**{name: getattr(model, name) for name in (
+        "trees", "task", "n_features", "combine", "classes", "kind", "bootstrap")},
+        "categories": (None, tuple(f"c{k}" for k in range(70)), None)})
+    path = tmp_path / "categorical.sapwood"
+    save(model, path)
+    return model, path
+
+
+def test_category_sets_round_trip(tmp_path):
+    model, path = _categorical_file(tmp_path)
+    loaded = load(path)
+    assert_same_ensemble(loaded, model)
+    assert loaded.has_categorical and loaded.categories[1][3] == "c3"
+    X = np.abs(make_data(6, n_features=3)[0]) * 10
+    np.testing.assert_array_equal(predict_raw(loaded, X), predict_raw(model, X))
+
+
+def test_hostile_category_sets_raise_format_error(tmp_path):
+    model, path = _categorical_file(tmp_path)
+    members = members_of(path.read_bytes())
+    words = array_of(members, "cat_bitsets")
+    per_tree = array_of(members, "tree_cat_words")
+    threshold = array_of(members, "threshold")
+    operator = array_of(members, "operator")
+    categorical = np.flatnonzero(operator == 2)
+    assert categorical.size and words.size
+
+    def changed(name, array, index, value):
+        array = array.copy()
+        array[index] = value
+        return with_array(members, name, array)
+
+    cases = [
+        changed("tree_cat_words", per_tree, 0, per_tree[0] + 1),
+        changed("tree_cat_words", per_tree, 0, -1),
+        changed("tree_cat_words", per_tree, 0, 2**40),
+        with_array(members, "cat_bitsets", words[:-1]),
+        with_array(members, "cat_bitsets", words.astype(np.int64)),
+        with_header(members, lambda h: h.update(n_cat_words=h["n_cat_words"] + 1)),
+        with_header(members, lambda h: h.update(n_cat_words=-1)),
+        with_header(members, lambda h: h.update(n_cat_words=True)),
+        with_header(members, lambda h: h.update(categories=[None])),
+        with_header(members, lambda h: h.update(categories=[None, ["a", "a"], None])),
+        with_header(members, lambda h: h.update(categories=[None, [[1]], None])),
+        with_header(members, lambda h: h.update(categories={"a": 1})),
+        with_header(members, lambda h: h.pop("categories")),
+        with_header(members, lambda h: h.update(format_version=2)),
+        changed("operator", operator, categorical[0], 3),
+        zip_of([(k, v) for k, v in members.items() if k != "cat_bitsets.npy"]),
+    ]
+    node = int(categorical[0])
+    for value in (-1.0, 0.5, float(words.shape[0]), 1e300, np.inf):
+        cases.append(changed("threshold", threshold, node, value))
+    # A set's word count reaching past the end of its tree's words.
+    offset = int(threshold[node])
+    cases.append(changed("cat_bitsets", words, offset, 2**31))
+    cases.append(changed("cat_bitsets", words, offset, words.shape[0]))
+    for case, data in enumerate(cases):
+        target = tmp_path / "broken.sapwood"
+        target.write_bytes(data)
+        with pytest.raises(FormatError):
+            load(target)
+            pytest.fail(f"case {case} loaded")

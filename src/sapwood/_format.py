@@ -14,13 +14,18 @@ Node layout (n_nodes entries each)::
     children_left, children_right   int   child ids, -1 at leaves
     feature                         int   split feature, -2 at leaves
     threshold                       float split value, -2.0 at leaves
-    operator                        uint8 0: go left when x <= threshold, 1: when x < threshold
+    operator                        uint8 0: go left when x <= threshold, 1: when x < threshold,
+                                          2: when x is a category of the node's set
     missing_go_to_left              uint8 where a missing (NaN) value goes
     impurity                        float node impurity (criterion of the learner)
     n_node_samples                  int   training rows reaching the node
     weighted_n_node_samples         float their total weight
     value                           float (n_nodes, n_outputs, max_n_classes) node prediction
     gain, cover                     float or None  split gain / hessian cover (boosting libraries)
+
+and per tree ``cat_bitsets`` (uint32, empty without categorical nodes): the category
+sets of its categorical nodes (``operator`` 2), whose ``threshold`` holds the offset of
+their set in it (layout and routing rule in :mod:`sapwood._kernels._traverse`).
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from ._impurity import tree_importances
 from ._kernels import _traverse
 from ._kernels._traverse import (
     LEAF,
+    OP_CAT,
     OP_LE,
     OP_LT,
     apply_packed,
@@ -45,7 +51,7 @@ from ._kernels._traverse import (
 )
 
 __all__ = ["Bootstrap", "ModelKind", "TreeArrays", "TreeEnsemble", "FormatError", "LEAF",
-           "UNDEFINED", "OP_LE", "OP_LT"]
+           "UNDEFINED", "OP_LE", "OP_LT", "OP_CAT"]
 
 UNDEFINED = -2
 
@@ -76,6 +82,7 @@ class TreeArrays:
     n_features: int
     gain: np.ndarray | None = None
     cover: np.ndarray | None = None
+    cat_bitsets: np.ndarray | None = None
     max_depth: int = field(init=False)
 
     def __post_init__(self):
@@ -89,6 +96,8 @@ class TreeArrays:
         for name in _OPTIONAL_FIELDS:
             if getattr(self, name) is not None:
                 coerce(self, name, np.ascontiguousarray(getattr(self, name), dtype=np.float64))
+        bitsets = np.zeros(0) if self.cat_bitsets is None else self.cat_bitsets
+        coerce(self, "cat_bitsets", np.ascontiguousarray(bitsets, dtype=np.uint32))
         value = np.asarray(self.value, dtype=np.float64)
         if value.ndim == 1:
             value = value.reshape(-1, 1, 1)
@@ -129,13 +138,25 @@ class TreeArrays:
     def is_leaf(self) -> np.ndarray:
         return self.children_left == LEAF
 
+    @property
+    def has_categorical(self) -> bool:
+        """Whether any split tests set membership (``operator == OP_CAT``)."""
+        return bool(((self.operator == OP_CAT) & (self.children_left != LEAF)).any())
+
+    def categories_left(self, node: int) -> np.ndarray:
+        """The categories (int codes, increasing) categorical node ``node`` sends left."""
+        offset = int(self.threshold[node])
+        words = self.cat_bitsets[offset + 1:offset + 1 + int(self.cat_bitsets[offset])]
+        bits = np.unpackbits(words.astype("<u4").view(np.uint8), bitorder="little")
+        return np.flatnonzero(bits)
+
     def compute_node_depths(self) -> np.ndarray:
         return node_depths(self.children_left, self.children_right)
 
     # -- routing ---------------------------------------------------------------------
     def _routing(self):
         return (self.children_left, self.children_right, self.feature, self.threshold,
-                self.missing_go_to_left, self.operator)
+                self.missing_go_to_left, self.operator, self.cat_bitsets)
 
     def apply(self, X: np.ndarray) -> np.ndarray:
         """Leaf id of every row of ``X`` (float32 or float64, already validated)."""
@@ -159,8 +180,11 @@ class TreeArrays:
         return tree_importances(self, normalize)
 
     def to_dict(self) -> dict:
-        """The node arrays by field name (optional statistics only when present)."""
+        """The node arrays by field name (optional statistics only when present, the
+        category sets only when the tree has some)."""
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.init}
+        if not out["cat_bitsets"].shape[0]:
+            del out["cat_bitsets"]
         return {k: v for k, v in out.items() if v is not None}
 
 
@@ -197,6 +221,9 @@ def validate_tree(tree: TreeArrays) -> int:
                           f"got {tree.value.shape}")
     if tree.n_features < 1:
         raise FormatError(f"n_features must be >= 1; got {tree.n_features}")
+    if tree.cat_bitsets.ndim != 1:
+        raise FormatError(f"cat_bitsets must be one-dimensional; got shape "
+                          f"{tree.cat_bitsets.shape}")
     problem, node, depth = tree_problem(tree.children_left, tree.children_right,
                                         tree.feature, tree.threshold, tree.operator,
                                         tree.n_features)
@@ -204,7 +231,30 @@ def validate_tree(tree: TreeArrays) -> int:
         raise FormatError(_PROBLEMS[problem].format(node=node))
     if not np.isfinite(tree.value).all():
         raise FormatError("value contains NaN or infinite entries")
+    _check_category_sets(tree)
     return int(depth)
+
+
+def _check_category_sets(tree):
+    """Every categorical split's offset is a whole number whose set (its word count,
+    then that many words) lies inside ``cat_bitsets``, before any kernel reads it."""
+    nodes = np.flatnonzero((tree.operator == OP_CAT) & (tree.children_left != LEAF))
+    if not nodes.size:
+        return
+    size = tree.cat_bitsets.shape[0]
+    offsets = tree.threshold[nodes]
+    bad = (offsets < 0) | (offsets >= size) | (offsets != np.floor(offsets))
+    if bad.any():
+        node = int(nodes[np.flatnonzero(bad)[0]])
+        raise FormatError(f"categorical node {node} has threshold {tree.threshold[node]!r}, "
+                          f"which is not an offset into its tree's {size} cat_bitsets words")
+    offsets = offsets.astype(np.int64)
+    ends = offsets + 1 + tree.cat_bitsets[offsets].astype(np.int64)
+    bad = np.flatnonzero(ends > size)
+    if bad.size:
+        node = int(nodes[bad[0]])
+        raise FormatError(f"the category set of node {node} ends at word {int(ends[bad[0]])} "
+                          f"past the {size} words of its tree's cat_bitsets")
 
 
 # scikit-learn stores +inf thresholds for "non-missing left, missing right" splits, so
@@ -218,7 +268,7 @@ _PROBLEMS = {
     _traverse.UNREACHABLE: "the tree contains a cycle unreachable from the root",
     _traverse.FEATURE_OUT_OF_RANGE: "a split node has a feature index out of range",
     _traverse.NAN_THRESHOLD: "a split node has a NaN threshold",
-    _traverse.BAD_OPERATOR: "operator must be 0 (<=) or 1 (<)",
+    _traverse.BAD_OPERATOR: "operator must be 0 (<=), 1 (<) or 2 (category set)",
 }
 
 
@@ -284,6 +334,11 @@ class TreeEnsemble:
     bagged forest was grown on (:class:`~sapwood._bootstrap.Bootstrap`; None when the
     trees were not bagged or the draws are not known). Adapters and sapwood's learners
     fill both; measures read them instead of asking what class the model is.
+    ``categories``: None, or per feature None (numeric, or categories known only by
+    their integer codes) or the tuple of the feature's category labels, label ``k``
+    being the category of code ``k`` (what categorical splits test, see
+    :mod:`sapwood._kernels._traverse`); a pandas ``category`` column is mapped to these
+    codes by its labels.
     """
 
     trees: tuple
@@ -299,6 +354,7 @@ class TreeEnsemble:
     input_dtype: type = np.float32
     kind: ModelKind = ModelKind()
     bootstrap: Bootstrap | None = None
+    categories: tuple | None = None
 
     def __post_init__(self):
         coerce = object.__setattr__
@@ -338,13 +394,24 @@ class TreeEnsemble:
         if self.bootstrap is not None and (not isinstance(self.bootstrap, Bootstrap)
                                            or self.bootstrap.seeds.shape != (n_trees,)):
             raise FormatError("bootstrap must be None or a Bootstrap with one seed per tree")
+        if self.categories is not None:
+            coerce(self, "categories", _normalise_categories(self.categories,
+                                                             self.n_features))
 
     @property
     def n_trees(self) -> int:
         return len(self.trees)
 
+    @property
+    def has_categorical(self) -> bool:
+        """Whether any tree has a categorical split."""
+        return any(tree.has_categorical for tree in self.trees)
+
     def packed(self):
-        """All trees' routing arrays concatenated, with global child ids and roots."""
+        """All trees' routing arrays concatenated, with global child ids, one
+        ``cat_bitsets`` (categorical thresholds shifted to it) and the roots:
+        ``(children_left, children_right, feature, threshold, missing_go_to_left,
+        operator, cat_bitsets, roots)``."""
         sizes = np.array([t.node_count for t in self.trees], dtype=np.intp)
         roots = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
         offsets = np.repeat(roots, sizes)
@@ -356,8 +423,17 @@ class TreeEnsemble:
             children = cat(name)
             return np.where(children == LEAF, LEAF, children + offsets)
 
+        threshold = cat("threshold")
+        operator = cat("operator")
+        words = np.array([t.cat_bitsets.shape[0] for t in self.trees], dtype=np.intp)
+        if words.any():
+            # Each tree's set offsets move by the words of the trees before it (exact:
+            # whole numbers far below 2**53).
+            word_start = np.repeat(np.cumsum(words) - words, sizes)
+            categorical = operator == OP_CAT
+            threshold[categorical] += word_start[categorical]
         return (shifted("children_left"), shifted("children_right"), cat("feature"),
-                cat("threshold"), cat("missing_go_to_left"), cat("operator"), roots)
+                threshold, cat("missing_go_to_left"), operator, cat("cat_bitsets"), roots)
 
     def node_outputs(self):
         """What each node adds to the raw output, as ``raw_predict`` adds it: per node
@@ -380,9 +456,41 @@ class TreeEnsemble:
             initial = np.zeros(n_columns) + self.base_score
         return np.ascontiguousarray(np.concatenate(values)), tree_column, initial
 
+    def encode(self, X) -> np.ndarray:
+        """``X`` as the ``input_dtype`` array the trees route.
+
+        A pandas DataFrame's ``category`` columns become category codes: by the
+        feature's labels in ``categories`` where the model recorded them (a label the
+        model does not know, and a missing value, become NaN, as each library's own
+        pandas input does), else by the column's own pandas codes. A text (object or
+        string) column of a feature with labels is read as a ``category`` column. Other
+        columns and other inputs are read as numbers (a categorical feature given as
+        numbers holds the codes themselves)."""
+        dtypes = getattr(X, "dtypes", None)
+        if dtypes is None or not hasattr(X, "iloc") or not any(
+                _as_category(dtype, self._labels(j)) for j, dtype in enumerate(dtypes)):
+            return np.asarray(X, dtype=self.input_dtype)
+        columns = []
+        for j in range(X.shape[1]):
+            column = X.iloc[:, j]
+            if _as_category(column.dtype, self._labels(j)) and column.dtype.name != "category":
+                column = column.astype("category")
+            if column.dtype.name != "category":
+                columns.append(column.to_numpy(dtype=np.float64, na_value=np.nan))
+                continue
+            columns.append(category_codes(column.cat.codes.to_numpy(),
+                                          list(column.cat.categories), self._labels(j)))
+        return np.column_stack(columns).astype(self.input_dtype)
+
+    def _labels(self, j):
+        """Feature ``j``'s category labels, or None."""
+        if self.categories is None or j >= len(self.categories):
+            return None
+        return self.categories[j]
+
     def apply(self, X) -> np.ndarray:
         """Per-tree leaf ids (local to each tree), shape (n_samples, n_trees)."""
-        X = _as_kernel_input(np.asarray(X, dtype=self.input_dtype), self.n_features)
+        X = _as_kernel_input(self.encode(X), self.n_features)
         *routing, roots = self.packed()
         return apply_packed(X, *routing, roots) - roots
 
@@ -409,6 +517,59 @@ class TreeEnsemble:
     def predict_proba(self, X):
         """Class probabilities (:func:`sapwood.adapters.predict_proba`)."""
         return _prediction.predict_proba(self, X)
+
+
+def _as_category(dtype, labels) -> bool:
+    """Whether a DataFrame column of this dtype is read as categories: a ``category``
+    column, or a text one of a feature whose labels the model records."""
+    name = getattr(dtype, "name", "")
+    return name == "category" or (labels is not None and (name == "object"
+                                                          or name.startswith("str")))
+
+
+def category_codes(codes, categories, labels):
+    """Float codes of a categorical column given by its own ``codes`` (-1: missing)
+    into its ``categories``: the position of each category among the model's
+    ``labels`` (NaN for a missing value or a label the model does not know), or the
+    column's own codes when ``labels`` is None."""
+    codes = np.asarray(codes, dtype=np.intp)
+    if labels is None:
+        lookup = np.arange(len(categories), dtype=np.float64)
+    else:
+        known = {_label_key(label): k for k, label in enumerate(labels)}
+        lookup = np.array([known.get(_label_key(c), np.nan) for c in categories],
+                          dtype=np.float64)
+    if not lookup.size:
+        return np.full(codes.shape, np.nan)
+    return np.where(codes < 0, np.nan, lookup[np.clip(codes, 0, lookup.size - 1)])
+
+
+def _label_key(label):
+    """A category label as a dictionary key: 1, 1.0 and "1" are one category (pandas
+    stores a column's categories with its own dtype, libraries record them as text or
+    numbers)."""
+    label = label.item() if isinstance(label, np.generic) else label
+    if isinstance(label, float) and label.is_integer():
+        label = int(label)
+    return str(label)
+
+
+def _normalise_categories(categories, n_features):
+    """Per feature None or a tuple of distinct labels (Python scalars)."""
+    categories = tuple(categories)
+    if len(categories) != n_features:
+        raise FormatError(f"categories must have one entry per feature ({n_features}); "
+                          f"got {len(categories)}")
+    out = []
+    for j, labels in enumerate(categories):
+        if labels is None:
+            out.append(None)
+            continue
+        labels = tuple(np.asarray(labels, dtype=object).tolist())
+        if len(set(labels)) != len(labels):
+            raise FormatError(f"the categories of feature {j} are not distinct")
+        out.append(labels)
+    return tuple(out)
 
 
 def _normalise_classes(classes):

@@ -3,8 +3,9 @@
 A model file is a ZIP archive whose members are all stored uncompressed: one JSON
 header, ``sapwood-model.json``, and one NPY array per field, with every tree's nodes
 concatenated. docs/model-format.md specifies it field by field. This module writes
-version 2 and reads versions 1 and 2 (version 1 had a free-form ``source`` object where
-version 2 has the typed ``kind`` and the forest's ``bootstrap``).
+version 3 and reads versions 1 to 3 (version 1 had a free-form ``source`` object where
+version 2 has the typed ``kind`` and the forest's ``bootstrap``; version 3 adds
+categorical splits: the trees' category sets and the features' category labels).
 
 :func:`load` trusts nothing in the file. It reads only the expected members, checks
 each member's size against the archive before reading it (stored members cannot
@@ -34,8 +35,8 @@ from ._version import __version__
 __all__ = ["save", "load", "FORMAT_NAME", "FORMAT_VERSION"]
 
 FORMAT_NAME = "sapwood-model"
-FORMAT_VERSION = 2
-READ_VERSIONS = (1, 2)
+FORMAT_VERSION = 3
+READ_VERSIONS = (1, 2, 3)
 HEADER = "sapwood-model.json"
 _MAX_HEADER_BYTES = 64 * 2**20
 _MAX_NPY_HEADER = 4096
@@ -65,6 +66,8 @@ _NODE_ARRAYS = {
 }
 _ARRAYS = ({**{name: dtype for name, (dtype, _) in _TREE_ARRAYS.items()}, **_NODE_ARRAYS,
             "value": "<f8", "base_score": "<f8"})
+# Version 3: every tree's number of category-set words, and the words (n_cat_words).
+_CATEGORY_ARRAYS = {"tree_cat_words": "<i8", "cat_bitsets": "<u4"}
 # Present when the header's bootstrap is not null; the weights only when it is weighted.
 _BOOTSTRAP_ARRAYS = {"bootstrap_seeds": "<i8", "bootstrap_weight": "<f8"}
 _COMMON_KEYS = {
@@ -72,7 +75,8 @@ _COMMON_KEYS = {
     "n_trees", "n_nodes", "n_outputs", "max_n_classes", "n_base_score", "input_dtype",
     "classes", "feature_names",
 }
-_HEADER_KEYS = {1: _COMMON_KEYS | {"source"}, 2: _COMMON_KEYS | {"kind", "bootstrap"}}
+_HEADER_KEYS = {1: _COMMON_KEYS | {"source"}, 2: _COMMON_KEYS | {"kind", "bootstrap"},
+                3: _COMMON_KEYS | {"kind", "bootstrap", "n_cat_words", "categories"}}
 _KIND_STRINGS = ("library", "model", "objective", "library_version")
 _KIND_FLAGS = ("bagged", "node_impurity", "oblivious")
 _KIND_KEYS = _KIND_STRINGS + ("family",) + _KIND_FLAGS
@@ -117,6 +121,8 @@ def save(ensemble, path) -> None:
         "tree_has_cover": np.array([t.cover is not None for t in trees], dtype=np.uint8),
         "base_score": _base_score(ensemble),
         "value": np.concatenate([t.value for t in trees]),
+        "tree_cat_words": np.array([t.cat_bitsets.shape[0] for t in trees], dtype=np.int64),
+        "cat_bitsets": np.concatenate([t.cat_bitsets for t in trees]),
     }
     for name in _NODE_ARRAYS:
         arrays[name] = np.concatenate([
@@ -141,6 +147,8 @@ def save(ensemble, path) -> None:
                           else [str(name) for name in ensemble.feature_names]),
         "kind": {name: getattr(ensemble.kind, name) for name in _KIND_KEYS},
         "bootstrap": _bootstrap_header(ensemble.bootstrap),
+        "n_cat_words": int(arrays["cat_bitsets"].shape[0]),
+        "categories": _categories_to_json(ensemble.categories),
     }
     bootstrap = ensemble.bootstrap
     if bootstrap is not None:
@@ -148,7 +156,8 @@ def save(ensemble, path) -> None:
         if bootstrap.sample_weight is not None:
             arrays["bootstrap_weight"] = bootstrap.sample_weight
     arrays = {name: np.ascontiguousarray(arrays[name], dtype=np.dtype(dtype))
-              for name, dtype in {**_ARRAYS, **_BOOTSTRAP_ARRAYS}.items() if name in arrays}
+              for name, dtype in {**_ARRAYS, **_CATEGORY_ARRAYS, **_BOOTSTRAP_ARRAYS}.items()
+              if name in arrays}
     text = json.dumps(header, indent=1, allow_nan=False).encode("utf-8")
     try:
         # The loader's own checks, so that every file save() writes can be loaded.
@@ -188,17 +197,28 @@ def _bootstrap_header(bootstrap):
             "weighted": bootstrap.sample_weight is not None}
 
 
+def _json_label(value, what):
+    value = value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, bool | int | str) or (isinstance(value, float)
+                                               and math.isfinite(value)):
+        return value
+    raise ValueError(f"{what} {value!r} cannot be saved: labels must be str, int, bool or "
+                     "finite float")
+
+
+def _categories_to_json(categories):
+    if categories is None:
+        return None
+    return [None if labels is None else [_json_label(v, "category label") for v in labels]
+            for labels in categories]
+
+
 def _classes_to_json(classes):
     if classes is None:
         return None
 
     def scalar(value):
-        value = value.item() if isinstance(value, np.generic) else value
-        if isinstance(value, bool | int | str) or (isinstance(value, float)
-                                                   and math.isfinite(value)):
-            return value
-        raise ValueError(f"class label {value!r} cannot be saved: labels must be str, int, "
-                         "bool or finite float")
+        return _json_label(value, "class label")
 
     return [[scalar(v) for v in labels] if isinstance(labels, tuple | list | np.ndarray)
             else scalar(labels) for labels in classes]
@@ -263,8 +283,10 @@ def _load_bytes(data: bytes) -> TreeEnsemble:
     counts = {"trees": header["n_trees"], "nodes": header["n_nodes"]}
     arrays = {}
     for name, dtype in array_names.items():
-        if name in _TREE_ARRAYS or name == "bootstrap_seeds":
+        if name in _TREE_ARRAYS or name in ("bootstrap_seeds", "tree_cat_words"):
             shape = (counts["trees"],)
+        elif name == "cat_bitsets":
+            shape = (header["n_cat_words"],)
         elif name == "bootstrap_weight":
             # Backed by the member's bytes: _read_npy checks its size before reading.
             shape = (header["bootstrap"]["n_samples"],)
@@ -281,6 +303,8 @@ def _load_bytes(data: bytes) -> TreeEnsemble:
 def _array_names(header):
     """The arrays a file with this (checked) header holds: name -> dtype."""
     names = dict(_ARRAYS)
+    if header["format_version"] >= 3:
+        names.update(_CATEGORY_ARRAYS)
     bootstrap = header["bootstrap"]
     if bootstrap is not None:
         names["bootstrap_seeds"] = _BOOTSTRAP_ARRAYS["bootstrap_seeds"]
@@ -290,7 +314,9 @@ def _array_names(header):
 
 
 def _read_header(raw: bytes) -> dict:
-    """The checked header, a version 1 one brought to version 2's fields."""
+    """The checked header, a version 1 one brought to version 2's fields (a version 1
+    or 2 one keeps its version, so that no category arrays are expected, and gets
+    version 3's ``n_cat_words`` 0 and ``categories`` null)."""
     def refuse_constant(name):
         raise FormatError(f"the header contains the non-JSON constant {name}")
 
@@ -332,8 +358,12 @@ def _read_header(raw: bytes) -> dict:
     if version == 1:
         header["kind"] = _kind_from_source(_check_source(header.pop("source")))
         header["bootstrap"] = None
+    if version < 3:
+        header["n_cat_words"] = 0
+        header["categories"] = None
     _check_kind(header["kind"])
     _check_bootstrap(header["bootstrap"])
+    _check_categories(header)
     return header
 
 
@@ -415,6 +445,25 @@ def _check_kind(kind):
             raise FormatError(f"kind.{name} must be true or false")
 
 
+def _check_categories(header):
+    # n_cat_words sizes only the cat_bitsets member, whose bytes _read_npy checks.
+    words = header["n_cat_words"]
+    if not isinstance(words, int) or isinstance(words, bool) or not 0 <= words <= _MAX_COUNT:
+        raise FormatError(f"header field n_cat_words must be an integer in [0, {_MAX_COUNT}]; "
+                          f"got {words!r}")
+    categories = header["categories"]
+    if categories is None:
+        return
+    if not isinstance(categories, list) or len(categories) != header["n_features"]:
+        raise FormatError("categories must be null or a list of n_features entries")
+    for labels in categories:
+        if labels is not None and (not isinstance(labels, list) or not all(
+                isinstance(v, bool | int | str) or (isinstance(v, float) and math.isfinite(v))
+                for v in labels) or len(set(labels)) != len(labels)):
+            raise FormatError("each entry of categories must be null or a list of distinct "
+                              "str, int, bool or finite float labels")
+
+
 def _check_bootstrap(bootstrap):
     # n_samples and n_draws size no allocation here (the weights, when present, are a
     # member whose size _read_npy checks); out-of-bag measures check X's row count
@@ -471,9 +520,11 @@ def _assemble(header, arrays) -> TreeEnsemble:
     node_count = arrays["tree_node_count"]
     if (node_count < 1).any() or int(node_count.sum()) != n_nodes:
         raise FormatError(f"tree_node_count must be positive and sum to n_nodes={n_nodes}")
-    for name in ("tree_has_gain", "tree_has_cover", "operator", "missing_go_to_left"):
+    for name in ("tree_has_gain", "tree_has_cover", "missing_go_to_left"):
         if (arrays[name] > 1).any():
             raise FormatError(f"{name} must hold only 0 and 1")
+    if (arrays["operator"] > 2).any():
+        raise FormatError("operator must hold only 0, 1 and 2")
     for name in ("tree_weights", "base_score", "impurity", "weighted_n_node_samples", "gain",
                  "cover"):
         if not np.isfinite(arrays[name]).all():
@@ -491,6 +542,12 @@ def _assemble(header, arrays) -> TreeEnsemble:
     elif (outputs != 0).any() or header["n_base_score"] != 1:
         raise FormatError("an averaging model has tree_output 0 and one base score")
     bounds = np.concatenate([[0], np.cumsum(node_count)])
+    cat_words = arrays.get("tree_cat_words", np.zeros(n_trees, dtype=np.int64))
+    cat_bitsets = arrays.get("cat_bitsets", np.zeros(0, dtype=np.uint32))
+    if (cat_words < 0).any() or int(cat_words.sum()) != cat_bitsets.shape[0]:
+        raise FormatError(f"tree_cat_words must be non-negative and sum to n_cat_words="
+                          f"{cat_bitsets.shape[0]}")
+    word_bounds = np.concatenate([[0], np.cumsum(cat_words)])
     trees = []
     for t in range(n_trees):
         nodes = slice(int(bounds[t]), int(bounds[t + 1]))
@@ -499,6 +556,8 @@ def _assemble(header, arrays) -> TreeEnsemble:
             fields["gain"] = None
         if not arrays["tree_has_cover"][t]:
             fields["cover"] = None
+        # TreeArrays checks every categorical split's offset and set against these.
+        fields["cat_bitsets"] = cat_bitsets[int(word_bounds[t]):int(word_bounds[t + 1])]
         try:
             trees.append(TreeArrays(value=arrays["value"][nodes],
                                     n_features=header["n_features"], **fields))
@@ -515,7 +574,8 @@ def _assemble(header, arrays) -> TreeEnsemble:
         classes=classes,
         feature_names=None if header["feature_names"] is None else tuple(
             header["feature_names"]),
-        input_dtype=np.dtype(header["input_dtype"]).type)
+        input_dtype=np.dtype(header["input_dtype"]).type,
+        categories=header["categories"])
 
 
 def _bootstrap(header, arrays):

@@ -72,6 +72,7 @@ __all__ = [
     "_num_samples",
     "_safe_indexing",
     "_weighted_percentile",
+    "hist_gradient_boosting_categories",
     "is_passthrough_scorer",
     "uses_estimator_score",
     "validate_params",
@@ -94,3 +95,37 @@ def uses_estimator_score(scorer):
     if isinstance(scorer, _MultimetricScorer):
         return any(uses_estimator_score(s) for s in scorer._scorers.values())
     return is_passthrough_scorer(scorer)
+
+
+def hist_gradient_boosting_categories(model):
+    """The categorical features of a fitted HistGradientBoosting model, as its trees
+    read them, or None when it has none: ``(columns, categories)``. Its fitted
+    preprocessor (``_preprocessor``, a ColumnTransformer, no public accessor) puts the
+    categorical columns first, ordinal-encoded, then the numeric ones, and the trees
+    index that order: ``columns[k]`` is the user's column that tree feature ``k`` reads.
+    ``categories[c]`` are the OrdinalEncoder's categories of the c-th categorical
+    column (its missing value, listed last when seen, dropped: it encodes as NaN); the
+    trees test the positions in it, and a value not among them reaches them as NaN.
+    Each tree's left-category bitsets are its predictor's public
+    ``raw_left_cat_bitsets``."""
+    is_categorical = getattr(model, "is_categorical_", None)
+    if is_categorical is None or not any(is_categorical):
+        return None
+    preprocessor = model._preprocessor
+    encoded = preprocessor.output_indices_["encoder"]
+    numeric = preprocessor.output_indices_["numerical"]
+    flags = list(is_categorical)
+    categorical = [j for j, flag in enumerate(flags) if flag]
+    others = [j for j, flag in enumerate(flags) if not flag]
+    columns = [0] * len(flags)
+    for k, j in zip(range(encoded.start, encoded.stop), categorical, strict=True):
+        columns[k] = j
+    for k, j in zip(range(numeric.start, numeric.stop), others, strict=True):
+        columns[k] = j
+    categories = []
+    for values in preprocessor.named_transformers_["encoder"].categories_:
+        values = list(values)
+        if values and isinstance(values[-1], float) and values[-1] != values[-1]:
+            values = values[:-1]
+        categories.append(values)
+    return columns, categories

@@ -223,7 +223,7 @@ def test_seed002_toy_out_of_bag_example():
     base_loss, increase, by_class, casewise = oob_tree_permutation(
         X, oob, target[oob], target[oob].astype(np.intp), 2, True, tree.children_left,
         tree.children_right, tree.feature, tree.threshold, tree.missing_go_to_left,
-        tree.operator, leaf_class, permutations)
+        tree.operator, tree.cat_bitsets, leaf_class, permutations)
     assert 1 - base_loss.mean() == 0.75  # predictions P P N P against P N N P
     assert increase[1] / 4 == 0.25  # 0.75 - 0.5
     assert increase[[0, 2, 3]].tolist() == [0.0, 0.0, 0.0]  # identity / unused features
@@ -256,7 +256,7 @@ def test_kernel_on_ties_operators_and_missing_directions(operator):
         base_loss, increase, _, casewise = oob_tree_permutation(
             X, oob, y[oob], np.zeros(80, dtype=np.intp), 1, False, tree.children_left,
             tree.children_right, tree.feature, tree.threshold, tree.missing_go_to_left,
-            tree.operator, prediction, permutations)
+            tree.operator, tree.cat_bitsets, prediction, permutations)
         error = (y[oob] - prediction[tree.apply(X[oob])]) ** 2
         np.testing.assert_array_equal(base_loss, error)
         expected = np.zeros((80, 6))
@@ -328,7 +328,7 @@ def test_fast_kernel_equals_general_kernel_on_finite_data(operator, task):
         args = (X, oob, (codes if classification else y[oob]).astype(np.float64), codes,
                 3 if classification else 1, classification, tree.children_left,
                 tree.children_right, tree.feature, tree.threshold, tree.missing_go_to_left,
-                tree.operator, prediction, permutations)
+                tree.operator, tree.cat_bitsets, prediction, permutations)
         for fast, general in zip(oob_tree_permutation_fast(*args), oob_tree_permutation(*args),
                                  strict=True):
             np.testing.assert_array_equal(fast, general)

@@ -80,7 +80,7 @@ def test_casewise_equals_randomforest_localimp(case):
     target = y[oob].astype(np.float64)
     _, increase, _, casewise = oob_tree_permutation(
         X, oob, target, y[oob].astype(np.intp), n_classes, True, left, right, feature,
-        threshold, missing_left, operator, prediction, permutations)
+        threshold, missing_left, operator, np.zeros(0, np.uint32), prediction, permutations)
 
     # In-bag rows: R divides by zero out-of-bag trees.
     assert np.isnan(expected[inbag > 0]).all()

@@ -41,7 +41,7 @@ def test_entry_nodes_and_spans_match_a_recursive_walk():
     X, y = _data()
     forest = RandomForestClassifier(4, max_depth=6, random_state=0).fit(X, y)
     ensemble = as_format_model(forest).to_ensemble()
-    left, right, feature, _, _, _, roots = ensemble.packed()
+    left, right, feature, *_, roots = ensemble.packed()
     groups = [[0], [1], [2, 3], [0, 4], [3]]
     membership = [[g for g, cols in enumerate(groups) if f in cols] for f in range(5)]
     ptr = np.concatenate([[0], np.cumsum([len(m) for m in membership])]).astype(np.intp)

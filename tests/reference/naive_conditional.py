@@ -6,7 +6,8 @@ docs/measures.md and Strobl et al. (2008), literally, sharing no code with sapwo
   c = (n - 1) r^2 against chi2(1);
 - per tree, the sorted distinct thresholds of the tree's splits on every conditioning
   feature it uses, a row's bin by ``searchsorted``, its cell as a tuple of bins (NaN a
-  bin of its own) in a dict;
+  bin of its own) in a dict; on a feature with a categorical split (a set is no
+  threshold), the bin is the tuple of the row's decisions at all the splits on it;
 - within every cell, the cell's rows in row order read column j from the cell's rows
   in the order of the permutation the tree's random stream draws;
 - a copy of the rows with column j replaced, every row routed from the root in Python,
@@ -22,6 +23,7 @@ from scipy.stats import chi2, pearsonr
 from sklearn.utils import check_random_state
 
 from sapwood.adapters import as_ensemble
+from tests.reference.naive_categorical import naive_goes_left
 
 __all__ = ["naive_conditional_importance", "naive_conditioning"]
 
@@ -52,14 +54,7 @@ def naive_conditioning(X, threshold):
 def _route(tree, x):
     node = 0
     while tree.children_left[node] != -1:
-        f = tree.feature[node]
-        value = x[f]
-        if np.isnan(value):
-            left = bool(tree.missing_go_to_left[node])
-        elif tree.operator[node] == 0:
-            left = value <= tree.threshold[node]
-        else:
-            left = value < tree.threshold[node]
+        left = naive_goes_left(tree, node, x[tree.feature[node]])
         node = tree.children_left[node] if left else tree.children_right[node]
     return node
 
@@ -76,12 +71,15 @@ def _cells(tree, X_rows, conditioning_set):
             continue
         le = np.unique(tree.threshold[at_z & (tree.operator == 0)])
         lt = np.unique(tree.threshold[at_z & (tree.operator == 1)])
-        columns.append((z, le, lt))
+        splits = np.flatnonzero(at_z) if (tree.operator[at_z] == 2).any() else None
+        columns.append((z, le, lt, splits))
     for x in X_rows:
         label = []
-        for z, le, lt in columns:
+        for z, le, lt, splits in columns:
             if np.isnan(x[z]):
                 label.append(-1)
+            elif splits is not None:
+                label.append(tuple(naive_goes_left(tree, node, x[z]) for node in splits))
             else:
                 # x goes right of a "<=" cut c when x > c, of a "<" cut when x >= c.
                 label.append(int(np.searchsorted(le, x[z], side="left")

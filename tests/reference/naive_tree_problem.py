@@ -11,7 +11,7 @@ from sapwood._kernels._traverse import (
     NAN_THRESHOLD,
     NOT_ONE_PARENT,
     ONE_CHILD_LEAF,
-    OP_LT,
+    OP_CAT,
     RIGHT_OUT_OF_RANGE,
     SHAPE_OK,
     UNREACHABLE,
@@ -55,6 +55,6 @@ def naive_tree_problem(left, right, feature, threshold, operator, n_features):
         if math.isnan(threshold[k]):
             return NAN_THRESHOLD, k, -1
     for k in splits:
-        if operator[k] > OP_LT:
+        if operator[k] > OP_CAT:
             return BAD_OPERATOR, k, -1
     return SHAPE_OK, -1, max(depth.values())

@@ -24,8 +24,8 @@ re-routings of one feature and repeat are queued and run by the one permuted tra
 import numpy as np
 
 from ._numba import kernel
-from ._permuted_traversal import pack_tree, route_permuted
-from ._traverse import LEAF, first_splits, goes_left
+from ._permuted_traversal import fast_layout, pack_tree, route_permuted
+from ._traverse import LEAF, OP_CAT, first_splits, goes_left
 from ._tree_index import leaf_intervals
 
 # Keys of combined bins stay below this; beyond it they are renumbered densely first.
@@ -93,17 +93,39 @@ def pairwise_correlation(X):
 
 
 @kernel
-def _bins(X, rows, z, children_left, feature, threshold, operator, missing_go_to_left):
+def _bins(X, rows, z, children_left, feature, threshold, operator, missing_go_to_left,
+          cat_bitsets):
     """Bin of every row on feature z: how many of the tree's splits on z send it right,
-    or (number of splits on z) + 1 when missing. Also returns the number of bins."""
+    or (number of splits on z) + 1 when missing. Also returns the number of bins.
+
+    A categorical split is not monotone in the value, so when z has one the bin is
+    instead the pattern of decisions at all splits on z (numbered densely), missing
+    values again in a bin of their own."""
     m = rows.shape[0]
     splits = np.empty(children_left.shape[0], dtype=np.intp)
     n_splits = 0
+    categorical = False
     for node in range(children_left.shape[0]):
         if children_left[node] != LEAF and feature[node] == z:
             splits[n_splits] = node
             n_splits += 1
+            categorical = categorical or operator[node] == OP_CAT
     bins = np.zeros(m, dtype=np.int64)
+    if categorical:
+        n_present = 1
+        for s in range(n_splits):
+            node = splits[s]
+            for k in range(m):
+                value = X[rows[k], z]
+                right = not np.isnan(value) and not goes_left(
+                    value, threshold[node], operator[node], missing_go_to_left[node],
+                    cat_bitsets)
+                bins[k] = 2 * bins[k] + right
+            bins, n_present = _renumber(bins)  # below m: no overflow
+        for k in range(m):
+            if np.isnan(X[rows[k], z]):
+                bins[k] = n_present
+        return bins, n_present + 1
     for k in range(m):
         value = X[rows[k], z]
         if np.isnan(value):
@@ -112,7 +134,8 @@ def _bins(X, rows, z, children_left, feature, threshold, operator, missing_go_to
         count = 0
         for s in range(n_splits):
             node = splits[s]
-            if not goes_left(value, threshold[node], operator[node], missing_go_to_left[node]):
+            if not goes_left(value, threshold[node], operator[node], missing_go_to_left[node],
+                             cat_bitsets):
                 count += 1
         bins[k] = count
     return bins, n_splits + 2
@@ -137,7 +160,7 @@ def _renumber(key):
 @kernel
 def conditional_tree_permutation(X, rows, conditioning, permutations, children_left,
                                  children_right, feature, threshold, missing_go_to_left,
-                                 operator, fast):
+                                 operator, cat_bitsets, fast):
     """Leaves of one tree's evaluation rows and the leaves that change when each column
     is permuted within the tree's cells of its conditioning set.
 
@@ -172,14 +195,14 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
     n_features = X.shape[1]
     n_repeats = permutations.shape[0]
     used, first, leaf = first_splits(X, rows, children_left, children_right, feature,
-                                     threshold, missing_go_to_left, operator)
+                                     threshold, missing_go_to_left, operator, cat_bitsets)
     # Bins of every feature the tree uses; each is needed by the features conditioned on it.
     bins = np.zeros((n_features, m), dtype=np.int64)
     n_bins = np.ones(n_features, dtype=np.int64)
     for z in range(n_features):
         if used[z] != 0:
             bins[z], n_bins[z] = _bins(X, rows, z, children_left, feature, threshold,
-                                       operator, missing_go_to_left)
+                                       operator, missing_go_to_left, cat_bitsets)
     capacity = max(16, m)
     slot = np.empty(capacity, dtype=np.intp)
     position = np.empty(capacity, dtype=np.intp)
@@ -188,6 +211,9 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
     n_cells = np.zeros(n_features, dtype=np.intp)
     source_of = np.empty(m, dtype=np.intp)
     n_nodes = children_left.shape[0]
+    # A categorical split has no place in the lanes' layout: such trees take the
+    # general route.
+    fast = fast and fast_layout(children_left, operator)
     nodes, thresholds, operators = pack_tree(children_left, children_right, feature,
                                              threshold, missing_go_to_left, operator, fast)
     flat_X = X.reshape(-1)
@@ -263,7 +289,7 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
                 n_items += not (lower[leaf[k]] < value < upper[leaf[k]])
             route_permuted(fast, n_items, item_row, first[j], row_base, item_value,
                            item_source, in_group, j, flat_X, flat_nodes, thresholds,
-                           item_leaf)
+                           cat_bitsets, item_leaf)
             for q in range(n_items):
                 k = item_row[q]
                 node = item_leaf[q]

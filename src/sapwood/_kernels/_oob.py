@@ -19,7 +19,7 @@ feature and repeat are queued and run by the one permuted traversal
 import numpy as np
 
 from ._numba import kernel
-from ._permuted_traversal import pack_tree, route_permuted
+from ._permuted_traversal import fast_layout, pack_tree, route_permuted
 from ._traverse import first_splits
 from ._tree_index import leaf_intervals
 
@@ -46,14 +46,14 @@ def _case_change(classification, target, old_prediction, new_prediction, loss_ch
 
 @kernel
 def _start(X, rows, target, n_classes, classification, children_left, children_right,
-           feature, threshold, missing_go_to_left, operator, node_prediction):
+           feature, threshold, missing_go_to_left, operator, cat_bitsets, node_prediction):
     """What both OOB kernels start from: ``first_splits``' (used, first, leaf), the loss
     of the tree's own prediction on every OOB row, and zeroed sums (increase, per class,
     per row)."""
     m = rows.shape[0]
     n_features = X.shape[1]
     used, first, leaf = first_splits(X, rows, children_left, children_right, feature,
-                                     threshold, missing_go_to_left, operator)
+                                     threshold, missing_go_to_left, operator, cat_bitsets)
     base_loss = np.empty(m)
     for k in range(m):
         base_loss[k] = _loss(classification, target[k], node_prediction[leaf[k]])
@@ -64,7 +64,8 @@ def _start(X, rows, target, n_classes, classification, children_left, children_r
 @kernel
 def oob_tree_permutation(X, rows, target, target_class, n_classes, classification,
                          children_left, children_right, feature, threshold,
-                         missing_go_to_left, operator, node_prediction, permutations):
+                         missing_go_to_left, operator, cat_bitsets, node_prediction,
+                         permutations):
     """Per-feature loss increase of one tree on its OOB rows, summed over repeats.
 
     Parameters
@@ -78,6 +79,8 @@ def oob_tree_permutation(X, rows, target, target_class, n_classes, classificatio
         Class code of each OOB row (all zeros for regression, ``n_classes = 1``).
     classification : bool
         Loss is 0/1 error if true, squared error otherwise.
+    cat_bitsets : uint32 array
+        The tree's category sets (``sapwood._kernels._traverse``).
     node_prediction : float64 array (n_nodes,)
         The tree's prediction at every node (class code or value); read at leaves.
     permutations : intp array (n_repeats, n_features, m)
@@ -96,32 +99,37 @@ def oob_tree_permutation(X, rows, target, target_class, n_classes, classificatio
     """
     return _oob_tree(X, rows, target, target_class, n_classes, classification,
                      children_left, children_right, feature, threshold, missing_go_to_left,
-                     operator, node_prediction, permutations, False)
+                     operator, cat_bitsets, node_prediction, permutations, False)
 
 
 @kernel
 def oob_tree_permutation_fast(X, rows, target, target_class, n_classes, classification,
                               children_left, children_right, feature, threshold,
-                              missing_go_to_left, operator, node_prediction, permutations):
+                              missing_go_to_left, operator, cat_bitsets, node_prediction,
+                              permutations):
     """``oob_tree_permutation`` for data without missing or infinite values: the same
     outputs, bit for bit, faster: every split is read as ``x <= threshold`` and the
-    queued re-routings run side by side (``route_lanes``)."""
+    queued re-routings run side by side (``route_lanes``); a tree with categorical
+    splits takes the general route."""
     return _oob_tree(X, rows, target, target_class, n_classes, classification,
                      children_left, children_right, feature, threshold, missing_go_to_left,
-                     operator, node_prediction, permutations, True)
+                     operator, cat_bitsets, node_prediction, permutations, True)
 
 
 @kernel
 def _oob_tree(X, rows, target, target_class, n_classes, classification, children_left,
               children_right, feature, threshold, missing_go_to_left, operator,
-              node_prediction, permutations, fast):
+              cat_bitsets, node_prediction, permutations, fast):
     m = rows.shape[0]
     n_features = X.shape[1]
     n_repeats = permutations.shape[0]
     n_nodes = children_left.shape[0]
     used, first, leaf, base_loss, increase, increase_by_class, casewise = _start(
         X, rows, target, n_classes, classification, children_left, children_right, feature,
-        threshold, missing_go_to_left, operator, node_prediction)
+        threshold, missing_go_to_left, operator, cat_bitsets, node_prediction)
+    # A categorical split has no place in the lanes' layout: such trees take the
+    # general route.
+    fast = fast and fast_layout(children_left, operator)
     nodes, thresholds, operators = pack_tree(children_left, children_right, feature,
                                              threshold, missing_go_to_left, operator, fast)
     lower = np.empty(n_nodes)
@@ -162,7 +170,7 @@ def _oob_tree(X, rows, target, target_class, n_classes, classification, children
                 n_items += not (lower[leaf[k]] < value < upper[leaf[k]])
             route_permuted(fast, n_items, item_row, first[j], row_base, item_value,
                            item_source, in_group, j, flat_X, flat_nodes, thresholds,
-                           item_leaf)
+                           cat_bitsets, item_leaf)
             for q in range(n_items):
                 k = item_row[q]
                 node = item_leaf[q]

@@ -115,9 +115,9 @@ def permuted_values(X, source_rows, slot_repeat, slot_column):
 @kernel
 def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_slot_ptr,
                    group_ptr, group_columns, entry_ptr, entry_node, n_groups, nodes,
-                   thresholds, operator, roots, rank, span_end, order, sorted_rank, sorted_leaf,
-                   tree_lo, tree_hi, max_tree_nodes, exact, node_values, tree_column,
-                   new_leaves, delta, changed, fast, skip):
+                   thresholds, operator, cat_bitsets, roots, rank, span_end, order,
+                   sorted_rank, sorted_leaf, tree_lo, tree_hi, max_tree_nodes, exact,
+                   node_values, tree_column, new_leaves, delta, changed, fast, skip):
     """Leaves reached with permuted group columns, for trees ``tree_lo .. tree_hi``.
 
     A slot is one (group, repeat). Group ``batch_groups[b]`` owns slots
@@ -137,6 +137,9 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
     (``exact``: node values whose sums never round, see ``collect_exact``) the
     difference of the two leaves' values is added to ``delta[i, s]``; other entries are
     left alone. (Sample-major: the slots of one sample are written together.)
+
+    ``cat_bitsets``: the category sets of the packed trees' categorical splits (none
+    with ``fast``).
 
     ``fast``: the layout is ``make_fast``'s and the data finite; one-column groups then
     take the fast traversal (``route_lanes``), other groups the general one
@@ -238,7 +241,7 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                 continue
             route_permuted(lanes, np.intp(n_items), item_position, position_top,
                            position_base, item_value, item_source, in_group, column, flat_X,
-                           flat_nodes, thresholds, item_leaf)
+                           flat_nodes, thresholds, cat_bitsets, item_leaf)
             # On finite data a value outside its leaf's interval always reaches another
             # leaf; a missing one, or a group's row, may not. Flat arrays and unsigned
             # offsets: no wrap-around in this loop either.

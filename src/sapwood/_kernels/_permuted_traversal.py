@@ -17,32 +17,35 @@ per item the permuted value or the source row; ``leaves`` out):
   state in small arrays, every step also paid loads and stores of it, and ran at half
   the speed (D3 forest, 16 M lane steps: 42 ms against 22 ms).
 - :func:`route_rows`, the general form: any group (the columns marked in
-  ``in_group`` read the item's source row), missing values, ``<`` and ``<=`` splits,
-  nodes in :func:`pack_nodes`' layout.
+  ``in_group`` read the item's source row), missing values, ``<``, ``<=`` and
+  categorical splits, nodes in :func:`pack_nodes`' layout.
 
 Nodes are packed: one int32 record per node (left child, right child, feature, flags:
-bit 0 the split is ``<``, bit 1 missing values go left; global ids) and the float64
-thresholds beside it. A visit reads 16 contiguous bytes and one float64 instead of six
-arrays. :func:`make_fast` turns the records, in place, into the fast layout, where
-every split sends ``x <= threshold`` left. Indices are unsigned so a read has no
-negative-index wrap-around. Helpers called from the hot loops take scalars only: Numba
-increments and decrements the reference count of every array passed to a function,
-inlined or not (that was half the time of the held-out re-routing when done once per
-re-routed row); the routes take their arrays once per queue.
+bit 0 the split is ``<``, bit 1 missing values go left, bit 2 the split is
+categorical; global ids) and the float64 thresholds beside it (a categorical split's
+offset into ``cat_bitsets``, as in :mod:`._traverse`). A visit reads 16 contiguous
+bytes and one float64 instead of six arrays. :func:`make_fast` turns the records, in
+place, into the fast layout, where every split sends ``x <= threshold`` left. Indices
+are unsigned so a read has no negative-index wrap-around. Helpers called from the hot
+loops take scalars only (but for the category sets, read at categorical splits only):
+Numba increments and decrements the reference count of every array passed to a
+function, inlined or not (that was half the time of the held-out re-routing when done
+once per re-routed row); the routes take their arrays once per queue.
 """
 
 import numpy as np
 
 from ._numba import kernel, leaf_kernel
-from ._traverse import LEAF, OP_LE
+from ._traverse import LEAF, OP_CAT, OP_LE, OP_LT, in_category_set
 
-__all__ = ["apply_lanes", "make_fast", "pack_nodes", "pack_tree", "route_lanes", "route_permuted",
-           "route_rows"]
+__all__ = ["apply_lanes", "fast_layout", "make_fast", "pack_nodes", "pack_tree", "route_lanes",
+           "route_permuted", "route_rows"]
 
 _FOUR = np.uint64(4)
 _TWO = np.uint64(2)
 _FLAG_LT = 1
 _FLAG_MISSING_LEFT = 2
+_FLAG_CAT = 4
 
 
 @kernel
@@ -55,8 +58,10 @@ def pack_nodes(children_left, children_right, feature, missing_go_to_left, opera
         nodes[k, 1] = children_right[k]
         nodes[k, 2] = feature[k]
         flags = 0
-        if operator[k] != OP_LE:
+        if operator[k] == OP_LT:
             flags |= _FLAG_LT
+        elif operator[k] == OP_CAT:
+            flags |= _FLAG_CAT
         if missing_go_to_left[k] != 0:
             flags |= _FLAG_MISSING_LEFT
         nodes[k, 3] = flags
@@ -68,8 +73,9 @@ def make_fast(nodes, thresholds, operator):
     """Turn the packed layout, in place, into the fast path's: ``x < t`` becomes
     ``x <= nextafter(t, -inf)`` (the same decision for every float64 ``x``), so every
     split reads ``x <= threshold`` (flags and ``operator`` cleared), and leaves get
-    feature 0 so a lane parked on a leaf reads a valid column. Only for finite data:
-    the missing-value direction is dropped."""
+    feature 0 so a lane parked on a leaf reads a valid column. Only for finite data
+    (the missing-value direction is dropped) and trees without categorical splits
+    (``fast_layout``)."""
     for k in range(nodes.shape[0]):
         operator[k] = OP_LE
         if nodes[k, 0] == LEAF:
@@ -80,10 +86,21 @@ def make_fast(nodes, thresholds, operator):
 
 
 @kernel
+def fast_layout(children_left, operator):
+    """Whether :func:`make_fast`'s layout can hold these nodes: no categorical split (a
+    set is no threshold)."""
+    for k in range(children_left.shape[0]):
+        if children_left[k] != LEAF and operator[k] == OP_CAT:
+            return False
+    return True
+
+
+@kernel
 def pack_tree(children_left, children_right, feature, threshold, missing_go_to_left,
               operator, fast):
     """One tree in the layout its permuted traversals read: the packed records, float64
-    thresholds and operators (copies), in :func:`make_fast`'s layout when ``fast``."""
+    thresholds and operators (copies), in :func:`make_fast`'s layout when ``fast`` (only
+    for finite data and trees of which :func:`fast_layout` holds)."""
     nodes = pack_nodes(children_left, children_right, feature, missing_go_to_left, operator)
     thresholds = threshold.astype(np.float64)
     operators = operator.astype(np.uint8)
@@ -106,7 +123,7 @@ def _goes_left(flags, threshold, value):
 
 @leaf_kernel
 def route_rows(n_items, item_origin, start_node, start_base, item_source_base, in_group,
-               flat_X, flat_nodes, thresholds, leaves):
+               flat_X, flat_nodes, thresholds, cat_bitsets, leaves):
     """``leaves[k]``: the leaf reached from node ``start_node[o]`` by the row starting at
     ``flat_X[start_base[o]]``, where ``o = item_origin[k]``, reading the columns ``f``
     with ``in_group[f]`` set from the row starting at ``item_source_base[k]`` instead,
@@ -124,8 +141,16 @@ def route_rows(n_items, item_origin, start_node, start_base, item_source_base, i
                 break
             f = flat_nodes[at + _TWO]
             row = source if in_group[f] != 0 else base
-            if _goes_left(flat_nodes[at + np.uint64(3)], thresholds[node],
-                          flat_X[row + np.uint64(f)]):
+            flags = flat_nodes[at + np.uint64(3)]
+            value = flat_X[row + np.uint64(f)]
+            if flags & _FLAG_CAT:
+                if np.isnan(value):
+                    go_left = (flags & _FLAG_MISSING_LEFT) != 0
+                else:
+                    go_left = in_category_set(value, cat_bitsets, np.intp(thresholds[node]))
+            else:
+                go_left = _goes_left(flags, thresholds[node], value)
+            if go_left:
                 node = np.uint64(left)
             else:
                 node = np.uint64(flat_nodes[at + np.uint64(1)])
@@ -135,7 +160,7 @@ def route_rows(n_items, item_origin, start_node, start_base, item_source_base, i
 @leaf_kernel
 def route_permuted(lanes, n_items, item_origin, start_node, start_base, item_value,
                    item_source_base, in_group, column, flat_X, flat_nodes, thresholds,
-                   leaves):
+                   cat_bitsets, leaves):
     """The permuted traversal of a queue of items, by :func:`route_lanes` when ``lanes``
     (one column, ``column``, on finite data in the fast layout: reads ``item_value``)
     or :func:`route_rows` (reads ``item_source_base`` and ``in_group``)."""
@@ -144,7 +169,7 @@ def route_permuted(lanes, n_items, item_origin, start_node, start_base, item_val
                     flat_X, flat_nodes, thresholds, leaves)
     else:
         route_rows(n_items, item_origin, start_node, start_base, item_source_base, in_group,
-                   flat_X, flat_nodes, thresholds, leaves)
+                   flat_X, flat_nodes, thresholds, cat_bitsets, leaves)
 
 
 @kernel(inline="always", _nrt=False)

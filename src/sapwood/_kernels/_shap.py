@@ -76,7 +76,7 @@ def _unwound_sum(zero, one, weight, offset, depth, index):
 
 @kernel
 def _tree_shap(root, condition, condition_feature, x, children_left, children_right,
-               feature, threshold, operator, missing_go_to_left, cover, values, column,
+               feature, threshold, operator, missing_go_to_left, cat_bitsets, cover, values, column,
                feature_of, zero, one, weight, calls, fractions, phi):
     """Adds one tree's SHAP values of row ``x`` to ``phi`` (n_features, n_columns), its
     values going to columns ``column ..``.
@@ -117,7 +117,8 @@ def _tree_shap(root, condition, condition_feature, x, children_left, children_ri
                     phi[f, column + w] += scale * values[node, w]
             continue
         split = feature[node]
-        if goes_left(x[split], threshold[node], operator[node], missing_go_to_left[node]):
+        if goes_left(x[split], threshold[node], operator[node], missing_go_to_left[node],
+                     cat_bitsets):
             hot, cold = children_left[node], children_right[node]
         else:
             hot, cold = children_right[node], children_left[node]
@@ -168,7 +169,8 @@ def _buffers(max_depth):
 
 @kernel
 def shap_values(X, children_left, children_right, feature, threshold, operator,
-                missing_go_to_left, cover, values, roots, tree_column, max_depth, n_columns):
+                missing_go_to_left, cat_bitsets, cover, values, roots, tree_column, max_depth,
+                n_columns):
     """SHAP values of every row of ``X``, shape (n_rows, n_features, n_columns): the sum
     over the trees (global node ids, trees starting at ``roots``) of each tree's
     values. Tree ``t`` adds ``values[node]`` (already scaled by how the trees combine)
@@ -180,7 +182,8 @@ def shap_values(X, children_left, children_right, feature, threshold, operator,
     for r in range(n_rows):
         for t in range(roots.shape[0]):
             _tree_shap(roots[t], 0, 0, X[r], children_left, children_right, feature,
-                       threshold, operator, missing_go_to_left, cover, values, tree_column[t],
+                       threshold, operator, missing_go_to_left, cat_bitsets, cover, values,
+                       tree_column[t],
                        feature_of, zero, one, weight, calls, fractions, phi[r])
     return phi
 
@@ -209,7 +212,7 @@ def _tree_features(children_left, feature, roots, n_nodes, n_features):
 
 @kernel
 def shap_interactions(X, children_left, children_right, feature, threshold, operator,
-                      missing_go_to_left, cover, values, roots, tree_column, max_depth,
+                      missing_go_to_left, cat_bitsets, cover, values, roots, tree_column, max_depth,
                       n_columns):
     """SHAP interaction values, shape (n_rows, n_features, n_features, n_columns).
 
@@ -230,17 +233,17 @@ def shap_interactions(X, children_left, children_right, feature, threshold, oper
         diagonal[:] = 0.0
         for t in range(roots.shape[0]):
             _tree_shap(roots[t], 0, 0, x, children_left, children_right, feature, threshold,
-                       operator, missing_go_to_left, cover, values, tree_column[t],
+                       operator, missing_go_to_left, cat_bitsets, cover, values, tree_column[t],
                        feature_of, zero, one, weight, calls, fractions, diagonal)
             for k in range(ptr[t], ptr[t + 1]):
                 j = tree_features[k]
                 on[:] = 0.0
                 off[:] = 0.0
                 _tree_shap(roots[t], 1, j, x, children_left, children_right, feature,
-                           threshold, operator, missing_go_to_left, cover, values,
+                           threshold, operator, missing_go_to_left, cat_bitsets, cover, values,
                            tree_column[t], feature_of, zero, one, weight, calls, fractions, on)
                 _tree_shap(roots[t], -1, j, x, children_left, children_right, feature,
-                           threshold, operator, missing_go_to_left, cover, values,
+                           threshold, operator, missing_go_to_left, cat_bitsets, cover, values,
                            tree_column[t], feature_of, zero, one, weight, calls, fractions,
                            off)
                 for i in range(n_features):
@@ -437,8 +440,8 @@ def leaf_tables(leaf_start, leaf_zero, pairs):
 
 
 @kernel
-def _node_masks(X, children_left, feature, threshold, operator, missing_go_to_left, root,
-                node_bit, node_first, masks, node, level, parent):
+def _node_masks(X, children_left, feature, threshold, operator, missing_go_to_left,
+                cat_bitsets, root, node_bit, node_first, masks, node, level, parent):
     """``masks[level]``: for every row, the bits of the path features (``leaf_paths``'
     order) whose splits down to ``node`` the row satisfies, made from the parent's
     ``masks[level - 1]`` (the root: none)."""
@@ -451,7 +454,7 @@ def _node_masks(X, children_left, feature, threshold, operator, missing_go_to_le
     is_left = node == children_left[parent]
     for r in range(X.shape[0]):
         follows = goes_left(X[r, f], threshold[parent], operator[parent],
-                            missing_go_to_left[parent]) == is_left
+                            missing_go_to_left[parent], cat_bitsets) == is_left
         m = masks[level - 1, r]
         if follows:
             masks[level, r] = m | bit if first else m
@@ -511,7 +514,8 @@ def _leaf_pairs(masks_level, leaf_zero, leaf_features, start, d, table, base, va
 
 @kernel
 def shap_tables(X, children_left, children_right, feature, threshold, operator,
-                missing_go_to_left, values, root, column, node_bit, node_first, leaf_of_node,
+                missing_go_to_left, cat_bitsets, values, root, column, node_bit, node_first,
+                leaf_of_node,
                 leaf_start, leaf_features, leaf_zero, table_start, table, pair_start,
                 pair_table, max_depth, with_pairs, phi, pairs):
     """Adds one tree's SHAP values of every row of ``X`` to ``phi`` (n_rows, n_features,
@@ -534,7 +538,7 @@ def shap_tables(X, children_left, children_right, feature, threshold, operator,
         top -= 1
         node, level, parent = stack[top, 0], stack[top, 1], stack[top, 2]
         _node_masks(X, children_left, feature, threshold, operator, missing_go_to_left,
-                    root, node_bit, node_first, masks, node, level, parent)
+                    cat_bitsets, root, node_bit, node_first, masks, node, level, parent)
         if children_left[node] != LEAF:
             stack[top, 0], stack[top, 1], stack[top, 2] = children_right[node], level + 1, node
             stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2] = (

@@ -201,7 +201,8 @@ def _add_units(acc, d, full, missing, group_mask, matching, weight, positive, ne
 
 @kernel
 def interventional_tree(X, Z, weights, per_row, children_left, children_right, feature,
-                        threshold, operator, missing_go_to_left, values, root, column,
+                        threshold, operator, missing_go_to_left, cat_bitsets, values, root,
+                        column,
                         node_bit, node_first, leaf_of_node, leaf_start, leaf_features,
                         max_depth, positive, negative, dense_features, phi):
     """Adds one tree's interventional SHAP values of every row of ``X`` against the
@@ -231,9 +232,9 @@ def interventional_tree(X, Z, weights, per_row, children_left, children_right, f
         top -= 1
         node, level, parent = stack[top, 0], stack[top, 1], stack[top, 2]
         _node_masks(X, children_left, feature, threshold, operator, missing_go_to_left,
-                    root, node_bit, node_first, x_masks, node, level, parent)
+                    cat_bitsets, root, node_bit, node_first, x_masks, node, level, parent)
         _node_masks(Z, children_left, feature, threshold, operator, missing_go_to_left,
-                    root, node_bit, node_first, z_masks, node, level, parent)
+                    cat_bitsets, root, node_bit, node_first, z_masks, node, level, parent)
         if children_left[node] != LEAF:
             stack[top, 0], stack[top, 1], stack[top, 2] = children_right[node], level + 1, node
             stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2] = (

@@ -4,6 +4,14 @@ A sample goes left at node ``i`` when its value is missing and
 ``missing_go_to_left[i]``, or when it is present and compares true against
 ``threshold[i]`` with the node's operator (``<=`` for scikit-learn and LightGBM,
 ``<`` for XGBoost). Leaves have ``children_left == -1``.
+
+A categorical node (operator ``OP_CAT``) tests set membership instead: its threshold
+holds an offset ``k`` into the tree's ``cat_bitsets`` (uint32), where
+``cat_bitsets[k]`` is the number of words ``w`` and ``cat_bitsets[k + 1 : k + 1 + w]``
+the set, category ``c`` being bit ``c % 32`` of word ``c // 32``. A present value goes
+left when it is a category of the set, the category of a value being the value
+truncated to an integer; a negative value or one past the set's ``32 w`` categories
+goes right, as does every category not in the set.
 """
 
 import numpy as np
@@ -13,27 +21,43 @@ from ._numba import kernel
 LEAF = -1
 OP_LE = 0
 OP_LT = 1
+OP_CAT = 2
 
 
 @kernel
-def goes_left(value, threshold, operator, missing_go_to_left):
+def in_category_set(value, cat_bitsets, offset):
+    """Whether the present (not NaN) ``value`` is a category of the set stored at
+    ``offset`` of ``cat_bitsets`` (see the module docstring)."""
+    if not value >= 0.0:
+        return False
+    n_words = cat_bitsets[offset]
+    if value >= 32.0 * n_words:
+        return False
+    code = np.intp(value)
+    return (cat_bitsets[offset + 1 + (code >> 5)] >> np.uint32(code & 31)) & np.uint32(1) != 0
+
+
+@kernel
+def goes_left(value, threshold, operator, missing_go_to_left, cat_bitsets):
     if np.isnan(value):
         return missing_go_to_left != 0
     if operator == OP_LE:
         return value <= threshold
-    return value < threshold
+    if operator == OP_LT:
+        return value < threshold
+    return in_category_set(value, cat_bitsets, np.intp(threshold))
 
 
 @kernel
 def apply_tree(X, children_left, children_right, feature, threshold, missing_go_to_left,
-               operator):
+               operator, cat_bitsets):
     """Leaf id reached by every row of ``X``."""
     leaves = np.empty(X.shape[0], dtype=np.intp)
     for i in range(X.shape[0]):
         node = 0
         while children_left[node] != LEAF:
             if goes_left(X[i, feature[node]], threshold[node], operator[node],
-                         missing_go_to_left[node]):
+                         missing_go_to_left[node], cat_bitsets):
                 node = children_left[node]
             else:
                 node = children_right[node]
@@ -43,7 +67,7 @@ def apply_tree(X, children_left, children_right, feature, threshold, missing_go_
 
 @kernel
 def first_splits(X, rows, children_left, children_right, feature, threshold,
-                 missing_go_to_left, operator):
+                 missing_go_to_left, operator, cat_bitsets):
     """Route ``X[rows]`` once and record where each row's path first meets each feature:
     what the permutation measures need to re-route a row from that node only.
 
@@ -66,7 +90,8 @@ def first_splits(X, rows, children_left, children_right, feature, threshold,
             f = feature[node]
             if first[f, k] < 0:
                 first[f, k] = node
-            if goes_left(X[i, f], threshold[node], operator[node], missing_go_to_left[node]):
+            if goes_left(X[i, f], threshold[node], operator[node], missing_go_to_left[node],
+                         cat_bitsets):
                 node = children_left[node]
             else:
                 node = children_right[node]
@@ -76,7 +101,7 @@ def first_splits(X, rows, children_left, children_right, feature, threshold,
 
 @kernel
 def apply_packed(X, children_left, children_right, feature, threshold, missing_go_to_left,
-                 operator, roots):
+                 operator, cat_bitsets, roots):
     """Global leaf ids, shape (n_samples, n_trees), for trees packed end to end.
 
     Trees are concatenated node arrays; ``roots[t]`` is tree t's first node and child
@@ -90,7 +115,7 @@ def apply_packed(X, children_left, children_right, feature, threshold, missing_g
             node = root
             while children_left[node] != LEAF:
                 if goes_left(X[i, feature[node]], threshold[node], operator[node],
-                             missing_go_to_left[node]):
+                             missing_go_to_left[node], cat_bitsets):
                     node = children_left[node]
                 else:
                     node = children_right[node]
@@ -100,7 +125,7 @@ def apply_packed(X, children_left, children_right, feature, threshold, missing_g
 
 @kernel
 def decision_path_tree(X, children_left, children_right, feature, threshold,
-                       missing_go_to_left, operator):
+                       missing_go_to_left, operator, cat_bitsets):
     """CSR (indptr, indices) of the nodes each row of ``X`` passes through."""
     n_samples = X.shape[0]
     indptr = np.zeros(n_samples + 1, dtype=np.intp)
@@ -109,7 +134,7 @@ def decision_path_tree(X, children_left, children_right, feature, threshold,
         length = 1
         while children_left[node] != LEAF:
             if goes_left(X[i, feature[node]], threshold[node], operator[node],
-                         missing_go_to_left[node]):
+                         missing_go_to_left[node], cat_bitsets):
                 node = children_left[node]
             else:
                 node = children_right[node]
@@ -122,7 +147,7 @@ def decision_path_tree(X, children_left, children_right, feature, threshold,
         indices[k] = 0
         while children_left[node] != LEAF:
             if goes_left(X[i, feature[node]], threshold[node], operator[node],
-                         missing_go_to_left[node]):
+                         missing_go_to_left[node], cat_bitsets):
                 node = children_left[node]
             else:
                 node = children_right[node]
@@ -176,11 +201,12 @@ def tree_problem(children_left, children_right, feature, threshold, operator, n_
     Sound means: both children or neither are ``LEAF``; child ids in ``[1, n)``; every
     node but the root has exactly one parent (so no node is shared and, once every
     node is reachable from the root, there is no cycle); split features in
-    ``[0, n_features)``; no NaN threshold at a split; operators ``OP_LE`` or
-    ``OP_LT`` at splits. The problem reported is the first kind in that order that
-    any node has, at the first node that has it, so it does not depend on where in the
-    tree a problem sits. (One pass records the first node of every local problem: a
-    pass per check cost twice as much.)
+    ``[0, n_features)``; no NaN threshold at a split; operators ``OP_LE``, ``OP_LT``
+    or ``OP_CAT`` at splits (the format checks categorical nodes' offsets). The
+    problem reported is the first kind in that order that any node has, at the first
+    node that has it, so it does not depend on where in the tree a problem sits. (One
+    pass records the first node of every local problem: a pass per check cost twice as
+    much.)
     """
     n = children_left.shape[0]
     # first[k]: the first node with local problem k (n: none).
@@ -206,7 +232,7 @@ def tree_problem(children_left, children_right, feature, threshold, operator, n_
             first[FEATURE_OUT_OF_RANGE] = node
         if np.isnan(threshold[node]):
             first[NAN_THRESHOLD] = node
-        if operator[node] > OP_LT:
+        if operator[node] > OP_CAT:
             first[BAD_OPERATOR] = node
     for problem in (ONE_CHILD_LEAF, LEFT_OUT_OF_RANGE, RIGHT_OUT_OF_RANGE):
         if first[problem] < n:

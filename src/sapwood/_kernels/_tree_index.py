@@ -20,7 +20,7 @@ Trees are packed end to end from ``roots`` (global node ids); arrays in, arrays 
 import numpy as np
 
 from ._numba import kernel
-from ._traverse import LEAF, OP_LE
+from ._traverse import LEAF, OP_CAT, OP_LE
 
 __all__ = ["entry_nodes", "largest_tree", "leaf_intervals", "preorder_spans", "sort_by_leaf"]
 
@@ -172,7 +172,9 @@ def sort_by_leaf(leaves, rank):
 def leaf_intervals(top, column, root, children_left, children_right, feature, threshold,
                     operator, lower, upper, stack):
     """Open interval of ``column`` values keeping every decision between ``top`` and
-    each node of its subtree (stored at ``node - root``)."""
+    each node of its subtree (stored at ``node - root``). Below a categorical split on
+    ``column`` it is empty (``(inf, -inf)``): a set is no interval, so every value
+    there takes the general path, a traversal."""
     lower[top - root] = -np.inf
     upper[top - root] = np.inf
     stack[0] = top
@@ -192,7 +194,10 @@ def leaf_intervals(top, column, root, children_left, children_right, feature, th
         upper[right - root] = hi
         if feature[node] == column:
             # Closed bounds become open ones one float64 step further out.
-            if operator[node] == OP_LE:
+            if operator[node] == OP_CAT:
+                upper[left - root] = upper[right - root] = -np.inf
+                lower[left - root] = lower[right - root] = np.inf
+            elif operator[node] == OP_LE:
                 upper[left - root] = min(hi, np.nextafter(threshold[node], np.inf))
                 lower[right - root] = max(lo, threshold[node])
             else:

@@ -6,12 +6,12 @@ import numpy as np
 
 from .._format import LEAF, UNDEFINED, FormatError, TreeArrays
 
-__all__ = ["build_tree", "category_error"]
+__all__ = ["build_tree", "category_sets", "codes_to_words"]
 
 
 def build_tree(left, right, feature, threshold, missing_go_to_left, operator, value, *,
                n_features, impurity=None, n_node_samples=None, weighted_n_node_samples=None,
-               gain=None, cover=None) -> TreeArrays:
+               gain=None, cover=None, cat_bitsets=None) -> TreeArrays:
     """A validated :class:`TreeArrays` from node arrays rooted at node 0.
 
     Children are node ids with ``-1`` at leaves. Nodes the root cannot reach (XGBoost
@@ -19,6 +19,8 @@ def build_tree(left, right, feature, threshold, missing_go_to_left, operator, va
     original order. Leaf entries of ``feature`` / ``threshold`` are normalised to
     scikit-learn's ``-2`` and the split statistics ``gain`` / ``cover`` are zero at leaves.
     Malformed input (out-of-range children, cycles, shared nodes) raises FormatError.
+    Categorical splits (``operator`` ``OP_CAT``) hold their set's offset into
+    ``cat_bitsets`` as threshold (:func:`category_sets`).
     """
     left = np.asarray(left, dtype=np.int64)
     right = np.asarray(right, dtype=np.int64)
@@ -59,7 +61,36 @@ def build_tree(left, right, feature, threshold, missing_go_to_left, operator, va
         value=pick(value, np.float64, 0.0),
         missing_go_to_left=np.where(leaf, 0, pick(missing_go_to_left, np.int64, 0) != 0),
         operator=np.where(leaf, 0, pick(operator, np.uint8, 0)),
-        n_features=n_features, **stats)
+        n_features=n_features, cat_bitsets=cat_bitsets, **stats)
+
+
+def category_sets(words):
+    """One tree's ``cat_bitsets`` and each set's offset in it, from each categorical
+    split's bitset words (uint32, category ``c`` at bit ``c % 32`` of word ``c // 32``,
+    LightGBM's and scikit-learn's layout): per set its word count, then its words."""
+    offsets = []
+    parts = []
+    at = 0
+    for bits in words:
+        bits = np.asarray(bits, dtype=np.uint32).reshape(-1)
+        # Trailing zero words hold no category: dropped, the set is the same.
+        used = np.flatnonzero(bits)
+        bits = bits[:used[-1] + 1] if used.size else bits[:0]
+        offsets.append(float(at))
+        parts.append(np.concatenate([[bits.shape[0]], bits]).astype(np.uint32))
+        at += bits.shape[0] + 1
+    bitsets = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint32)
+    return np.array(offsets, dtype=np.float64), bitsets
+
+
+def codes_to_words(codes):
+    """Bitset words (uint32) of a set of non-negative integer category codes."""
+    codes = np.asarray(codes, dtype=np.int64).reshape(-1)
+    if codes.size and codes.min() < 0:
+        raise FormatError(f"a category set holds the negative code {int(codes.min())}")
+    words = np.zeros(int(codes.max()) // 32 + 1 if codes.size else 0, dtype=np.uint32)
+    np.bitwise_or.at(words, codes // 32, (np.uint32(1) << (codes % 32).astype(np.uint32)))
+    return words
 
 
 def _reachable(left, right):
@@ -80,12 +111,3 @@ def _reachable(left, right):
         seen[frontier] = True
     return seen
 
-
-def category_error(library, feature, names):
-    """The error for a categorical split, naming the feature."""
-    name = names[feature] if names is not None and 0 <= feature < len(names) else None
-    label = f"feature {feature}" + (f" ({name!r})" if name is not None else "")
-    return ValueError(
-        f"{library} model splits {label} as a categorical feature; sapwood's tree format "
-        "only represents numeric threshold splits. Refit with that feature one-hot or "
-        "ordinal encoded as a numeric column.")

@@ -13,14 +13,24 @@ The first two map onto ``missing_go_to_left`` directly. ``Zero`` maps onto one
 threshold/operator pair when the zero band and the comparison agree, and is refused
 (naming the feature) when the left side would not be an interval. Leaf values already
 include shrinkage and the initial score; random-forest mode averages the trees.
+
+A categorical split (bit 0) sends the categories of its bitset left (its threshold
+indexes ``cat_boundaries``, which delimit its words in ``cat_threshold``) and NaN, a
+negative value and every other category right: the format's categorical split with
+``missing_go_to_left`` 0 (LightGBM truncates a value in (-1, 0) to category 0; the
+format sends it right). The category labels of pandas ``category`` columns are the
+``pandas_categorical`` line after the trees, in the order of the categorical features
+when there is one list per categorical feature.
 """
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
-from .._format import LEAF, OP_LE, OP_LT, FormatError, ModelKind, TreeEnsemble
-from ._build import build_tree, category_error
+from .._format import LEAF, OP_CAT, OP_LE, OP_LT, FormatError, ModelKind, TreeEnsemble
+from ._build import build_tree, category_sets
 
 __all__ = ["from_lightgbm", "read_lightgbm_text"]
 
@@ -135,6 +145,7 @@ def read_lightgbm_text(text, iteration_range=None, classes=None, gains=None,
         raise ValueError("gains must have one array per tree")
     trees = [_tree(blocks[t], n_features, names, None if gains is None else gains[t])
              for t in selected]
+    categories = _categories(text, header, n_features)
     n_iterations = len(selected) // per_iteration
     weight = scale / n_iterations if "average_output" in header else scale
     if task == "classification" and classes is None:
@@ -150,7 +161,41 @@ def read_lightgbm_text(text, iteration_range=None, classes=None, gains=None,
         kind=ModelKind(library="lightgbm", model=model_name, objective=" ".join(objective),
                        library_version=header.get("version", ""),
                        family="forest" if "average_output" in header else "boosting",
-                       node_impurity=False))
+                       node_impurity=False),
+        categories=categories)
+
+
+def _categories(text, header, n_features):
+    """Per feature the pandas category labels LightGBM recorded, or None.
+
+    ``feature_infos`` lists a categorical feature's codes joined by ``:`` (a numeric
+    one's range in brackets, or ``none``); ``pandas_categorical`` one list of labels per
+    pandas ``category`` column, in column order. They are matched in order when every
+    categorical feature has a list (otherwise it is not known which features the lists
+    belong to, and pandas columns are read by their own codes)."""
+    marker = "\npandas_categorical:"
+    at = text.rfind(marker)
+    if at < 0:
+        return None
+    line = text[at + len(marker):].split("\n", 1)[0].strip()
+    try:
+        lists = json.loads(line)
+    except (json.JSONDecodeError, RecursionError):
+        raise FormatError("LightGBM pandas_categorical is not JSON") from None
+    if not lists:
+        return None
+    infos = header.get("feature_infos", "").split(" ")
+    categorical = [j for j, info in enumerate(infos)
+                   if info and not info.startswith("[") and info != "none"]
+    if (not isinstance(lists, list) or len(lists) != len(categorical)
+            or len(infos) != n_features):
+        return None
+    categories = [None] * n_features
+    for j, labels in zip(categorical, lists, strict=True):
+        if not isinstance(labels, list) or len(set(map(repr, labels))) != len(labels):
+            raise FormatError("LightGBM pandas_categorical must hold lists of distinct labels")
+        categories[j] = tuple(labels)
+    return tuple(categories)
 
 
 def _parse(text):
@@ -238,10 +283,15 @@ def _tree(block, n_features, names, gains):
             np.float32).astype(np.float64)
     elif np.shape(gains) != (n_internal,):
         raise ValueError("gains do not match the tree's split count")
-    categorical = np.flatnonzero(decision & 1)
-    if categorical.size:
-        raise category_error("LightGBM", int(feature[categorical[0]]), names)
-    threshold, operator, missing_left = _routing(threshold, decision, feature, names)
+    categorical = (decision & 1) != 0
+    numeric = ~categorical
+    operator = np.full(n_internal, OP_CAT, dtype=np.uint8)
+    missing_left = np.zeros(n_internal, dtype=np.uint8)  # NaN: right at a categorical split
+    threshold[numeric], operator[numeric], missing_left[numeric] = _routing(
+        threshold[numeric], decision[numeric], feature[numeric], names)
+    cat_bitsets = None
+    if categorical.any():
+        threshold[categorical], cat_bitsets = _category_sets(block, threshold[categorical])
     # Leaves follow the internal nodes; LightGBM writes leaf k as child ~k.
     left, right = (np.where(c >= 0, c, n_internal + ~c) for c in children)
     internal_count = _optional(block, "internal_count", n_internal)
@@ -259,7 +309,31 @@ def _tree(block, n_features, names, gains):
         nodes(internal_value, leaf_value).reshape(-1, 1, 1), n_features=n_features,
         n_node_samples=counts, weighted_n_node_samples=counts,
         gain=nodes(np.asarray(gains, dtype=np.float64), None),
-        cover=nodes(internal_weight, leaf_weight))
+        cover=nodes(internal_weight, leaf_weight), cat_bitsets=cat_bitsets)
+
+
+def _category_sets(block, index):
+    """The format's set offsets and ``cat_bitsets`` of a tree's categorical splits,
+    whose thresholds ``index`` point into ``cat_boundaries``."""
+    try:
+        n_cat = int(block.get("num_cat", ""))
+    except ValueError:
+        raise FormatError("LightGBM tree with categorical splits lacks a valid num_cat") \
+            from None
+    if not 1 <= n_cat <= index.shape[0]:
+        raise FormatError(f"LightGBM tree has num_cat={n_cat} for {index.shape[0]} "
+                          "categorical splits")
+    bounds = _numbers(block, "cat_boundaries", np.int64, n_cat + 1)
+    if bounds[0] != 0 or (np.diff(bounds) < 0).any():
+        raise FormatError("LightGBM cat_boundaries must start at 0 and not decrease")
+    words = _numbers(block, "cat_threshold", np.float64, int(bounds[-1]))
+    if (words < 0).any() or (words >= 2**32).any() or (words != np.round(words)).any():
+        raise FormatError("LightGBM cat_threshold must hold 32-bit unsigned integers")
+    if (index != np.round(index)).any() or (index < 0).any() or (index >= n_cat).any():
+        raise FormatError(f"a LightGBM categorical split's threshold must index one of its "
+                          f"tree's {n_cat} category sets")
+    index = index.astype(np.int64)
+    return category_sets(words[bounds[k]:bounds[k + 1]] for k in index)
 
 
 def _optional(block, key, n):

@@ -46,8 +46,9 @@ from sklearn.tree import (
 )
 
 from .._bootstrap import SEED_LIMIT, Bootstrap
-from .._format import LEAF, OP_LE, ModelKind, TreeArrays, TreeEnsemble
-from ._build import build_tree, category_error
+from .._format import LEAF, OP_CAT, OP_LE, FormatError, ModelKind, TreeArrays, TreeEnsemble
+from .._sklearn_compat import hist_gradient_boosting_categories
+from ._build import build_tree, category_sets, codes_to_words
 
 __all__ = ["from_sklearn", "forest_estimators", "own_trees"]
 
@@ -196,16 +197,12 @@ def _from_gradient_boosting(model, iteration_range):
 
 
 def _from_hist_gradient_boosting(model, iteration_range):
-    categorical = np.flatnonzero(np.asarray(model.is_categorical_ if model.is_categorical_
-                                            is not None else [], dtype=bool))
-    names = getattr(model, "feature_names_in_", None)
-    if categorical.size:
-        raise category_error("scikit-learn", int(categorical[0]), names)
     n_features = model.n_features_in_
+    categorical = _hist_categorical(model, n_features)
     trees, outputs = [], []
     for stage in _stages(len(model._predictors), iteration_range):
         for k, predictor in enumerate(model._predictors[stage]):
-            trees.append(_hist_tree(predictor.nodes, n_features, names))
+            trees.append(_hist_tree(predictor, n_features, categorical))
             outputs.append(k)
     loss = model.loss
     if is_classifier(model):
@@ -215,21 +212,82 @@ def _from_hist_gradient_boosting(model, iteration_range):
     return _ensemble(model, trees, "sum", tree_output=outputs,
                      base_score=np.asarray(model._baseline_prediction).ravel(), link=link,
                      input_dtype=np.float64,
-                     kind=_kind(model, "boosting", loss, node_impurity=False))
+                     kind=_kind(model, "boosting", loss, node_impurity=False),
+                     categories=None if categorical is None else categorical[2])
 
 
-def _hist_tree(nodes, n_features, names):
+def _hist_categorical(model, n_features):
+    """None without categorical features, else ``(columns, codes, categories)``: the
+    user's column each tree feature reads, per categorical tree feature the code each
+    encoder position stands for, and the ensemble's category labels per column.
+
+    Categories that are all non-negative integers are tested as those integers (the
+    labels are then 0, 1, ...: a number, or a pandas category of numbers, is its own
+    code); other categories (text) by their position in the encoder's sorted list,
+    which is their code, with the list as labels."""
+    found = hist_gradient_boosting_categories(model)
+    if found is None:
+        return None
+    columns, lists = found
+    codes = {}
+    categories = [None] * n_features
+    for k, values in enumerate(lists):
+        numbers = np.array([v if isinstance(v, int | float | np.number)
+                            and not isinstance(v, bool) else np.nan for v in values],
+                           dtype=np.float64)
+        if values and (numbers >= 0).all() and (numbers == np.round(numbers)).all():
+            codes[k] = numbers.astype(np.int64)
+            categories[columns[k]] = tuple(range(int(numbers.max()) + 1))
+        else:
+            codes[k] = np.arange(len(values), dtype=np.int64)
+            categories[columns[k]] = tuple(values)
+    return np.asarray(columns, dtype=np.int64), codes, tuple(categories)
+
+
+def _hist_tree(predictor, n_features, categorical):
+    """One HistGradientBoosting predictor as a tree of the format.
+
+    A categorical node sends NaN and every category the model never saw (unknown
+    values reach it as NaN) the missing-value way, the categories of its left bitset
+    left and the other known ones right. As a set split (what is in the set goes left,
+    everything else, NaN included, right) it keeps its children when missing values go
+    right, and otherwise swaps them around the known categories not in the left set."""
+    nodes = predictor.nodes
     leaf = nodes["is_leaf"].astype(bool)
-    categorical = np.flatnonzero(~leaf & nodes["is_categorical"].astype(bool))
-    if categorical.size:
-        raise category_error("scikit-learn", int(nodes["feature_idx"][categorical[0]]), names)
     left = np.where(leaf, LEAF, nodes["left"].astype(np.int64))
     right = np.where(leaf, LEAF, nodes["right"].astype(np.int64))
+    feature = nodes["feature_idx"].astype(np.int64)
+    threshold = nodes["num_threshold"].astype(np.float64)
+    missing_left = nodes["missing_go_to_left"].astype(np.uint8)
+    operator = np.full(len(nodes), OP_LE, dtype=np.uint8)
+    cat_bitsets = None
+    at_set = np.flatnonzero(~leaf & nodes["is_categorical"].astype(bool))
+    if categorical is not None:
+        columns, codes, _ = categorical
+        if at_set.size:
+            bits = np.asarray(predictor.raw_left_cat_bitsets, dtype=np.uint32)
+            words = []
+            for node in at_set:
+                known = codes[int(feature[node])]
+                positions = np.flatnonzero(np.unpackbits(
+                    bits[nodes["bitset_idx"][node]].astype("<u4").view(np.uint8),
+                    bitorder="little")[:known.shape[0]])
+                members = known[positions]
+                if missing_left[node]:
+                    members = np.setdiff1d(known, members)
+                    left[node], right[node] = right[node], left[node]
+                    missing_left[node] = 0
+                words.append(codes_to_words(members))
+            threshold[at_set], cat_bitsets = category_sets(words)
+            operator[at_set] = OP_CAT
+        feature = np.where(leaf, feature, columns[np.clip(feature, 0, len(columns) - 1)])
+    elif at_set.size:
+        raise FormatError("a HistGradientBoosting tree has a categorical split but the "
+                          "model has no categorical features")
     return build_tree(
-        left, right, nodes["feature_idx"], nodes["num_threshold"],
-        nodes["missing_go_to_left"], np.full(len(nodes), OP_LE), nodes["value"],
+        left, right, feature, threshold, missing_left, operator, nodes["value"],
         n_features=n_features, n_node_samples=nodes["count"],
-        weighted_n_node_samples=nodes["count"], gain=nodes["gain"])
+        weighted_n_node_samples=nodes["count"], gain=nodes["gain"], cat_bitsets=cat_bitsets)
 
 
 def _from_isolation_forest(model):

@@ -11,6 +11,14 @@ models weight each tree by ``weight_drop``. A vector-leaf tree
 with its splits, one per output column; files of XGBoost 2.x and 3.x store it in two
 layouts (:func:`_vector_leaf_trees`). XGBoost 2.x records no hessian sums for these
 trees, so they have no cover (path-dependent TreeSHAP refuses them).
+
+A categorical split (``split_type`` 1, ``enable_categorical``) lists the categories
+that go *right* (``categories`` from ``categories_segments``, ``categories_sizes`` per
+node of ``categories_nodes``); NaN goes the ``default_left`` way and every other value
+(negative, past 2**24, an unlisted category) left. It becomes the format's set split
+with its children swapped: the listed categories go left, NaN the other way round of
+``default_left``, everything else right. The training categories of pandas columns
+(XGBoost >= 3.1 stores them as ``cats``) are the features' category labels.
 """
 
 from __future__ import annotations
@@ -20,8 +28,8 @@ import math
 
 import numpy as np
 
-from .._format import LEAF, OP_LT, FormatError, ModelKind, TreeEnsemble
-from ._build import build_tree, category_error
+from .._format import LEAF, OP_CAT, OP_LT, FormatError, ModelKind, TreeEnsemble
+from ._build import build_tree, category_sets, codes_to_words
 
 __all__ = ["from_xgboost", "from_xgboost_dict", "read_xgboost_file"]
 
@@ -169,7 +177,41 @@ def _convert(document, iteration_range, classes, model_name):
         kind=ModelKind(library="xgboost", model=model_name, objective=objective,
                        library_version=".".join(str(v) for v in document.get("version", [])),
                        family="forest" if model_name.startswith("XGBRF") else "boosting",
-                       node_impurity=False))
+                       node_impurity=False),
+        categories=_categories(forest.get("cats"), n_features))
+
+
+def _categories(cats, n_features):
+    """Per feature the pandas categories XGBoost trained with (``cats.enc``: text as
+    UTF-8 bytes cut at ``offsets``, numbers as ``values``), None where there are none;
+    None without ``cats``."""
+    if not isinstance(cats, dict) or not cats.get("enc"):
+        return None
+    encodings = cats["enc"]
+    if not isinstance(encodings, list) or len(encodings) != n_features:
+        raise FormatError(f"cats.enc must have one entry per feature ({n_features})")
+    categories = []
+    for entry in encodings:
+        values = list(entry.get("values", [])) if isinstance(entry, dict) else []
+        if not values:
+            categories.append(None)
+        elif "offsets" in entry:
+            offsets = _array(entry, "offsets", np.int64, len(entry["offsets"]))
+            text = bytes(_array(entry, "values", np.uint8, len(values)).tolist())
+            if offsets.shape[0] < 1 or offsets[0] != 0 or offsets[-1] != len(text) \
+                    or (np.diff(offsets) < 0).any():
+                raise FormatError("cats.enc offsets do not cut the category text")
+            try:
+                categories.append(tuple(text[a:b].decode("utf-8")
+                                        for a, b in zip(offsets[:-1], offsets[1:], strict=True)))
+            except UnicodeDecodeError:
+                raise FormatError("cats.enc holds category text that is not UTF-8") from None
+        else:
+            numbers = _array(entry, "values", np.float64, len(values)).tolist()
+            categories.append(tuple(int(v) if v.is_integer() else v for v in numbers))
+        if categories[-1] is not None and len(set(categories[-1])) != len(categories[-1]):
+            raise FormatError("cats.enc lists a category twice")
+    return tuple(categories) if any(c is not None for c in categories) else None
 
 
 def _select(forest, n_trees, iteration_range):
@@ -227,15 +269,52 @@ def _tree(raw, n_features, names):
     hessian = _array(raw, "sum_hessian", np.float32, n).astype(np.float64)
     internal = _array(raw, "base_weights", np.float32, n).astype(np.float64) \
         if "base_weights" in raw else np.zeros(n)
-    if "split_type" in raw:
-        categorical = np.flatnonzero((left != LEAF) & (_array(raw, "split_type", np.int64, n)
-                                                       != 0))
-        if categorical.size:
-            raise category_error("XGBoost", int(feature[categorical[0]]), names)
     value = np.where(left == LEAF, conditions, internal).reshape(n, 1, 1)
+    left, right, conditions, default_left, operator, cat_bitsets = _category_splits(
+        raw, left, right, conditions, default_left)
     return build_tree(
-        left, right, feature, conditions, default_left, np.full(n, OP_LT), value,
-        n_features=n_features, weighted_n_node_samples=hessian, gain=gain, cover=hessian)
+        left, right, feature, conditions, default_left, operator, value,
+        n_features=n_features, weighted_n_node_samples=hessian, gain=gain, cover=hessian,
+        cat_bitsets=cat_bitsets)
+
+
+# XGBoost's categories are float32 values below 2**24 (its OutOfRangeCat).
+_MAX_CATEGORY = 2**24
+
+
+def _category_splits(raw, left, right, conditions, default_left):
+    """The tree's children, thresholds, missing directions and operators with its
+    categorical splits turned into the format's (children swapped, see the module
+    docstring), and their ``cat_bitsets`` (None without any)."""
+    n = left.shape[0]
+    operator = np.full(n, OP_LT, dtype=np.uint8)
+    at_set = np.flatnonzero((left != LEAF) & (_array(raw, "split_type", np.int64, n) != 0)) \
+        if "split_type" in raw else np.zeros(0, dtype=np.int64)
+    if not at_set.size:
+        return left, right, conditions, default_left, operator, None
+    nodes = _array(raw, "categories_nodes", np.int64)
+    segments = _array(raw, "categories_segments", np.int64, nodes.shape[0])
+    sizes = _array(raw, "categories_sizes", np.int64, nodes.shape[0])
+    listed = _array(raw, "categories", np.float64)
+    ends = segments + sizes
+    if (segments < 0).any() or (sizes < 0).any() or (ends > listed.shape[0]).any():
+        raise FormatError("categories_segments / categories_sizes reach outside categories")
+    if (listed < 0).any() or (listed >= _MAX_CATEGORY).any() \
+            or (listed != np.round(listed)).any():
+        raise FormatError(f"categories must be integers in [0, {_MAX_CATEGORY})")
+    where = {int(node): k for k, node in enumerate(nodes)}
+    missing = [int(node) for node in at_set if int(node) not in where]
+    if missing:
+        raise FormatError(f"categorical node {missing[0]} has no entry in categories_nodes")
+    words = [codes_to_words(listed[segments[where[int(node)]]:ends[where[int(node)]]])
+             for node in at_set]
+    conditions, default_left = conditions.copy(), default_left.copy()
+    conditions[at_set], cat_bitsets = category_sets(words)
+    operator[at_set] = OP_CAT
+    default_left[at_set] = 1 - default_left[at_set]
+    left, right = left.copy(), right.copy()
+    left[at_set], right[at_set] = right[at_set], left[at_set]
+    return left, right, conditions, default_left, operator, cat_bitsets
 
 
 def _vector_leaf_trees(raw, n_features, n_columns, names):
@@ -263,7 +342,11 @@ def _vector_leaf_trees(raw, n_features, n_columns, names):
     if "split_type" in raw:
         categorical = np.flatnonzero(~leaf & (_array(raw, "split_type", np.int64, n) != 0))
         if categorical.size:
-            raise category_error("XGBoost", int(feature[categorical[0]]), names)
+            # Not read yet: no XGBoost model of this kind has been checked against.
+            index = int(feature[categorical[0]])
+            name = names[index] if names and 0 <= index < len(names) else f"feature {index}"
+            raise FormatError(f"a vector-leaf tree splits on categories of {name!r}; "
+                              "sapwood reads categorical splits of one-output trees only")
     node_weights = _array(raw, "base_weights", np.float32).astype(np.float64)
     value = np.zeros((n, n_outputs))
     if node_weights.shape[0] == n * n_outputs:

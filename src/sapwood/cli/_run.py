@@ -7,8 +7,10 @@ import inspect
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
+from .._format import category_codes
 from .._text import visible
 from . import _agreement, _measures, _verdict
 from ._columns import match_columns
@@ -430,7 +432,8 @@ def align_to_model(model: LoadedModel, data: Prepared):
     the data does."""
     names = getattr(model, "feature_names_in_", None)
     if names is None:
-        return model, data
+        return model, dataclasses.replace(
+            data, X=recode_categories(model.ensemble, data.X, data.encodings))
     matching = match_columns(model.ensemble.kind.library, names, data.X.columns,
                              target=data.target)
     if matching.respelled:
@@ -438,9 +441,27 @@ def align_to_model(model: LoadedModel, data: Prepared):
         model = LoadedModel(ensemble, model.path)
     X = data.X if matching.columns == list(data.X.columns) else data.X[matching.columns]
     encodings = {name: values for name, values in data.encodings.items() if name in X}
+    X = recode_categories(model.ensemble, X, encodings)
     return model, dataclasses.replace(data, X=X, encodings=encodings,
                                       notes=data.notes + matching.notes(),
                                       n_missing=int(X.isna().sum().sum()))
+
+
+def recode_categories(ensemble, X: pd.DataFrame, encodings) -> pd.DataFrame:
+    """``X`` with every text column the CLI encoded (sorted codes, ``encodings``) re-coded
+    to the loaded model's own category codes where the model records its category
+    labels (LightGBM's pandas categories): a label the model does not know becomes
+    missing, as in the library's own pandas input. Other columns are left alone."""
+    categories = ensemble.categories
+    if categories is None:
+        return X
+    recoded = X.copy()
+    for j, name in enumerate(X.columns):
+        if name in encodings and j < len(categories) and categories[j] is not None:
+            values = X[name].to_numpy(dtype=np.float64)
+            codes = np.where(np.isnan(values), -1, values).astype(np.intp)
+            recoded[name] = category_codes(codes, encodings[name], categories[j])
+    return recoded
 
 
 def top_nodes(run: Run, n: int = N_TRACE_NODES) -> pd.DataFrame | None:

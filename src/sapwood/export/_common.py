@@ -12,12 +12,12 @@ from numbers import Integral
 
 import numpy as np
 
-from .._format import LEAF, OP_LT, TreeArrays
+from .._format import LEAF, OP_CAT, OP_LT, TreeArrays
 from ..adapters import as_ensemble
 
 __all__ = ["DOT_HTML_MARKS", "DOT_MARKS", "PLOT_MARKS", "FillColors", "LabelOptions", "Marks",
-           "TreeView", "check_display_options", "check_names", "class_colors", "format_number",
-           "node_label", "resolve_tree"]
+           "TreeView", "category_set", "check_display_options", "check_names", "class_colors",
+           "format_number", "node_label", "resolve_tree"]
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,8 @@ class TreeView:
     class_names: list | None
     criterion: str
     is_classifier: bool
+    # The ensemble's category labels per feature (TreeEnsemble.categories), or None.
+    categories: tuple | None = None
 
 
 def resolve_tree(model, tree_index: int = 0, criterion: str | None = None) -> TreeView:
@@ -63,7 +65,26 @@ def resolve_tree(model, tree_index: int = 0, criterion: str | None = None) -> Tr
     is_classifier = tree.max_n_classes > 1 or (
         ensemble is not None and ensemble.task == "classification"
         and ensemble.combine == "mean")
-    return TreeView(tree, feature_names, class_names, criterion, is_classifier)
+    return TreeView(tree, feature_names, class_names, criterion, is_classifier,
+                    None if ensemble is None else ensemble.categories)
+
+
+# Categories listed in a categorical split's label before the rest are counted.
+_SHOWN_CATEGORIES = 10
+
+
+def category_set(view: TreeView, node: int) -> str:
+    """The categories categorical split ``node`` sends left, as ``{a, b}``: the
+    model's labels where it records them, else the codes; a long set is cut short
+    with a count of the rest."""
+    codes = view.tree.categories_left(node)
+    feature = int(view.tree.feature[node])
+    labels = None if view.categories is None else view.categories[feature]
+    names = [str(labels[c]) if labels is not None and c < len(labels) else str(c)
+             for c in codes[:_SHOWN_CATEGORIES]]
+    if codes.shape[0] > _SHOWN_CATEGORIES:
+        names.append(f"... {codes.shape[0] - _SHOWN_CATEGORIES} more")
+    return "{" + ", ".join(names) + "}"
 
 
 def _single_output_classes(classes):
@@ -176,6 +197,9 @@ def split_condition(view: TreeView, node: int, name: str, precision: int,
     tree = view.tree
     threshold = tree.threshold[node]
     goes_left_when_missing = bool(tree.missing_go_to_left[node])
+    if tree.operator[node] == OP_CAT:
+        condition = f"{name} in {_escape(category_set(view, node), marks)}"
+        return condition + (" or missing" if show_missing and goes_left_when_missing else "")
     if show_missing and np.isposinf(threshold) and not goes_left_when_missing:
         # scikit-learn's "all present values left, missing values right" split.
         return f"{name} is not missing"

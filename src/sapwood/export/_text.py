@@ -6,8 +6,8 @@ from numbers import Integral
 
 import numpy as np
 
-from .._format import LEAF, OP_LT
-from ._common import check_names, resolve_tree
+from .._format import LEAF, OP_CAT, OP_LT
+from ._common import category_set, check_names, resolve_tree
 
 __all__ = ["export_text"]
 
@@ -57,7 +57,9 @@ def export_text(model, *, feature_names=None, class_names=None, max_depth=10, sp
     Notes
     -----
     A split with operator ``<`` (XGBoost) prints ``x <  3.50`` on the left branch and
-    ``x >= 3.50`` on the right one.
+    ``x >= 3.50`` on the right one; a categorical split ``colour in {red, blue}`` and
+    ``colour not in {red, blue}`` (the model's category labels where it records them,
+    else the codes).
     """
     view = resolve_tree(model, tree_index)
     tree = view.tree
@@ -112,7 +114,7 @@ def export_text(model, *, feature_names=None, class_names=None, max_depth=10, sp
         elif tree.children_left[node] == LEAF:
             leaf(node, indent)
         else:
-            left_text, right_text = _branch_conditions(tree, node, names[tree.feature[node]],
+            left_text, right_text = _branch_conditions(view, node, names[tree.feature[node]],
                                                        decimals, show_missing)
             # Pushed in reverse: left line, left subtree, right line, right subtree.
             stack.append((int(tree.children_right[node]), depth + 1))
@@ -122,15 +124,21 @@ def export_text(model, *, feature_names=None, class_names=None, max_depth=10, sp
     return "".join(line + "\n" for line in lines)
 
 
-def _branch_conditions(tree, node, name, decimals, show_missing):
+def _branch_conditions(view, node, name, decimals, show_missing):
+    tree = view.tree
     threshold = tree.threshold[node]
     missing_left = bool(tree.missing_go_to_left[node])
-    if show_missing and np.isposinf(threshold) and not missing_left:
+    if tree.operator[node] == OP_CAT:
+        # Every value outside the set (also negative or unseen codes) goes right.
+        categories = category_set(view, node)
+        left, right = f"{name} in {categories}", f"{name} not in {categories}"
+    elif show_missing and np.isposinf(threshold) and not missing_left:
         return f"{name} is not missing", f"{name} is missing"
-    value = f"{threshold:.{decimals}f}"
-    # Operators padded to equal width so both branches line up.
-    left_op, right_op = ("<  ", ">= ") if tree.operator[node] == OP_LT else ("<= ", ">  ")
-    left, right = f"{name} {left_op}{value}", f"{name} {right_op}{value}"
+    else:
+        value = f"{threshold:.{decimals}f}"
+        # Operators padded to equal width so both branches line up.
+        left_op, right_op = ("<  ", ">= ") if tree.operator[node] == OP_LT else ("<= ", ">  ")
+        left, right = f"{name} {left_op}{value}", f"{name} {right_op}{value}"
     if show_missing:
         if missing_left:
             left += " or missing"

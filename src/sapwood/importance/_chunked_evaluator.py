@@ -62,7 +62,7 @@ class _Piece:
     def __init__(self, evaluator, lo, hi):
         ensemble = as_ensemble(forest_part(evaluator.model, evaluator.estimators[lo:hi]))
         (children_left, children_right, feature, self.threshold, missing_go_to_left,
-         self.operator, self.roots) = ensemble.packed()
+         self.operator, self.cat_bitsets, self.roots) = ensemble.packed()
         self.max_tree_nodes = max(tree.node_count for tree in ensemble.trees)
         self.node_values, self.tree_column, _ = ensemble.node_outputs()
         del ensemble
@@ -73,7 +73,7 @@ class _Piece:
             make_fast(self.nodes, self.threshold, self.operator)
         else:
             self.routing = (children_left, children_right, feature, self.threshold,
-                            missing_go_to_left, self.operator)
+                            missing_go_to_left, self.operator, self.cat_bitsets)
 
     def apply(self, X):
         """Global (piece) leaf ids, shape (n_trees, n_samples)."""
@@ -216,8 +216,8 @@ class ChunkedTreeEvaluator(TreeEvaluator):
         reroute_packed(self.X_eval, permuted, sources, slot_repeat, batch_groups,
                        batch_slot_ptr, self.group_ptr, self.group_columns, entry_ptr,
                        entry_node, self.n_groups, nodes, piece.threshold, piece.operator,
-                       piece.roots, rank, span_end, order, sorted_rank, sorted_leaf, 0,
-                       n_trees, piece.max_tree_nodes, False, piece.node_values,
+                       piece.cat_bitsets, piece.roots, rank, span_end, order, sorted_rank,
+                       sorted_leaf, 0, n_trees, piece.max_tree_nodes, False, piece.node_values,
                        piece.tree_column, new_leaves, _NO_DELTA, changed, self.fast,
                        _NO_SKIP)
         return leaves, new_leaves, piece.node_values, piece.tree_column, used

@@ -188,7 +188,7 @@ def conditional_permutation_importance(model, X, y, *, threshold=0.2, n_repeats=
         raise ValueError("a boosted classifier needs link 'logistic' or 'softmax' to predict "
                          f"classes; got {ensemble.link!r}")
     feature_names = _feature_names(X, model, ensemble.n_features)
-    X = np.ascontiguousarray(check_array(X, dtype=ensemble.input_dtype,
+    X = np.ascontiguousarray(check_array(ensemble.encode(X), dtype=ensemble.input_dtype,
                                          ensure_all_finite="allow-nan"))
     n_samples, n_features = X.shape
     if n_features != ensemble.n_features:
@@ -225,7 +225,8 @@ def conditional_permutation_importance(model, X, y, *, threshold=0.2, n_repeats=
                 permutations[r, j] = rng.permutation(rows.shape[0])
         changes = conditional_tree_permutation(
             X, rows, conditioning, permutations, tree.children_left, tree.children_right,
-            tree.feature, tree.threshold, tree.missing_go_to_left, tree.operator, finite)
+            tree.feature, tree.threshold, tree.missing_go_to_left, tree.operator,
+            tree.cat_bitsets, finite)
         return rows, changes
 
     if n_jobs is None or n_jobs == 1:

@@ -170,7 +170,8 @@ def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, 
         outputs = tree_kernel(
             X, oob, target[oob], target_class[oob], len(classes), classification,
             tree.children_left, tree.children_right, tree.feature, tree.threshold,
-            tree.missing_go_to_left, tree.operator, node_prediction, permutations)
+            tree.missing_go_to_left, tree.operator, tree.cat_bitsets, node_prediction,
+            permutations)
         return oob, outputs
 
     if n_jobs is None or n_jobs == 1:

@@ -54,7 +54,7 @@ def tree_evaluator(model, X, n_jobs, scorer_uses_score):
     if not _supported(model, ensemble, scorer_uses_score):
         return None
     try:
-        values = np.asarray(X, dtype=ensemble.input_dtype)
+        values = ensemble.encode(X)
     except (TypeError, ValueError):
         return None
     if values.ndim != 2 or values.shape[1] != ensemble.n_features:

@@ -154,18 +154,19 @@ def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output=
         return interventional_tree_shap(model, ensemble, X, data, model_output, y,
                                         effective_n_jobs(n_jobs), progress)
     feature_names = _feature_names(X, model, ensemble.n_features)
-    rows = check_array(X, dtype=ensemble.input_dtype, ensure_all_finite="allow-nan")
+    rows = check_array(ensemble.encode(X), dtype=ensemble.input_dtype,
+                       ensure_all_finite="allow-nan")
     if rows.shape[1] != ensemble.n_features:
         raise ValueError(f"X has {rows.shape[1]} features; the model was fit on "
                          f"{ensemble.n_features}")
     rows = np.ascontiguousarray(rows, dtype=np.float64)
     tree_arrays = _tree_arrays(ensemble)
     n_columns = ensemble.base_score.shape[0] if ensemble.combine == "sum" else (
-        tree_arrays[7].shape[1])
+        tree_arrays[8].shape[1])
     n_threads = max(1, min(effective_n_jobs(n_jobs), rows.shape[0]))
     n_blocks = -(-rows.shape[0] // _block_rows(tree_arrays, rows.shape[1], n_columns,
                                               interactions))
-    with progress_bar(n_blocks * tree_arrays[8].shape[0], "TreeSHAP, trees x row blocks",
+    with progress_bar(n_blocks * tree_arrays[9].shape[0], "TreeSHAP, trees x row blocks",
                       progress) as steps:
         values = _shap_values(rows, tree_arrays, n_columns, n_threads, interactions, steps)
     expected = _expected_value(ensemble, tree_arrays, n_columns)
@@ -234,7 +235,7 @@ _NO_PAIRS = np.zeros((1, 1, 1, 1))
 
 def _block_rows(tree_arrays, n_features, n_columns, interactions) -> int:
     """Rows taken at a time, so that the pieces' partial sums fit _PARTIALS_BUDGET."""
-    n_pieces = min(_N_PIECES, tree_arrays[8].shape[0])
+    n_pieces = min(_N_PIECES, tree_arrays[9].shape[0])
     per_row = 8 * n_pieces * n_features * n_columns * (n_features + 1 if interactions
                                                        else 1)
     return max(1, _PARTIALS_BUDGET // per_row)
@@ -246,7 +247,7 @@ def _shap_values(rows, tree_arrays, n_columns, n_threads, interactions, steps=No
     on one thread, every tree tabulated (``leaf_tables``) when that is cheaper for these
     rows, else Algorithm 2 (``shap_values`` / ``shap_interactions``). ``steps`` (a
     progress bar's) advances once per tree and block of rows."""
-    roots = tree_arrays[8]
+    roots = tree_arrays[9]
     n_trees = roots.shape[0]
     n_rows, n_features = rows.shape
     pieces = np.linspace(0, n_trees, min(_N_PIECES, n_trees) + 1).astype(np.intp)
@@ -278,7 +279,7 @@ def _piece_values(rows, tree_arrays, n_columns, tree_lo, tree_hi, interactions,
     """The SHAP values of trees ``tree_lo .. tree_hi`` and, with ``interactions``, their
     off-diagonal interaction values (the diagonal is left at zero)."""
     (children_left, children_right, feature, threshold, operator, missing_go_to_left,
-     cover, values, roots, tree_column, max_depth) = tree_arrays
+     cat_bitsets, cover, values, roots, tree_column, max_depth) = tree_arrays
     ends = np.append(roots[1:], children_left.shape[0])
     n_rows, n_features = rows.shape
     phi = np.zeros((n_rows, n_features, n_columns))
@@ -299,7 +300,7 @@ def _piece_values(rows, tree_arrays, n_columns, tree_lo, tree_hi, interactions,
                 _TABLE_BUDGET)
         if not tabulate:
             arrays = (rows, children_left, children_right, feature, threshold, operator,
-                      missing_go_to_left, cover, values, roots[t:t + 1],
+                      missing_go_to_left, cat_bitsets, cover, values, roots[t:t + 1],
                       tree_column[t:t + 1], max_depth, n_columns)
             if interactions:
                 tree_pairs = shap_interactions(*arrays)
@@ -315,7 +316,7 @@ def _piece_values(rows, tree_arrays, n_columns, tree_lo, tree_hi, interactions,
         pair_tables = (leaf_tables(leaf_start, leaf_zero, True) if interactions
                        else (_NO_STARTS, _NO_TABLE))
         shap_tables(rows, children_left, children_right, feature, threshold, operator,
-                    missing_go_to_left, values, roots[t], tree_column[t], node_bit,
+                    missing_go_to_left, cat_bitsets, values, roots[t], tree_column[t], node_bit,
                     node_first, leaf_of_node, leaf_start, leaf_features, leaf_zero,
                     *leaf_tables(leaf_start, leaf_zero, False), *pair_tables, max_depth,
                     interactions, phi, _NO_PAIRS if pairs is None else pairs)
@@ -327,7 +328,7 @@ def _tree_arrays(ensemble):
     value scaled as the trees combine (a forest's mean: 1 / n_trees), the trees' roots,
     output columns and the depth of the deepest tree."""
     (children_left, children_right, feature, threshold, missing_go_to_left, operator,
-     roots) = ensemble.packed()
+     cat_bitsets, roots) = ensemble.packed()
     for t, tree in enumerate(ensemble.trees):
         if not tree.weighted_n_node_samples[0] > 0:
             # XGBoost 2.x writes no hessian sums for its vector-leaf trees.
@@ -342,7 +343,7 @@ def _tree_arrays(ensemble):
         values = values / ensemble.n_trees
     max_depth = max(tree.max_depth for tree in ensemble.trees)
     return (children_left, children_right, feature, threshold, operator,
-            missing_go_to_left, cover, values, roots, tree_column, max_depth)
+            missing_go_to_left, cat_bitsets, cover, values, roots, tree_column, max_depth)
 
 
 def _expected_value(ensemble, tree_arrays, n_columns):
@@ -390,7 +391,7 @@ def dask_tree_shap(model, X, interactions, n_jobs) -> ImportanceResult:
     blocks = blocks.rechunk({1: -1})  # every block holds whole rows
     tree_arrays = _tree_arrays(ensemble)
     n_columns = ensemble.base_score.shape[0] if ensemble.combine == "sum" else (
-        tree_arrays[7].shape[1])
+        tree_arrays[8].shape[1])
     n_features = ensemble.n_features
     shape = (n_features,) * (2 if interactions else 1) + (n_columns,)
 

@@ -104,8 +104,8 @@ def _rows(X, ensemble, name):
     the model itself compares)."""
     if np.shape(X)[:1] == (0,):
         raise ValueError(f"{name} has no rows; at least one is needed")
-    rows = check_array(X, dtype=ensemble.input_dtype, ensure_all_finite="allow-nan",
-                       input_name=name)
+    rows = check_array(ensemble.encode(X), dtype=ensemble.input_dtype,
+                       ensure_all_finite="allow-nan", input_name=name)
     if rows.shape[1] != ensemble.n_features:
         raise ValueError(f"{name} has {rows.shape[1]} features; the model was fit on "
                          f"{ensemble.n_features}")
@@ -202,7 +202,7 @@ def _tree_arrays(ensemble):
     columns, each tree's leaf paths (:func:`leaf_paths`), the Shapley coefficients up to
     the largest path and the number of output columns."""
     (children_left, children_right, feature, threshold, missing_go_to_left, operator,
-     roots) = ensemble.packed()
+     cat_bitsets, roots) = ensemble.packed()
     values, tree_column, _ = ensemble.node_outputs()
     if ensemble.combine == "mean":
         values = values / ensemble.n_trees
@@ -225,7 +225,7 @@ def _tree_arrays(ensemble):
                          f"has one with {largest}")
     positive, negative = shapley_coefficients(largest)
     routing = (children_left, children_right, feature, threshold, operator,
-               missing_go_to_left, values)
+               missing_go_to_left, cat_bitsets, values)
     return routing, roots, tree_column, paths, max_depth, positive, negative, n_columns
 
 

@@ -25,7 +25,7 @@ from .._kernels._permuted_sums import (
     collect_exact,
     sum_leaf_values,
 )
-from .._kernels._permuted_traversal import apply_lanes, make_fast, pack_nodes
+from .._kernels._permuted_traversal import apply_lanes, fast_layout, make_fast, pack_nodes
 from .._kernels._traverse import LEAF, apply_packed
 from .._kernels._tree_index import entry_nodes, preorder_spans, sort_by_leaf
 from ..adapters._sklearn import own_trees
@@ -62,7 +62,7 @@ class TreeEvaluator:
         self.is_classifier = ensemble.task == "classification"
         self.n_classes = len(model.classes_) if self.is_classifier else 0
         (children_left, children_right, feature, self.threshold, missing_go_to_left,
-         self.operator, self.roots) = ensemble.packed()
+         self.operator, self.cat_bitsets, self.roots) = ensemble.packed()
         self.n_trees = ensemble.n_trees
         sizes = np.array([tree.node_count for tree in ensemble.trees], dtype=np.intp)
         self.max_tree_nodes = int(sizes.max())
@@ -82,15 +82,17 @@ class TreeEvaluator:
             self.exact = bool(self.exact_node[self.nodes[:, 0] == LEAF].all())
 
         # Finite data (no missing values) takes the fast path, whose layout replaces the
-        # packed one in place (``fast=False`` keeps the general path, for tests).
-        self.fast = bool(np.isfinite(X).all()) if fast is None else bool(fast)
+        # packed one in place (``fast=False`` keeps the general path, for tests); trees
+        # with categorical splits always take the general one (a set is no threshold).
+        self.fast = ((bool(np.isfinite(X).all()) if fast is None else bool(fast))
+                     and fast_layout(children_left, self.operator))
         if self.fast:
             del children_left, children_right, feature, missing_go_to_left
             make_fast(self.nodes, self.threshold, self.operator)
             self.leaves = self._apply_fast(X, meanwhile)
         else:
             routing = (children_left, children_right, feature, self.threshold,
-                       missing_go_to_left, self.operator)
+                       missing_go_to_left, self.operator, self.cat_bitsets)
             self.leaves = self._apply(X, routing, meanwhile)
             del children_left, children_right, feature, missing_go_to_left, routing
         # Each row's sum of its trees' values, before the mean (``prepare`` reuses it).
@@ -375,7 +377,8 @@ class TreeEvaluator:
                                                                                  sources)
         common = (self.X_eval, permuted, sources, slot_repeat, batch_groups, batch_slot_ptr,
                   self.group_ptr, self.group_columns, self.entry_ptr, self.entry_node,
-                  self.n_groups, self.nodes, self.threshold, self.operator, self.roots,
+                  self.n_groups, self.nodes, self.threshold, self.operator, self.cat_bitsets,
+                  self.roots,
                   self.rank, self.span_end, self.order, self.sorted_rank, self.sorted_leaf)
         tail = (self.max_tree_nodes, self.exact, self.node_values, self.tree_column)
         counts = np.zeros(n_slots, dtype=np.intp)

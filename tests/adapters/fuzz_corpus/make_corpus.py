@@ -10,6 +10,7 @@ from pathlib import Path
 
 import lightgbm
 import numpy as np
+import pandas as pd
 import xgboost
 
 import sapwood
@@ -48,6 +49,50 @@ def sapwood_header(n_features):
                 data = json.dumps(header).encode()
             target.writestr(info, data)
     return out.getvalue()
+
+
+def categorical_files():
+    """Category sets that reach past what the file holds: a LightGBM tree whose
+    cat_boundaries end past cat_threshold, an XGBoost tree whose categories_segments
+    point past its categories, a sapwood tree whose set's word count exceeds its words."""
+    files = {}
+    codes = rng.integers(0, 40, size=(400, 1)).astype(float)
+    data = np.hstack([codes, rng.normal(size=(400, 1))])
+    y = 5.0 * (codes[:, 0] % 3 == 0) + 0.1 * data[:, 1]
+    text = lightgbm.LGBMRegressor(n_estimators=2, num_leaves=4, min_data_per_group=5,
+                                  cat_smooth=1, max_cat_to_onehot=2, verbose=-1).fit(
+        data, y, categorical_feature=[0]).booster_.model_to_string()
+    lines = text.splitlines()
+    at = next(k for k, line in enumerate(lines) if line.startswith("cat_boundaries="))
+    bounds = lines[at].split("=")[1].split()
+    lines[at] = "cat_boundaries=" + " ".join(bounds[:-1] + ["2000000000"])
+    files["refused-lightgbm-cat-boundaries.txt"] = "\n".join(lines).encode()
+    frame = pd.DataFrame({"c": pd.Categorical(codes[:, 0].astype(int)), "x": data[:, 1]})
+    model = xgboost.XGBRegressor(n_estimators=2, max_depth=2, enable_categorical=True,
+                                 max_cat_to_onehot=1).fit(frame, y)
+    document = json.loads(bytes(model.get_booster().save_raw(raw_format="json")))
+    tree = next(t for t in document["learner"]["gradient_booster"]["model"]["trees"]
+                if t["categories_nodes"])
+    tree["categories_segments"][0] = 2**40
+    files["refused-xgboost-categories-segments.json"] = json.dumps(document).encode()
+    buffer = io.BytesIO()
+    sapwood.save(lightgbm.LGBMRegressor(n_estimators=2, num_leaves=4, min_data_per_group=5,
+                                        cat_smooth=1, max_cat_to_onehot=2, verbose=-1).fit(
+        data, y, categorical_feature=[0]), buffer)
+    source = zipfile.ZipFile(io.BytesIO(buffer.getvalue()))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED) as target:
+        for info in source.infolist():
+            content = source.read(info)
+            if info.filename == "cat_bitsets.npy":
+                words = np.load(io.BytesIO(content))
+                words[0] = 2**31  # the first set's word count
+                stream = io.BytesIO()
+                np.save(stream, words)
+                content = stream.getvalue()
+            target.writestr(info, content)
+    files["refused-sapwood-category-words.sapwood"] = out.getvalue()
+    return files
 
 
 def xgboost_document():
@@ -100,6 +145,7 @@ def main():
     document["learner"]["learner_model_param"]["num_class"] = float("inf")
     files["refused-xgboost-num-class-infinite.json"] = json.dumps(document).encode()
     files.update(catboost_files())
+    files.update(categorical_files())
     for name, data in files.items():
         (HERE / name).write_bytes(data)
         print(name, len(data))
