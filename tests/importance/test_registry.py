@@ -31,7 +31,7 @@ def _model(name):
 
 def test_every_record_names_a_public_function_and_valid_fields():
     assert list(MEASURES) == ["mdi", "gain", "friedman", "permutation", "drop",
-                              "conditional", "air", "oob", "ufi", "shap", "mdi_plus", "cpi"]
+                              "conditional", "air", "oob", "ufi", "shap", "mdi_plus", "cpi", "sage"]
     api_names = []
     for name, measure in MEASURES.items():
         assert measure.name == name
@@ -129,7 +129,7 @@ def test_the_names_each_function_accepts_come_from_the_registry(data):
     assert sorted(_api_names()) == sorted([
         "mdi", "gain", "native", "friedman", "permutation", "drop_column",
         "conditional_permutation", "impurity_corrected", "oob_permutation", "unbiased_mdi",
-        "tree_shap", "mdi_plus", "cpi"])
+        "tree_shap", "mdi_plus", "cpi", "sage"])
     assert _altmann_names() == sorted([
         "mdi", "friedman", "permutation", "conditional_permutation", "impurity_corrected",
         "oob_permutation", "unbiased_mdi", "mdi_plus"])

@@ -30,6 +30,7 @@ from ._registry import (
     unregister,
 )
 from ._result import ImportanceResult, side_by_side
+from ._sage import sage
 from ._shap import tree_shap
 from ._ufi import unbiased_mdi
 
@@ -52,6 +53,7 @@ __all__ = [
     "permutation_importance",
     "register",
     "registered",
+    "sage",
     "side_by_side",
     "tree_shap",
     "unbiased_mdi",

@@ -37,6 +37,7 @@ from ._mdi_plus import mdi_plus
 from ._native import native_importance
 from ._oob import oob_permutation_importance
 from ._permutation import permutation_importance
+from ._sage import sage
 from ._shap import tree_shap
 from ._ufi import unbiased_mdi
 
@@ -314,6 +315,11 @@ def _run_cpi(model, inputs, **options):
                **options)
 
 
+def _run_sage(model, inputs, **options):
+    X, y = _scored(inputs)
+    return sage(model, X, y, random_state=inputs.random_state, **options)
+
+
 def _run_mdi(model, inputs, **options):
     return mdi(model, feature_names=_names(inputs.X_train), **options)
 
@@ -489,4 +495,13 @@ register(Measure(
     _run_cpi, rows="held-out", needs=frozenset({"y"}), applies=_held_out, optional=True,
     centred=True, intervals=True, rank_intervals=True, label="CPI",
     # CPI carries its own p-values (the t-test over rows); Altmann's refits add nothing.
+    altmann=False))
+register(Measure(
+    "sage", "sage",
+    "SAGE: the feature's Shapley share of the held-out loss the model saves, features "
+    "left out drawn from a background sample (permutation sampling until the standard "
+    "error is 2.5% of the values' range; Covert et al. 2020)",
+    _run_sage, rows="held-out", needs=frozenset({"y"}), centred=True, intervals=True,
+    rank_intervals=True, label="SAGE",
+    # Each refit would repeat the sampling: not offered.
     altmann=False))
