@@ -159,6 +159,7 @@ class Run:
     held_out: bool = True
     seed: int = 0
     verdict: object = None
+    selection: object = None
 
     @property
     def task(self) -> str:
@@ -181,6 +182,11 @@ class Options:
     cv: int | None = None
     top_k: int | None = None
     max_rows: int | str | None = "auto"
+
+
+def split_rows(data: Prepared, test_size: float, seed: int):
+    """(X_train, X_test, y_train, y_test): the split every measure of a run reads."""
+    return _split(data, test_size, seed)
 
 
 def _split(data: Prepared, test_size: float, seed: int):

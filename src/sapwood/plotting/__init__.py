@@ -17,6 +17,7 @@ asked for.
 
 from ._compare import plot_compare
 from ._importance import plot_importance
+from ._knockoffs import plot_knockoffs
 from ._tree import plot_tree
 
-__all__ = ["plot_compare", "plot_importance", "plot_tree"]
+__all__ = ["plot_compare", "plot_importance", "plot_knockoffs", "plot_tree"]
