@@ -66,6 +66,24 @@ def test_agrees_with_sage_importance_within_monte_carlo_error():
     assert ours.params["loss"] == "log_loss"
 
 
+def test_same_seed_same_draws_as_sage_importance():
+    """The random stream is the sage package's (numpy's default_rng: a batch of rows by
+    ``choice``, then a shuffled order per row), so with the same seed and background
+    the draws, the stop and the values are the same, up to round-off."""
+    sage_package = pytest.importorskip("sage")
+    X, y = _data(5, n=300)
+    model = GradientBoostingRegressor(max_depth=3, n_estimators=30, random_state=0)
+    model.fit(X[:200], y[:200])
+    background = X[200:232]
+    ours = sage(model, X[200:], y[200:], background=background, thresh=0.05,
+                batch_size=128, random_state=7)
+    estimator = sage_package.PermutationEstimator(
+        sage_package.MarginalImputer(model, background), "mse", random_state=7)
+    theirs = estimator(X[200:], y[200:], thresh=0.05, batch_size=128, bar=False)
+    np.testing.assert_allclose(ours.importances_mean, theirs.values, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(ours.extra["std_error"], theirs.std, rtol=0, atol=1e-10)
+
+
 def test_convergence_criterion_and_fixed_budget():
     X, y = _data(3, n=200)
     model = GradientBoostingRegressor(max_depth=2, n_estimators=20, random_state=0)

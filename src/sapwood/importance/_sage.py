@@ -15,7 +15,9 @@ features one by one in that order and credits each with the fall in loss it brin
 SAGE_j is the mean of these draws, with standard error sd_j / sqrt(N). Rows are drawn
 in batches, and sampling stops after the batch at which
 ``max_j se_j / (max_j SAGE_j - min_j SAGE_j) < thresh`` (the sage package's criterion),
-or after ``n_permutations`` draws.
+or after ``n_permutations`` draws. The random stream is the sage package's (numpy's
+``default_rng``: a batch of rows by ``choice``, then one shuffled order per row), so
+the same seed and background give its numbers.
 
 I. Covert, S. Lundberg, S.-I. Lee, "Understanding Global Feature Contributions With
 Additive Importance Measures", NeurIPS 2020. doi:10.48550/arXiv.2004.00668
