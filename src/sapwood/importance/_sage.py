@@ -70,7 +70,8 @@ def sage(model, X, y, *, background=None, n_background=128, loss=None, thresh=0.
 
     Parameters
     ----------
-    model : fitted tree model in any format sapwood reads
+    model : fitted tree model in any format sapwood reads (its own ``predict`` /
+        ``predict_proba`` are used when it has them)
     X, y : rows to explain (held-out rows: SAGE is the loss the features save there)
     background : array-like, optional
         Rows whose values stand in for the features left out (marginal imputation).
@@ -128,7 +129,12 @@ def sage(model, X, y, *, background=None, n_background=128, loss=None, thresh=0.
         if background.shape[1] != X.shape[1]:
             raise ValueError(f"background has {background.shape[1]} columns; X has "
                              f"{X.shape[1]}")
-    predict = ensemble.predict_proba if loss == "log_loss" else ensemble.predict
+    # The model's own predict / predict_proba when it is a fitted estimator (the
+    # numbers the model gives, at its own speed), else the tree format's (a model file,
+    # a TreeEnsemble): the same predictions either way.
+    source = model if hasattr(model, "predict_proba" if loss == "log_loss" else "predict") \
+        else ensemble
+    predict = source.predict_proba if loss == "log_loss" else source.predict
     limit = np.inf if n_permutations is None else n_permutations
     draws, n, ratio = [], 0, np.inf
     while n < limit:
