@@ -251,7 +251,7 @@ def _tree_scores(Z, block, Y, alphas, fit_rows, score_rows, n_features):
     indicator[np.arange(Z.shape[1]), block] = 1.0
     r2 = np.zeros((n_features, Y.shape[1]))
     r2_full = np.zeros(Y.shape[1])
-    first = None
+    fits = []
     for q in range(Y.shape[1]):
         y = Yf[:, q]
         mean_y = y.mean()
@@ -280,9 +280,8 @@ def _tree_scores(Z, block, Y, alphas, fit_rows, score_rows, n_features):
             r2[:, q] = 1 - ((target[:, None] - partial) ** 2).sum(axis=0) / total
             r2_full[q] = 1 - ((target - (Zs * coefficient).sum(axis=1) - offset) ** 2).sum() \
                 / total
-        if first is None:
-            first = (alpha, beta)
-    return r2.mean(axis=1), r2_full.mean(), first[0], first[1]
+        fits.append((alpha, beta))
+    return r2.mean(axis=1), r2_full.mean(), *fits[0]
 
 
 def _loo_alpha(U, s, Uty, yc, alphas):
