@@ -31,7 +31,7 @@ def _model(name):
 
 def test_every_record_names_a_public_function_and_valid_fields():
     assert list(MEASURES) == ["mdi", "gain", "friedman", "permutation", "drop",
-                              "conditional", "air", "oob", "ufi", "shap"]
+                              "conditional", "air", "oob", "ufi", "shap", "mdi_plus", "cpi", "sage"]
     api_names = []
     for name, measure in MEASURES.items():
         assert measure.name == name
@@ -129,13 +129,13 @@ def test_the_names_each_function_accepts_come_from_the_registry(data):
     assert sorted(_api_names()) == sorted([
         "mdi", "gain", "native", "friedman", "permutation", "drop_column",
         "conditional_permutation", "impurity_corrected", "oob_permutation", "unbiased_mdi",
-        "tree_shap"])
+        "tree_shap", "mdi_plus", "cpi", "sage"])
     assert _altmann_names() == sorted([
         "mdi", "friedman", "permutation", "conditional_permutation", "impurity_corrected",
-        "oob_permutation", "unbiased_mdi"])
+        "oob_permutation", "unbiased_mdi", "mdi_plus"])
     assert sorted(_named_importances()) == sorted([
         "mdi", "gain", "native", "friedman", "oob_permutation", "oob_permutation_raw",
-        "unbiased_mdi"])
+        "unbiased_mdi", "mdi_plus"])
     # "native" is the library's default kind, "gain" its split gain: two measures.
     model = sapwood.RandomForestClassifier(n_estimators=3, random_state=0).fit(X, y)
     table = importance.compare(model, X, y, methods=["native"])

@@ -152,6 +152,7 @@ def _measure_options(parser, default_methods):
 def build_parser() -> argparse.ArgumentParser:
     from . import _commands
     from ._measures import DEFAULT_METHODS, DEMO_METHODS, methods_help
+    from ._selection import DEFAULT_FDR, SELECTORS
 
     parser = _Parser(prog="sapwood", description=__doc__.splitlines()[0],
                      epilog="Exit codes: 0 on success, 2 on bad input.")
@@ -214,6 +215,14 @@ def build_parser() -> argparse.ArgumentParser:
                               "row under the header; repeat for more rows): its base value "
                               "and each feature's value and TreeSHAP contribution, largest "
                               "first; the report shows its waterfall")
+    explain.add_argument("--select", choices=SELECTORS, default=None,
+                         help="also select features with a controlled false discovery "
+                              "rate: knockoffs refits the model on the training rows with "
+                              "a Gaussian knockoff copy of each feature and selects by "
+                              "W = importance(feature) - importance(knockoff) (knockoff+)")
+    explain.add_argument("--fdr", type=_fraction, default=None, metavar="Q",
+                         help=f"target false discovery rate of --select (default: "
+                              f"{DEFAULT_FDR})")
     _output_options(explain)
     explain.set_defaults(handler=_commands.explain)
 

@@ -20,6 +20,7 @@ from ._models import (
 )
 from ._rows import check_rows, explain_rows
 from ._run import UI, Options, Run, align_to_model, run_pipeline
+from ._selection import DEFAULT_FDR, select
 
 __all__ = ["convert", "demo", "explain", "tree"]
 
@@ -142,6 +143,13 @@ def explain(args) -> int:
     options = _options(args)
     ui = UI(quiet=args.quiet, json=args.json)
     fitted = args.model not in ("auto", "tree", "rf", "et", "gb")
+    if args.fdr is not None and args.select is None:
+        raise InputError(f"--fdr {args.fdr:g}: only --select knockoffs has a false "
+                         "discovery rate; add --select knockoffs")
+    if args.select is not None and fitted:
+        raise InputError(f"--select {args.select} refits the model with a knockoff copy of "
+                         "each feature, so it needs a model sapwood trains (--model "
+                         "tree|rf|et|gb), not a loaded model file")
     if fitted:
         if not Path(args.model).is_file():
             raise InputError(f"--model {args.model!r}: not one of tree, rf, et, gb and not "
@@ -164,6 +172,9 @@ def explain(args) -> int:
     if positions:
         with ui.step(f"Explaining {len(positions)} row(s) with TreeSHAP"):
             run.rows = explain_rows(run, positions)
+    if args.select is not None:
+        fdr = DEFAULT_FDR if args.fdr is None else args.fdr
+        run.selection = select(run, model, options, fdr, ui)
     return _finish(run, args, ui, f"sapwood: what drives {data.target!r} in {args.data}")
 
 

@@ -168,6 +168,8 @@ def print_run(run: Run, console):
     if run.agreement:
         _title(console, f"Rank agreement between the measures: {AGREEMENT_RULE}")
         _print_table(console, agreement_frame(run), _AGREEMENT_DROPS)
+    if run.selection is not None:
+        _print_selection(run.selection, console)
     nodes = top_nodes(run)
     if nodes is not None:
         _title(console, "MDI evidence: first tree's split nodes with the largest impurity "
@@ -183,6 +185,20 @@ def print_run(run: Run, console):
             console.print(visible(line), markup=False, highlight=False, style="bold"
                           if line.startswith("Verdict") else None)
     print_rows(run.rows, run.source, console)
+
+
+def _print_selection(result, console):
+    from ._selection import selection_frame, selection_lines
+
+    _title(console, "Model-X knockoff selection on the training rows: W = importance of the "
+           "feature - importance of its knockoff")
+    frame = selection_frame(result)
+    cells = pd.DataFrame({column: [_number(v) if isinstance(v, float) else str(v)
+                                   for v in frame[column]] for column in frame.columns})
+    _print_table(console, cells, ("Z", "Z knockoff"))
+    for line in selection_lines(result):
+        console.print(visible(line), markup=False, highlight=False, soft_wrap=True,
+                      style="bold" if line.startswith("Selected") else None)
 
 
 def _width(frame: pd.DataFrame) -> int:
@@ -256,11 +272,19 @@ def run_to_json(run: Run, report=None) -> str:
         "notes": run.notes,
         "rows": rows_to_json(run.rows),
         "report": None if report is None else str(report),
+        "selection": None if run.selection is None else _selection_json(run.selection),
     }
     if run.truth is not None:
         document["truth"] = run.truth
     # Strict JSON: a value that is not a finite number is null (the notes say which).
     return json.dumps(_strict(document), indent=2, allow_nan=False, default=_plain_json)
+
+
+def _selection_json(result) -> dict:
+    return {"method": "knockoffs", "fdr": result.params["fdr"],
+            "offset": result.params["offset"], "statistic": result.params["statistic"],
+            "threshold": float(result.threshold[0]), "selected": result.selected,
+            "W": dict(zip(result.feature_names, result.W[0].tolist(), strict=True))}
 
 
 def _strict(value):

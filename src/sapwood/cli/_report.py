@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .._files import replace_atomically
 from .._text import shorten, visible
-from ..plotting import beeswarm, plot_tree, waterfall
+from ..plotting import beeswarm, plot_knockoffs, plot_tree, waterfall
 from ._data import InputError, check_output
 from ._render import (
     AGREEMENT_RULE,
@@ -25,6 +25,7 @@ from ._render import (
 )
 from ._rows import contribution_texts, for_plots, heading
 from ._run import Run, top_nodes
+from ._selection import selection_frame, selection_lines
 
 __all__ = ["check_report_path", "write_report"]
 
@@ -101,6 +102,8 @@ def _document(run: Run, title: str) -> str:
                      f"{run.top_k} features they share (only first / second: in one "
                      f"measure's top {run.top_k} but not the other's).</p>")
         parts.append(_table(agreement_frame(run)))
+    if run.selection is not None:
+        parts.append(_selection_section(run.selection))
     tree = _tree_section(run)
     if tree:
         parts.append(tree)
@@ -212,6 +215,21 @@ def _shap_section(run: Run) -> list:
         parts.append(f"<div class='measure'>{_img(_png(figure), 'waterfall')}"
                      f"{_table(frame)}</div>")
     return parts
+
+
+def _selection_section(result) -> str:
+    shown = min(len(result.feature_names), 30)
+    figure = new_figure((6, 0.3 * shown + 1.4))
+    plot_knockoffs(result, ax=figure.add_subplot())
+    lines = "".join(f"<li>{_e(line)}</li>" for line in selection_lines(result))
+    return ("<h2>Model-X knockoff selection</h2><p>The model refit on the training rows "
+            "with a Gaussian knockoff copy of each feature; W = importance of the feature "
+            "− importance of its knockoff. A null feature's W is as likely negative as "
+            "positive, so the count of W ≤ −T estimates the false selections among "
+            "W ≥ T; T is the smallest threshold whose estimate (+1, knockoff+) is within "
+            "the target false discovery rate.</p>"
+            f"<ul>{lines}</ul><div class='measure'>{_img(_png(figure), 'knockoff W')}"
+            f"{_table(selection_frame(result))}</div>")
 
 
 def _tree_section(run: Run) -> str:

@@ -163,6 +163,7 @@ class Run:
     verdict: object = None
     held_out_index: object = None  # the held-out rows' labels in data.X.index
     rows: list = field(default_factory=list)  # explain --row: RowExplanation each
+    selection: object = None
 
     @property
     def task(self) -> str:
@@ -185,6 +186,11 @@ class Options:
     cv: int | None = None
     top_k: int | None = None
     max_rows: int | str | None = "auto"
+
+
+def split_rows(data: Prepared, test_size: float, seed: int):
+    """(X_train, X_test, y_train, y_test): the split every measure of a run reads."""
+    return _split(data, test_size, seed)
 
 
 def _split(data: Prepared, test_size: float, seed: int):

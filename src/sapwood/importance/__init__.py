@@ -16,6 +16,7 @@ from ._drop_column import drop_column_importance
 from ._friedman import friedman_importance
 from ._knockoff_sampler import GaussianKnockoffs
 from ._mdi import mdi
+from ._mdi_plus import mdi_plus
 from ._native import native_importance
 from ._oob import oob_permutation_importance
 from ._permutation import permutation_importance
@@ -29,6 +30,7 @@ from ._registry import (
     unregister,
 )
 from ._result import ImportanceResult, side_by_side
+from ._sage import sage
 from ._shap import tree_shap
 from ._ufi import unbiased_mdi
 
@@ -45,11 +47,13 @@ __all__ = [
     "impurity_corrected",
     "janitza_pvalues",
     "mdi",
+    "mdi_plus",
     "native_importance",
     "oob_permutation_importance",
     "permutation_importance",
     "register",
     "registered",
+    "sage",
     "side_by_side",
     "tree_shap",
     "unbiased_mdi",

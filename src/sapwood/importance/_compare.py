@@ -48,6 +48,10 @@ def compare(model, X, y, methods=("mdi", "permutation"), *, X_test=None, y_test=
           itself is not used;
         - ``"tree_shap"``: :func:`tree_shap`, the mean |SHAP value| on ``X_test`` when
           given, else on X;
+        - ``"mdi_plus"``: :func:`mdi_plus` (MDI+, leave-one-out) on (X, y);
+        - ``"cpi"``: :func:`cpi` (knockoffs, t-test) on ``X_test`` / ``y_test``, which
+          it needs;
+        - ``"sage"``: :func:`sage` on ``X_test`` / ``y_test`` when given, else on (X, y);
 
         and any measure added with :func:`register`. A measure that does not apply to
         the model (its ``Measure.why_not``) is a ValueError saying why.

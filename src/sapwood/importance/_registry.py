@@ -29,12 +29,15 @@ import numpy as np
 from ..adapters import as_ensemble
 from ._air import impurity_corrected
 from ._conditional import conditional_permutation_importance
+from ._cpi import cpi
 from ._drop_column import drop_column_importance
 from ._friedman import friedman_importance
 from ._mdi import _require_impurities, mdi, tree_impurity_decrease
+from ._mdi_plus import mdi_plus
 from ._native import native_importance
 from ._oob import oob_permutation_importance
 from ._permutation import permutation_importance
+from ._sage import sage
 from ._shap import tree_shap
 from ._ufi import unbiased_mdi
 
@@ -296,6 +299,27 @@ def _records_impurities(model, inputs, **options):
     return None
 
 
+def _run_mdi_plus(model, inputs, **options):
+    return mdi_plus(model, inputs.X_train, inputs.y_train, **options)
+
+
+def _held_out(model, inputs, **options):
+    if inputs.X_test is None or not inputs.held_out:
+        return ("CPI tests on held-out rows, and there are none (a test set or a split "
+                "of the table)")
+    return None
+
+
+def _run_cpi(model, inputs, **options):
+    return cpi(model, inputs.X_test, inputs.y_test, random_state=inputs.random_state,
+               **options)
+
+
+def _run_sage(model, inputs, **options):
+    X, y = _scored(inputs)
+    return sage(model, X, y, random_state=inputs.random_state, **options)
+
+
 def _run_mdi(model, inputs, **options):
     return mdi(model, feature_names=_names(inputs.X_train), **options)
 
@@ -457,4 +481,27 @@ register(Measure(
     api_names={"tree_shap": {}},
     # |SHAP| is never negative, so Janitza's mirrored null does not apply; Altmann's
     # refits on permuted labels would work but cost S forests: not offered.
+    altmann=False))
+register(Measure(
+    "mdi_plus", "mdi_plus",
+    "MDI+: R^2 of each feature's part of a ridge fit on every tree's decision stumps "
+    "plus the raw feature, leave-one-out on the training data (Agarwal et al. 2024)",
+    _run_mdi_plus, rows="train", needs=frozenset({"y"}), centred=True, intervals=True,
+    rank_intervals=True, label="MDI+", abbreviation="mdi+"))
+register(Measure(
+    "cpi", "cpi",
+    "conditional predictive impact: rise in held-out loss when the feature is replaced "
+    "by its Gaussian knockoff, with a one-sided t-test (Watson & Wright 2021)",
+    _run_cpi, rows="held-out", needs=frozenset({"y"}), applies=_held_out, optional=True,
+    centred=True, intervals=True, rank_intervals=True, label="CPI",
+    # CPI carries its own p-values (the t-test over rows); Altmann's refits add nothing.
+    altmann=False))
+register(Measure(
+    "sage", "sage",
+    "SAGE: the feature's Shapley share of the held-out loss the model saves, features "
+    "left out drawn from a background sample (permutation sampling until the standard "
+    "error is 2.5% of the values' range; Covert et al. 2020)",
+    _run_sage, rows="held-out", needs=frozenset({"y"}), centred=True, intervals=True,
+    rank_intervals=True, label="SAGE",
+    # Each refit would repeat the sampling: not offered.
     altmann=False))

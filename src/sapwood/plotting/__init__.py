@@ -18,8 +18,9 @@ asked for.
 
 from ._compare import plot_compare
 from ._importance import plot_importance
+from ._knockoffs import plot_knockoffs
 from ._shap import bar, beeswarm, dependence, waterfall
 from ._tree import plot_tree
 
-__all__ = ["bar", "beeswarm", "dependence", "plot_compare", "plot_importance", "plot_tree",
-           "waterfall"]
+__all__ = ["bar", "beeswarm", "dependence", "plot_compare", "plot_importance", "plot_knockoffs",
+           "plot_tree", "waterfall"]
