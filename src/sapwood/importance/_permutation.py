@@ -104,8 +104,16 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
     ----------
     model : fitted estimator
         Anything a scikit-learn scorer accepts.
-    X : ndarray or DataFrame of shape (n_samples, n_features)
-        Held-out data. Column names become the feature names.
+    X : ndarray or DataFrame of shape (n_samples, n_features), or a Dask DataFrame or array
+        Held-out data. Column names become the feature names. A Dask collection (rows
+        that need not fit in memory) is scored block by block on Dask's workers, with
+        the same permutations as in memory (each permuted column gathered across the
+        partitions): only scorers that add up over blocks are accepted (``accuracy``,
+        ``balanced_accuracy``, ``r2``, ``neg_mean_squared_error``,
+        ``neg_root_mean_squared_error``, ``neg_mean_absolute_error``, or None for
+        scikit-learn's accuracy / R^2 ``score``), ``max_samples`` must be 1.0, and y and
+        ``sample_weight`` may be Dask or in memory. Counts (accuracy, balanced accuracy)
+        give the in-memory numbers bit for bit; sums of floats up to summation order.
     y : array-like of shape (n_samples,) or (n_samples, n_outputs), or None
     scoring : str, callable, list, tuple, dict or None, default=None
         As in scikit-learn: None uses ``model.score``; a string or a scorer

@@ -26,19 +26,22 @@ them up to the order of a float sum (relative 1e-12 in the tests).
 scikit-learn's (the stream in :mod:`._permutation`: one ``RandomState(seed)``, each
 repeat shuffles ``arange(n)`` in place and composes it with the previous ones), so the
 permuted table is the in-memory one row for row. The row permutation of a repeat is one
-array of n integers (8 bytes a row, never the table), advanced from the previous repeat's
-by one task on a worker and kept there (``dask.persist``) while the groups use it. A
-permuted column is realised by index-based take across partitions (Dask's
-``x[index]`` with a Dask integer index): output block b of the column gathers, from
-every input block, the values its rows point to. Each block of the table is then scored
-with its permuted columns in place. A worker holds a few blocks of the table, one
+array of n integers (4 bytes a row below 2**31 rows; never the table), advanced from the
+previous repeat's by one task on a worker and kept there (``dask.persist``) while the
+groups use it. A permuted column is realised by index-based take across partitions
+(Dask's ``x[index]`` with a Dask integer index): output block b of the column gathers,
+from every input block, the values its rows point to. Each block of the table is then
+scored with its permuted columns in place. A worker holds a few blocks of the table, one
 column being permuted and the permutation, so memory grows with the rows as 8 bytes per
-row per permuted column plus 16 for the permutation, not with the table's width.
+row per permuted column plus 8 to 16 for the permutation (the worker advancing it holds
+two repeats), not with the table's width.
 
 ``max_samples`` below 1 draws a row subset that reorders the table; it is refused.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -201,8 +204,15 @@ def _block_stats(model, rows, permuted, columns, y, weight, names, scorers, cont
 # -- the permutation stream, one repeat at a time -----------------------------------
 
 def _first_state(seed, n_rows):
+    # 4-byte row numbers where they suffice: half the memory, and the same shuffles, as
+    # RandomState.shuffle draws the same numbers for any item size.
+    dtype = _row_dtype(n_rows)
     rng = np.random.RandomState(seed)
-    return rng.get_state(), np.arange(n_rows), np.arange(n_rows)
+    return rng.get_state(), np.arange(n_rows, dtype=dtype), np.arange(n_rows, dtype=dtype)
+
+
+def _row_dtype(n_rows):
+    return np.int32 if n_rows <= np.iinfo(np.int32).max else np.int64
 
 
 def _next_state(state):
@@ -268,13 +278,18 @@ def dask_scores(model, X, y, sample_weight, scoring, seed, n_repeats, columns, s
         (state,) = dask.persist(dask.delayed(_next_state, pure=True)(state))
         sources = da.concatenate([
             da.from_delayed(dask.delayed(_sources, pure=True)(state, a, b),
-                            shape=(b - a,), dtype=np.intp)
+                            shape=(b - a,), dtype=_row_dtype(n_rows))
             for a, b in zip(bounds[:-1], bounds[1:], strict=True)])
         for g, group in enumerate(columns):
             # The permuted columns first (a take across the partitions), kept on the
             # workers; then the table's blocks, each scored and let go. In one graph the
             # take would keep every block alive until its own score ran.
-            (permuted,) = dask.persist(blocks[:, group][sources])
+            with warnings.catch_warnings():
+                # The take's pieces are input block x output block by design; Dask warns
+                # that they multiply the chunks.
+                warnings.simplefilter("ignore", da.PerformanceWarning)
+                taken = blocks[:, group][sources]
+            (permuted,) = dask.persist(taken)
             scores[g][k] = score(list(permuted.to_delayed().ravel()), group)
             del permuted
             steps.advance()
