@@ -46,7 +46,7 @@ def compare(model, X, y, methods=("mdi", "permutation"), *, X_test=None, y_test=
         - ``"impurity_corrected"``: :func:`impurity_corrected` (AIR) of a forest grown
           afresh from ``clone(model)`` on (X, y) plus shadow columns; the fitted model
           itself is not used;
-        - ``"tree_shap"``: :func:`tree_shap`, the mean |SHAP value| on ``X_test`` when
+        - ``"tree_shap"``: :func:`tree_shap`, the mean ``|SHAP value|`` on ``X_test`` when
           given, else on X;
 
         and any measure added with :func:`register`. A measure that does not apply to
