@@ -13,6 +13,7 @@ errors, so a broken example or a broken cross-reference fails CI.
 """
 
 import sys
+import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,9 +49,8 @@ myst_enable_extensions = ["dollarmath"]
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_validation_checks = set()
-# Types such as "ndarray of shape (n_estimators_,)" are read as types, not as reST
-# (where a trailing underscore is a link).
-numpydoc_xref_param_type = True
+# numpydoc reports a section it cannot read as a Python warning, not a Sphinx one.
+warnings.filterwarnings("error", category=UserWarning, module="numpydoc.docscrape")
 # scikit-learn's metadata-routing setters are generated on every estimator class; their
 # docstrings point into scikit-learn's own site.
 _ROUTING = [f"set_{method}_request" for method in (
