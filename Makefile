@@ -48,9 +48,12 @@ docs: install
 	rm -rf docs/_build docs/auto_examples
 	$(BIN)/python -m sphinx -b html -W --keep-going -q docs docs/_build/html
 
-# A wheel and a source distribution in dist/ (python -m build, isolated from .venv).
+# A wheel and a source distribution in dist/ (python -m build fetches its own build
+# environment), then the wheel's extras checked against the README's.
 wheel: install
+	rm -rf dist
 	$(BIN)/python -m build --outdir dist .
+	SAPWOOD_WHEEL=$$(ls dist/*.whl) $(BIN)/python -m pytest -q -p no:randomly tests/test_packaging.py
 
 # A long fuzzing run of every model reader and of CSV input (a short one is part of the
 # suite). A failing input is kept in the reader's or the CSV's fuzz_corpus/ folder
