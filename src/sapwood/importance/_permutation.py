@@ -112,8 +112,9 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
         ``balanced_accuracy``, ``r2``, ``neg_mean_squared_error``,
         ``neg_root_mean_squared_error``, ``neg_mean_absolute_error``, or None for
         scikit-learn's accuracy / R^2 ``score``), ``max_samples`` must be 1.0, and y and
-        ``sample_weight`` may be Dask or in memory. Counts (accuracy, balanced accuracy)
-        give the in-memory numbers bit for bit; sums of floats up to summation order.
+        ``sample_weight`` may be Dask or in memory, and ``n_jobs`` is not used (the
+        workers are the parallelism). Counts (accuracy, balanced accuracy) give the
+        in-memory numbers bit for bit; sums of floats up to summation order.
     y : array-like of shape (n_samples,) or (n_samples, n_outputs), or None
     scoring : str, callable, list, tuple, dict or None, default=None
         As in scikit-learn: None uses ``model.score``; a string or a scorer

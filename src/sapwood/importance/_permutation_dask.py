@@ -188,7 +188,7 @@ def as_blocks(X, y, sample_weight):
     return blocks, aligned(y, "y"), aligned(sample_weight, "sample_weight")
 
 
-def _block_stats(model, rows, permuted, columns, y, weight, names, scorers, context):
+def _block_stats(model, rows, permuted, columns, y, weight, names, stats, context):
     """The scorers' sums on one block, with ``columns`` replaced by ``permuted``."""
     if permuted is not None:
         rows = rows.copy()
@@ -197,8 +197,8 @@ def _block_stats(model, rows, permuted, columns, y, weight, names, scorers, cont
         rows = pd.DataFrame(rows, columns=names)
     predicted = model.predict(rows)
     weight = None if weight is None else np.asarray(weight, dtype=np.float64)
-    return [np.asarray(stats(y, predicted, weight, context), np.float64)
-            for stats, _ in scorers]
+    return [np.asarray(block_stats(y, predicted, weight, context), np.float64)
+            for block_stats in stats]
 
 
 # -- the permutation stream, one repeat at a time -----------------------------------
@@ -260,9 +260,10 @@ def dask_scores(model, X, y, sample_weight, scoring, seed, n_repeats, columns, s
     w_parts = ([None] * len(x_parts) if w_blocks is None
                else list(w_blocks.to_delayed().ravel()))
     stats = dask.delayed(_block_stats, pure=True)
+    block_stats = [block for block, _ in scorers]
 
     def score(permuted_parts, group):
-        parts = [stats(model_ref, x, p, group, yb, wb, feature_names, scorers, context)
+        parts = [stats(model_ref, x, p, group, yb, wb, feature_names, block_stats, context)
                  for x, p, yb, wb in zip(x_parts, permuted_parts, y_parts, w_parts,
                                          strict=True)]
         per_block = dask.compute(*parts)
