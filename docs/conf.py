@@ -7,9 +7,10 @@ Markdown pages (docs/measures.md and docs/model-format.md are read on GitHub too
 sphinx-gallery, which runs every example at build time so the numbers on the pages are
 computed by the sapwood being documented. Nothing is fetched from the network.
 
-The examples are sized (small tables, tens of trees) so that the whole site builds in
-about a minute once Numba's cache is warm: ``make test`` builds it with warnings as
-errors, so a broken example or a broken cross-reference fails CI.
+The examples are sized (small tables, at most 100 trees) so that the whole site builds
+fast: 11 s on the 2-core development host with Numba's cache warm, the examples
+included (minutes under heavy load or with a cold cache). ``make test`` builds it with
+warnings as errors, so a broken example or a broken cross-reference fails CI.
 """
 
 import sys
