@@ -5,10 +5,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 # shap is the reference of the TreeSHAP tests (their only use of it).
-EXTRAS := test,xgboost,lightgbm,catboost,shap,dask,parquet,knockoffs
+EXTRAS := test,docs,xgboost,lightgbm,catboost,shap,dask,parquet,knockoffs
 PYTEST_WORKERS ?= 2
 
-.PHONY: install demo test lint test-fast test-boundscheck bench clean fuzz
+.PHONY: install demo test lint test-fast test-boundscheck bench clean fuzz docs wheel
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,7 +40,20 @@ test-fast: install
 chromium:
 	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || echo "chromium not installed; the report render test will skip"
 
-test: chromium lint test-boundscheck test-fast
+test: chromium lint test-boundscheck test-fast docs
+
+# The documentation site, offline, into docs/_build/html: the gallery's examples run at
+# build time, and any warning (a broken example, docstring or reference) fails it.
+docs: install
+	rm -rf docs/_build docs/auto_examples
+	$(BIN)/python -m sphinx -b html -W --keep-going -q docs docs/_build/html
+
+# A wheel and a source distribution in dist/ (python -m build fetches its own build
+# environment), then the wheel's extras checked against the README's.
+wheel: install
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	SAPWOOD_WHEEL=$$(ls dist/*.whl) $(BIN)/python -m pytest -q -p no:randomly tests/test_packaging.py
 
 # A long fuzzing run of every model reader and of CSV input (a short one is part of the
 # suite). A failing input is kept in the reader's or the CSV's fuzz_corpus/ folder
@@ -56,4 +69,4 @@ bench: install
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf $(VENV) .numba-boundscheck build dist src/*.egg-info
+	rm -rf $(VENV) .numba-boundscheck build dist src/*.egg-info docs/_build docs/auto_examples

@@ -43,7 +43,7 @@ def export_graphviz(model, out_file=None, *, max_depth=None, feature_names=None,
         Names of the classes in order; ``True`` writes ``y[k]``. Without it the class
         line is left out (as in scikit-learn).
     label : {"all", "root", "none"}, default="all"
-        Which nodes name their lines (``gini = ``, ``samples = ``...).
+        Which nodes name their lines (``gini =``, ``samples =``...).
     filled : bool, default=False
         Colour nodes: majority class tinted by purity (classification), value
         (regression) or impurity (multi-output).

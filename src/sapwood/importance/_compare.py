@@ -46,7 +46,7 @@ def compare(model, X, y, methods=("mdi", "permutation"), *, X_test=None, y_test=
         - ``"impurity_corrected"``: :func:`impurity_corrected` (AIR) of a forest grown
           afresh from ``clone(model)`` on (X, y) plus shadow columns; the fitted model
           itself is not used;
-        - ``"tree_shap"``: :func:`tree_shap`, the mean |SHAP value| on ``X_test`` when
+        - ``"tree_shap"``: :func:`tree_shap`, the mean ``|SHAP value|`` on ``X_test`` when
           given, else on X;
         - ``"mdi_plus"``: :func:`mdi_plus` (MDI+, leave-one-out) on (X, y);
         - ``"cpi"``: :func:`cpi` (knockoffs, t-test) on ``X_test`` / ``y_test``, which

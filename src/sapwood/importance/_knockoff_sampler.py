@@ -157,9 +157,10 @@ class GaussianKnockoffs:
         collinear or constant columns); see the module docstring for why shrinkage
         is not always used.
 
-    Attributes (after :meth:`fit`)
-    ------------------------------
+    Attributes
+    ----------
     mean_, covariance_ : ndarray
+        Set by :meth:`fit`, as the attributes below.
     s_ : ndarray of shape (n_features,)
         The diagonal of D, on the scale of the data.
 

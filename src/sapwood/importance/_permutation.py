@@ -49,8 +49,10 @@ from .._sklearn_compat import (
     validate_params,
 )
 from ..learners._inputs import check_rows
+from ._permutation_dask import dask_scores
 from ._permutation_engine import tree_evaluator
 from ._result import ImportanceResult
+from ._shap import is_dask_collection
 
 __all__ = ["permutation_importance"]
 
@@ -102,8 +104,17 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
     ----------
     model : fitted estimator
         Anything a scikit-learn scorer accepts.
-    X : ndarray or DataFrame of shape (n_samples, n_features)
-        Held-out data. Column names become the feature names.
+    X : ndarray or DataFrame of shape (n_samples, n_features), or a Dask DataFrame or array
+        Held-out data. Column names become the feature names. A Dask collection (rows
+        that need not fit in memory) is scored block by block on Dask's workers, with
+        the same permutations as in memory (each permuted column gathered across the
+        partitions): only scorers that add up over blocks are accepted (``accuracy``,
+        ``balanced_accuracy``, ``r2``, ``neg_mean_squared_error``,
+        ``neg_root_mean_squared_error``, ``neg_mean_absolute_error``, or None for
+        scikit-learn's accuracy / R^2 ``score``), ``max_samples`` must be 1.0, and y and
+        ``sample_weight`` may be Dask or in memory, and ``n_jobs`` is not used (the
+        workers are the parallelism). Counts (accuracy, balanced accuracy) give the
+        in-memory numbers bit for bit; sums of floats up to summation order.
     y : array-like of shape (n_samples,) or (n_samples, n_outputs), or None
     scoring : str, callable, list, tuple, dict or None, default=None
         As in scikit-learn: None uses ``model.score``; a string or a scorer
@@ -164,6 +175,9 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
     >>> result.importances.shape
     (4, 3)
     """
+    if is_dask_collection(X):
+        return _dask_permutation_importance(model, X, y, scoring, n_repeats, random_state,
+                                            sample_weight, max_samples, groups, progress)
     check_rows(X, y, sample_weight)
     if not hasattr(X, "iloc"):
         X = check_array(X, ensure_all_finite="allow-nan", dtype=None)
@@ -199,16 +213,41 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
         else:
             baseline, scores = _generic_scores(model, X, y, sample_weight, scorer, rows,
                                                sources, columns, n_jobs, steps)
-    params = {
+    params = _params(scoring, n_repeats, random_state, seed, max_samples, groups,
+                     "generic" if evaluator is None else "tree")
+    return _results(baseline, scores, names, params, getattr(model, "classes_", None))
+
+
+def _dask_permutation_importance(model, X, y, scoring, n_repeats, random_state,
+                                 sample_weight, max_samples, groups, progress):
+    """The measure on a Dask DataFrame or array: the same random stream and the same
+    permuted rows, scored block by block on Dask's workers (:mod:`._permutation_dask`)."""
+    if isinstance(max_samples, numbers.Integral) or max_samples != 1.0:
+        raise ValueError(f"max_samples must be 1.0 for Dask input (a row subset would "
+                         f"reorder the table); got {max_samples!r}")
+    seed = check_random_state(random_state).randint(np.iinfo(np.int32).max + 1)
+    names, columns = _resolve_groups(X, model, groups)
+    with progress_bar(len(columns) * n_repeats, "permuted scores", progress) as steps:
+        baseline, scores = dask_scores(model, X, y, sample_weight, scoring, seed,
+                                       n_repeats, columns, steps)
+    params = _params(scoring, n_repeats, random_state, seed, max_samples, groups, "dask")
+    return _results(baseline, scores, names, params, getattr(model, "classes_", None))
+
+
+def _params(scoring, n_repeats, random_state, seed, max_samples, groups, evaluator):
+    return {
         "scoring": scoring if scoring is None or isinstance(scoring, str) else repr(scoring),
         "n_repeats": n_repeats,
         "random_state": random_state if isinstance(random_state, numbers.Integral) else None,
         "seed": int(seed),
         "max_samples": max_samples,
         "groups": None if groups is None else {k: list(v) for k, v in groups.items()},
-        "evaluator": "generic" if evaluator is None else "tree",
+        "evaluator": evaluator,
     }
-    labels = getattr(model, "classes_", None)
+
+
+def _results(baseline, scores, names, params, labels):
+    """One result, or one per scorer when the scores are dicts."""
     if isinstance(baseline, dict):
         return {name: _result(baseline[name], [[s[name] for s in group] for group in scores],
                               names, {**params, "scorer": name}, labels)

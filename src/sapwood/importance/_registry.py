@@ -91,6 +91,8 @@ class MeasureInputs:
 class Measure:
     """One importance measure, as everything that offers a choice of measures sees it.
 
+    Attributes
+    ----------
     name : the name on the command line (``--methods``) and the key in :data:`MEASURES`.
     function : the name of its public function (formula, paper, DOI) in
         ``sapwood.importance``, or ``"module.name"`` for a measure defined elsewhere.

@@ -31,7 +31,7 @@ tabulated the same way, per leaf and per feature j the tables of the game withou
 
 A Dask DataFrame or array (rows that need not fit in memory) is explained block by
 block on Dask's workers, with whatever scheduler is active, and only the per-feature
-summaries come back: mean |SHAP| and its standard deviation over all rows, the same
+summaries come back: mean ``|SHAP|`` and its standard deviation over all rows, the same
 numbers as on the rows in memory up to the order of the final sums. The values
 themselves stay a lazy Dask array to store or reduce further.
 """
@@ -84,7 +84,7 @@ def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output=
     X : array-like or DataFrame of shape (n_rows, n_features)
         The rows to explain. A Dask DataFrame or array is explained block by block on
         Dask's workers (rows that need not fit in memory): the result then holds the
-        mean and standard deviation of |SHAP| over all rows, no per-row
+        mean and standard deviation of ``|SHAP|`` over all rows, no per-row
         ``importances``, and lazy Dask arrays of the values in ``extra``
         (path-dependent only).
     data : array-like or DataFrame of shape (n_background, n_features), default=None
@@ -115,9 +115,9 @@ def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output=
     Returns
     -------
     ImportanceResult
-        ``method="tree_shap"``; ``importances_mean`` is mean |SHAP| over the rows,
+        ``method="tree_shap"``; ``importances_mean`` is mean ``|SHAP|`` over the rows,
         ``importances_std`` its standard deviation over the rows, ``importances`` the
-        per-row |SHAP| (n_features, n_rows). ``extra`` holds ``"shap_values"`` (signed,
+        per-row ``|SHAP|`` (n_features, n_rows). ``extra`` holds ``"shap_values"`` (signed,
         (n_rows, n_features), with a last axis of output columns when the raw output
         has several, e.g. a forest classifier's class probabilities),
         ``"expected_value"`` (scalar, or one per column; for the loss one per row) and, with

@@ -449,14 +449,14 @@ class GradientBoostingRegressor(RegressorMixin, BaseGradientBoosting):
 
     Attributes
     ----------
-    estimators_ : ndarray of DecisionTreeRegressor, shape (n_estimators_, 1)
+    estimators_ : ndarray of DecisionTreeRegressor, shape ``(n_estimators_, 1)``
     n_estimators_ : int
         Stages fitted (fewer than ``n_estimators`` after early stopping).
     init_ : estimator or "zero"
-    train_score_ : ndarray of shape (n_estimators_,)
+    train_score_ : ndarray of shape ``(n_estimators_,)``
         Loss on the (in-bag) training rows after each stage; squared error is reported
         as the mean squared error.
-    oob_improvement_, oob_scores_ : ndarray of shape (n_estimators_,)
+    oob_improvement_, oob_scores_ : ndarray of shape ``(n_estimators_,)``
         With ``subsample < 1``: out-of-bag loss decrease and out-of-bag loss per stage.
     oob_score_ : float
         The last out-of-bag loss.
@@ -535,12 +535,12 @@ class GradientBoostingClassifier(ClassifierMixin, BaseGradientBoosting):
 
     Attributes
     ----------
-    estimators_ : ndarray of DecisionTreeRegressor, shape (n_estimators_, n_columns)
+    estimators_ : ndarray of DecisionTreeRegressor, shape ``(n_estimators_, n_columns)``
     n_estimators_, init_, oob_improvement_, oob_scores_, oob_score_, max_features_
         As :class:`GradientBoostingRegressor`.
     classes_, n_classes_ : class labels and their number
     n_trees_per_iteration_ : int
-    train_score_ : ndarray of shape (n_estimators_,)
+    train_score_ : ndarray of shape ``(n_estimators_,)``
         Loss after each stage (binary log loss as twice the half binomial deviance).
     feature_importances_ : ndarray of shape (n_features,)
     """

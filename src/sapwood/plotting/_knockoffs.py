@@ -23,7 +23,7 @@ def plot_knockoffs(result, ax=None, draw=0, max_features=30):
     draw : int, default=0
         Which knockoff draw's W and T to show (derandomised runs have several).
     max_features : int or None, default=30
-        Show only the features with the largest |W|; None shows all.
+        Show only the features with the largest ``|W|``; None shows all.
 
     Returns
     -------

@@ -46,7 +46,7 @@ class _Explanation:
 def beeswarm(result, *, max_display=10, output=None, ax=None):
     """One row of points per feature, one point per explained row, at its SHAP value.
 
-    Features are ordered by mean |SHAP value|, largest on top; beyond ``max_display``
+    Features are ordered by mean ``|SHAP value|``, largest on top; beyond ``max_display``
     the rest are summed into one row ("sum of N other features"). A point's colour is
     the row's value of the feature (blue low, red high, between the feature's 5th and
     95th percentiles; grey where missing; categories by their codes); points with
@@ -99,7 +99,7 @@ def beeswarm(result, *, max_display=10, output=None, ax=None):
 
 
 def bar(result, *, max_display=10, output=None, ax=None):
-    """Mean |SHAP value| per feature as horizontal bars, largest on top, each labelled
+    """Mean ``|SHAP value|`` per feature as horizontal bars, largest on top, each labelled
     with its number; beyond ``max_display`` the rest are summed into one bar.
 
     Parameters
@@ -147,7 +147,7 @@ def waterfall(result, row, *, max_display=10, output=None, ax=None):
     feature's SHAP value moves the output up (red) or down (blue) until the row's
     prediction f(x) (top).
 
-    The features with the largest |SHAP value| are on top, each labelled with the
+    The features with the largest ``|SHAP value|`` are on top, each labelled with the
     row's value of it (category labels for categorical columns, "missing" for a
     missing value); beyond ``max_display`` bars the rest are one bar. The bars' widths
     add up to f(x) - E[f(X)].

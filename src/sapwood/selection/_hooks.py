@@ -259,11 +259,11 @@ class BorutaSelector(SelectorMixin, BaseEstimator):
 
     Attributes
     ----------
-    support_ : ndarray of bool, shape (n_features_in_,)
+    support_ : ndarray of bool, shape ``(n_features_in_,)``
         The confirmed features (what ``transform`` keeps).
-    support_weak_ : ndarray of bool, shape (n_features_in_,)
+    support_weak_ : ndarray of bool, shape ``(n_features_in_,)``
         The tentative ones (undecided after the last round), as in BorutaPy.
-    ranking_ : ndarray of int, shape (n_features_in_,)
+    ranking_ : ndarray of int, shape ``(n_features_in_,)``
         1 confirmed, 2 tentative, 3, 4, ... rejected: 3 for those rejected in the
         last round that rejected any, 4 for the round before that, and so on
         (BorutaPy's convention).
