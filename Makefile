@@ -14,6 +14,8 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
+	# Compile the Numba kernels now, in parallel, so that `make demo` does not wait.
+	$(BIN)/sapwood warmup
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -1,8 +1,10 @@
-"""The ``demo``, ``explain``, ``tree`` and ``convert`` commands: arguments in, exit code
-out."""
+"""The ``demo``, ``explain``, ``tree``, ``convert`` and ``warmup`` commands: arguments
+in, exit code out."""
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 from .._text import shorten, visible
@@ -20,7 +22,7 @@ from ._models import (
 )
 from ._run import UI, Options, Run, align_to_model, run_pipeline
 
-__all__ = ["convert", "demo", "explain", "tree"]
+__all__ = ["convert", "demo", "explain", "tree", "warmup"]
 
 TREE_SUFFIXES = (".txt", ".dot", ".svg", ".png", ".pdf")
 
@@ -94,6 +96,16 @@ def demo(args) -> int:
              "loan": "sapwood demo: seed 003's loan table"}[args.data]
     epilogue = [_demo_verdict(run)] if args.data == "ground-truth" else []
     return _finish(run, args, ui, title, epilogue=epilogue)
+
+
+def warmup(args) -> int:
+    from ._warmup import warmup as compile_kernels
+
+    jobs = args.jobs or os.cpu_count() or 1
+    print(f"Compiling sapwood's Numba kernels in {jobs} processes ...", file=sys.stderr)
+    seconds = compile_kernels(jobs)
+    print(f"Kernels compiled and cached in {seconds:.1f} s", file=sys.stderr)
+    return 0
 
 
 def _demo_data(args):
