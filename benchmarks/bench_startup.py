@@ -3,7 +3,8 @@
 - B-COLD: ``sapwood demo`` in a new process with an empty Numba cache (a fresh
   ``NUMBA_CACHE_DIR``: every kernel compiles), against the same command run again
   on the cache it left (warm). Cold and warm take turns, round after round, so that a
-  change of load on a shared machine hits both; the ratio is cold / warm of one round.
+  change of load on a shared machine hits both; the ratio is cold / warm of one round
+  (:data:`ROUNDS` rounds, median ratio).
   Target: cold at most 3x warm (stretch 1.5x).
 - B-WARMUP: ``sapwood warmup`` (every kernel compiled in parallel processes) on an
   empty cache, and the demo after it.
@@ -32,6 +33,7 @@ from ._timing import REPO, run_fresh
 
 __all__ = ["run"]
 
+ROUNDS = 1  # a cold demo takes a minute on a quiet 2-core machine
 COLD_TARGET = 3.0
 IMPORT_TARGET_S = 0.5
 MDI_TARGET_S = 1.0
@@ -57,9 +59,8 @@ def _sapwood(arguments, cache_dir):
 
 def _demo_rows(quick):
     demo = ["demo", "--quiet"] + (["--data", "loan"] if quick else [])
-    rounds = 1 if quick else 2
     cold, warm = [], []
-    for _ in range(rounds):
+    for _ in range(ROUNDS):
         with tempfile.TemporaryDirectory() as cache:
             cold.append(_sapwood(demo, None if quick else cache))
             warm.append(_sapwood(demo, None if quick else cache))
