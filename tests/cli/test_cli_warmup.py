@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from sapwood.cli import main
+from sapwood.cli import _warmup, main
 from sapwood.cli._models import MODEL_NAMES
 from sapwood.cli._warmup import MODELS, PHASES, TASKS
 
@@ -38,6 +38,14 @@ def test_the_pipeline_phase_runs_every_model_for_every_task():
     assert set(MODELS) == set(MODEL_NAMES)
     pipelines = {unit[1:] for unit in PHASES[-1] if unit[0] == "pipeline"}
     assert pipelines == {(task, model) for task in TASKS for model in MODELS}
+
+
+def test_a_unit_that_fails_is_reported_and_the_others_still_run(monkeypatch, capsys):
+    monkeypatch.setattr(_warmup, "PHASES", ([("nothing", "classification")],))
+    assert main(["warmup", "--jobs", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "sapwood warmup: nothing classification: ValueError" in err
+    assert "1 part(s) failed" in err
 
 
 @pytest.mark.slow

@@ -103,9 +103,12 @@ def warmup(args) -> int:
 
     jobs = args.jobs or os.cpu_count() or 1
     print(f"Compiling sapwood's Numba kernels in {jobs} processes ...", file=sys.stderr)
-    seconds = compile_kernels(jobs)
-    print(f"Kernels compiled and cached in {seconds:.1f} s", file=sys.stderr)
-    return 0
+    seconds, failures = compile_kernels(jobs)
+    for failure in failures:
+        print(visible(f"sapwood warmup: {failure}"), file=sys.stderr)
+    print(f"Kernels compiled and cached in {seconds:.1f} s"
+          + (f"; {len(failures)} part(s) failed" if failures else ""), file=sys.stderr)
+    return 1 if failures else 0
 
 
 def _demo_data(args):

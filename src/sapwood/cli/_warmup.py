@@ -35,23 +35,32 @@ PHASES = (
 )
 
 
-def warmup(jobs: int | None = None) -> float:
+def warmup(jobs: int | None = None) -> tuple[float, list[str]]:
     """Run every unit of :data:`PHASES` in ``jobs`` processes (default: one per core),
-    phase after phase; returns the seconds it took."""
+    phase after phase. Returns the seconds it took and one line per unit that failed
+    (the others still run: what they compiled stays cached)."""
     jobs = jobs or os.cpu_count() or 1
     start = time.perf_counter()
+    failures = []
     # "spawn": a fresh interpreter per worker, as a user's next command will be.
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         for phase in PHASES:
-            list(pool.map(run_unit, phase))
-    return time.perf_counter() - start
+            futures = {pool.submit(run_unit, unit): unit for unit in phase}
+            for future, unit in futures.items():
+                error = future.exception()
+                if error is not None:
+                    failures.append(f"{' '.join(unit)}: {type(error).__name__}: {error}")
+    return time.perf_counter() - start, failures
 
 
 def run_unit(unit) -> None:
     """One unit of work: ``("fit", task)``, ``("measures", task)`` or
     ``("pipeline", task, model)``."""
     kind, task, *model = unit
+    if kind not in ("fit", "measures", "pipeline"):
+        raise ValueError(f"warm-up unit {unit!r}: the kind must be fit, measures or "
+                         f"pipeline; got {kind!r}")
     X, y = _data(task)
     if kind == "fit":
         _fit_every_learner(task, X, y)
