@@ -70,7 +70,9 @@ class _Kernel(CPUDispatcher):
     first run compiled up to five versions of one kernel (issue 20, item 3). A value
     known at compile time changes which code is compiled, never what it computes.
     Constant booleans keep their literal type: kernels use them to choose a code path
-    at compile time (the grower's ``random_splitter``), at most two versions each."""
+    at compile time (the grower's ``random_splitter``), at most two versions each. (So
+    an integer argument cannot index a heterogeneous tuple inside the kernel called:
+    pass the tuple's member instead.)"""
 
     def get_call_template(self, args, kws):
         return super().get_call_template(
