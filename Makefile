@@ -14,6 +14,9 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
+	# Compile the Numba kernels now, in parallel, so that `make demo` does not wait. Best
+	# effort: what fails to compile here compiles on first use.
+	$(BIN)/sapwood warmup || echo "sapwood warmup did not finish: kernels compile on first use"
 	touch $(STAMP)
 
 install: $(STAMP)

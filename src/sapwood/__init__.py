@@ -19,23 +19,24 @@ file or tree that is not valid raises :class:`FormatError` (a ``ValueError``).
 """
 
 import importlib
+from typing import TYPE_CHECKING
 
-from ._format import FormatError, ModelKind, TreeArrays, TreeEnsemble
 from ._version import __version__
-from .learners import (
-    DecisionTreeClassifier,
-    DecisionTreeRegressor,
-    ExtraTreesClassifier,
-    ExtraTreesRegressor,
-    GradientBoostingClassifier,
-    GradientBoostingRegressor,
-    RandomForestClassifier,
-    RandomForestRegressor,
-)
 
-# Subpackages and functions that pull in pandas, matplotlib or the adapters load on first
-# use, so that `import sapwood` (part of every command's start-up) stays light.
+# Every public name loads on first use: the learners pull in scikit-learn (and with it
+# scipy and rich), the format Numba, the measures pandas (and pyarrow), so an eager
+# `import sapwood` took 1-4 s. Loaded lazily it takes milliseconds and loads no optional
+# or plotting package (tests/test_import_cost.py), and a command pays only for what it
+# runs. Name -> (module, attribute or None for the module itself).
 _LAZY = {
+    "FormatError": ("._format", "FormatError"),
+    "ModelKind": ("._format", "ModelKind"),
+    "TreeArrays": ("._format", "TreeArrays"),
+    "TreeEnsemble": ("._format", "TreeEnsemble"),
+    **{name: (".learners", name) for name in (
+        "DecisionTreeClassifier", "DecisionTreeRegressor", "ExtraTreesClassifier",
+        "ExtraTreesRegressor", "GradientBoostingClassifier", "GradientBoostingRegressor",
+        "RandomForestClassifier", "RandomForestRegressor")},
     "datasets": (".datasets", None),
     "export": (".export", None),
     "importance": (".importance", None),
@@ -45,6 +46,19 @@ _LAZY = {
     "load": ("._persist", "load"),
     "save": (".adapters", "save"),
 }
+
+if TYPE_CHECKING:  # what the names are, for type checkers and editors
+    from ._format import FormatError, ModelKind, TreeArrays, TreeEnsemble
+    from .learners import (
+        DecisionTreeClassifier,
+        DecisionTreeRegressor,
+        ExtraTreesClassifier,
+        ExtraTreesRegressor,
+        GradientBoostingClassifier,
+        GradientBoostingRegressor,
+        RandomForestClassifier,
+        RandomForestRegressor,
+    )
 
 
 def __getattr__(name):

@@ -22,27 +22,33 @@ import numpy as np
 
 from ._kernels._traverse import LEAF
 
-__all__ = ["combine_importances", "node_decrease", "tree_impurity_decrease",
-           "tree_importances"]
+__all__ = ["combine_importances", "node_decrease", "sum_by_feature",
+           "tree_impurity_decrease", "tree_importances"]
 
 
 def node_decrease(tree):
     """(split nodes, their left children, right children, ``w I - w_L I_L - w_R I_R``)."""
     split = np.flatnonzero(tree.children_left != LEAF)
     left, right = tree.children_left[split], tree.children_right[split]
-    w, imp = tree.weighted_n_node_samples, tree.impurity
-    decrease = w[split] * imp[split] - w[left] * imp[left] - w[right] * imp[right]
+    # The products first, for every node, then three gathers (not six): the same
+    # products, so the same numbers.
+    weighted = tree.weighted_n_node_samples * tree.impurity
+    decrease = weighted[split] - weighted[left] - weighted[right]
     return split, left, right, decrease
 
 
 def tree_impurity_decrease(tree) -> np.ndarray:
     """Sum of ``w_i I_i - w_L I_L - w_R I_R`` per feature, in node order (unscaled)."""
     split, _, _, decrease = node_decrease(tree)
-    totals = np.zeros(tree.n_features)
-    # A sequential loop keeps scikit-learn's summation order, so numbers match bit for bit.
-    for feature, value in zip(tree.feature[split], decrease, strict=True):
-        totals[feature] += value
-    return totals
+    return sum_by_feature(tree.feature[split], decrease, tree.n_features)
+
+
+def sum_by_feature(features, values, n_features: int) -> np.ndarray:
+    """``totals[j] = sum of values[i] where features[i] == j``, added one by one in
+    order: scikit-learn's summation order, so the numbers match it bit for bit.
+    ``np.bincount`` adds its weights sequentially in C (a Python loop took 2 s on a
+    forest of 9.5 million split nodes)."""
+    return np.bincount(features, weights=values, minlength=n_features).astype(np.float64)
 
 
 def tree_importances(tree, normalize: bool = True) -> np.ndarray:

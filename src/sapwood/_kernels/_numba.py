@@ -9,7 +9,8 @@ import hashlib
 import os
 
 import numba
-from numba.core import caching
+from numba.core import caching, types
+from numba.core.registry import CPUDispatcher
 
 __all__ = ["allocating_kernel", "kernel", "leaf_kernel"]
 
@@ -62,13 +63,48 @@ if not any(issubclass(c, _KernelsStamp) for c in caching.CacheImpl._locator_clas
                                               _UserWideLocator]
 
 
+class _Kernel(CPUDispatcher):
+    """Numba's dispatcher, but a kernel called from another with a constant integer
+    (``rand_int(0, n, rng)``, ``route_rows(0, ...)``) is typed with ``int64``, not
+    ``Literal[int](0)``: Numba compiles one version per literal value otherwise, and a
+    first run compiled up to five versions of one kernel (issue 20, item 3). A value
+    known at compile time changes which code is compiled, never what it computes.
+    Constant booleans keep their literal type: kernels use them to choose a code path
+    at compile time (the grower's ``random_splitter``), at most two versions each. (So
+    an integer argument cannot index a heterogeneous tuple inside the kernel called:
+    pass the tuple's member instead.)"""
+
+    def get_call_template(self, args, kws):
+        return super().get_call_template(
+            tuple(_general(arg) for arg in args),
+            {name: _general(arg) for name, arg in kws.items()})
+
+
+def _general(numba_type):
+    if isinstance(numba_type, types.IntegerLiteral):
+        return types.unliteral(numba_type)
+    return numba_type
+
+
+def _compile(function, settings):
+    """``numba.njit(**settings)(function)`` through :class:`_Kernel`."""
+    if numba.config.DISABLE_JIT:
+        return function
+    options = {name: value for name, value in settings.items() if name != "cache"}
+    options.update(nopython=True, boundscheck=options.get("boundscheck"))  # as njit
+    dispatcher = _Kernel(py_func=function, locals={}, targetoptions=options)
+    if settings.get("cache"):
+        dispatcher.enable_caching()
+    return dispatcher
+
+
 def kernel(function=None, **options):
     """``numba.njit`` with sapwood's options; usable bare or with extra options."""
     settings = {"cache": True, "nogil": True, "fastmath": False, "error_model": "numpy"}
     settings.update(options)
     if function is None:
-        return lambda f: numba.njit(**settings)(f)
-    return numba.njit(**settings)(function)
+        return lambda f: _compile(f, settings)
+    return _compile(function, settings)
 
 
 # Kernels that allocate nothing and return no array are compiled without Numba's

@@ -6,6 +6,7 @@ Commands (``sapwood COMMAND --help`` for each)::
     sapwood explain  a CSV or Parquet file: fit a model, rank the features
     sapwood tree     fit one decision tree and print or draw it
     sapwood convert  read an XGBoost, LightGBM or sapwood model file, write a sapwood one
+    sapwood warmup   compile the Numba kernels now (in parallel), so no later run waits
 
 Exit codes: 0 on success, 2 on bad input (one line on stderr naming the problem), 1 on
 an internal error (one line; ``SAPWOOD_DEBUG=1`` shows the traceback).
@@ -178,6 +179,17 @@ def build_parser() -> argparse.ArgumentParser:
     _measure_options(demo, DEMO_METHODS)
     _output_options(demo)
     demo.set_defaults(handler=_commands.demo)
+
+    warmup = commands.add_parser(
+        "warmup", help="compile sapwood's kernels now, so that no later run waits for them",
+        description=_wrap(
+            "Compile every Numba kernel sapwood's commands and library call into Numba's "
+            "cache (NUMBA_CACHE_DIR when set, else beside the installed package), in "
+            "parallel processes. A first run with an empty cache otherwise compiles them "
+            "one after another as it reaches them. `make install` runs this."))
+    warmup.add_argument("--jobs", type=_positive_int, default=None,
+                        help="processes to compile in (default: one per core)")
+    warmup.set_defaults(handler=_commands.warmup)
 
     explain = commands.add_parser(
         "explain", help="rank the features of a CSV or Parquet table",

@@ -1,8 +1,10 @@
-"""The ``demo``, ``explain``, ``tree`` and ``convert`` commands: arguments in, exit code
-out."""
+"""The ``demo``, ``explain``, ``tree``, ``convert`` and ``warmup`` commands: arguments
+in, exit code out."""
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 from .._text import shorten, visible
@@ -22,7 +24,7 @@ from ._rows import check_rows, explain_rows
 from ._run import UI, Options, Run, align_to_model, run_pipeline
 from ._selection import DEFAULT_FDR, select
 
-__all__ = ["convert", "demo", "explain", "tree"]
+__all__ = ["convert", "demo", "explain", "tree", "warmup"]
 
 TREE_SUFFIXES = (".txt", ".dot", ".svg", ".png", ".pdf")
 # The Agg renderer draws at most 2^16 pixels a side; a larger tree's PNG gets a lower
@@ -99,6 +101,19 @@ def demo(args) -> int:
              "loan": "sapwood demo: seed 003's loan table"}[args.data]
     epilogue = [_demo_verdict(run)] if args.data == "ground-truth" else []
     return _finish(run, args, ui, title, epilogue=epilogue)
+
+
+def warmup(args) -> int:
+    from ._warmup import warmup as compile_kernels
+
+    jobs = args.jobs or os.cpu_count() or 1
+    print(f"Compiling sapwood's Numba kernels in {jobs} processes ...", file=sys.stderr)
+    seconds, failures = compile_kernels(jobs)
+    for failure in failures:
+        print(visible(f"sapwood warmup: {failure}"), file=sys.stderr)
+    print(f"Kernels compiled and cached in {seconds:.1f} s"
+          + (f"; {len(failures)} part(s) failed" if failures else ""), file=sys.stderr)
+    return 1 if failures else 0
 
 
 def _demo_data(args):

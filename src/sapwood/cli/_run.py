@@ -362,8 +362,6 @@ def _first_line(error) -> str:
 def _with_pvalues(name, result, options: Options, inputs, ui, notes):
     """``result`` with the p-values ``options.pvalues`` asks for, or unchanged with a
     note saying why they do not apply."""
-    import dataclasses
-
     from sapwood import importance
 
     measure = _measures.MEASURES[name]
@@ -408,7 +406,7 @@ def _with_pvalues(name, result, options: Options, inputs, ui, notes):
                                             random_state=options.seed)
     params = {**result.params, "pvalues": "altmann",
               "n_permutations": options.n_permutations}
-    return dataclasses.replace(result, pvalues=tested.pvalues, params=params)
+    return result.replace(pvalues=tested.pvalues, params=params)
 
 
 def _check_loaded(model, data: Prepared):
@@ -473,10 +471,15 @@ def recode_categories(ensemble, X: pd.DataFrame, encodings) -> pd.DataFrame:
 def top_nodes(run: Run, n: int = N_TRACE_NODES) -> pd.DataFrame | None:
     """The first tree's split nodes with the largest impurity decrease (MDI evidence)."""
     result = run.results.get("mdi")
-    if result is None or result.trace is None:
+    if result is None:
         return None
-    trace = result.trace
-    first = trace[trace["tree"] == trace["tree"].min()]
+    # Tree by tree, so that a large forest's whole trace is never built for the CLI.
+    for tree in range(result.params.get("n_trees", 1)):
+        first = result.tree_trace(tree)
+        if first is None:
+            return None
+        if len(first):  # the first tree with a split
+            break
     columns = ["node", "feature", "threshold", "w", "impurity", "w_left", "impurity_left",
                "w_right", "impurity_right", "decrease"]
     return first.nlargest(n, "decrease")[columns].reset_index(drop=True)

@@ -14,7 +14,6 @@ S permutations of the response and recompute the importance each time::
 
 from __future__ import annotations
 
-import dataclasses
 from numbers import Integral
 
 import numpy as np
@@ -119,9 +118,8 @@ def janitza_pvalues(result):
     counts = null.shape[0] - np.searchsorted(null, importances, side="left")
     pvalues = counts / null.shape[0]
     pvalues[np.isnan(importances)] = np.nan
-    return dataclasses.replace(result, pvalues=pvalues,
-                               params={**result.params, "pvalues": "janitza"},
-                               extra={**result.extra, "null_importances": null})
+    return result.replace(pvalues=pvalues, params={**result.params, "pvalues": "janitza"},
+                          extra={**result.extra, "null_importances": null})
 
 
 @validate_params(
@@ -250,5 +248,5 @@ def altmann_pvalues(estimator, X, y, *, measure, n_permutations=100, random_stat
     params = {**observed.params, "pvalues": "altmann", "n_permutations": n_permutations,
               "pvalues_random_state": random_state if isinstance(random_state, Integral)
               else None}
-    return dataclasses.replace(observed, pvalues=pvalues, params=params,
-                               extra={**observed.extra, "null_importances": null})
+    return observed.replace(pvalues=pvalues, params=params,
+                            extra={**observed.extra, "null_importances": null})

@@ -287,9 +287,9 @@ def unnormalised_mdi(model, X, y, **kwargs):
     result = mdi(model, **kwargs)
     per_tree = np.column_stack([tree_impurity_decrease(tree) / tree.weighted_n_node_samples[0]
                                 for tree in as_ensemble(model).trees])
-    return dataclasses.replace(result, importances_mean=per_tree.mean(axis=1),
-                               importances_std=per_tree.std(axis=1), importances=per_tree,
-                               params={**result.params, "normalized": False})
+    return result.replace(importances_mean=per_tree.mean(axis=1),
+                          importances_std=per_tree.std(axis=1), importances=per_tree,
+                          params={**result.params, "normalized": False})
 
 
 def _records_impurities(model, inputs, **options):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -11,6 +12,28 @@ from ._html import result_html
 from ._ranks import RankIntervals, rank_intervals
 
 __all__ = ["ImportanceResult", "mean_interval", "side_by_side", "t_interval"]
+
+
+class _Trace:
+    """The ``trace`` field: a table, None, or a function ``build(trees=None)`` that
+    builds the table (of the given trees only, when asked), called on first access and
+    kept. MDI's trace of a 100-tree forest grown on 150,000 rows has 9.5 million rows,
+    seconds to build, that most callers never read."""
+
+    def __get__(self, result, owner=None):
+        if result is None:
+            return None  # the field's default (dataclasses ask the class)
+        value = result.__dict__.get("_trace")
+        if _is_builder(value):
+            value = result.__dict__["_trace"] = value()
+        return value
+
+    def __set__(self, result, value):
+        result.__dict__["_trace"] = value
+
+
+def _is_builder(value) -> bool:
+    return callable(value) and not isinstance(value, pd.DataFrame)
 
 
 @dataclass(eq=False)
@@ -40,7 +63,9 @@ class ImportanceResult:
         for OOB, conditional, UFI, AIR and a forest's MDI, folds for drop-column by
         cross-validation, rows for tree_shap.)
     trace : pandas.DataFrame or None
-        Per-node (or per-tree) table the numbers were computed from.
+        Per-node (or per-tree) table the numbers were computed from. A measure may
+        pass a function that builds it instead: it is called when ``trace`` is first
+        read (see :meth:`tree_trace` for one tree's rows alone).
     extra : dict
         Further named arrays a measure provides (e.g. per-class importances).
 
@@ -58,7 +83,7 @@ class ImportanceResult:
     ci_low: np.ndarray | None = None
     ci_high: np.ndarray | None = None
     pvalues: np.ndarray | None = None
-    trace: pd.DataFrame | None = None
+    trace: pd.DataFrame | None = _Trace()
     extra: dict = field(default_factory=dict)
     _rank_intervals: object = field(default=None, init=False, repr=False)
 
@@ -96,6 +121,23 @@ class ImportanceResult:
             raise KeyError(f"{key!r} is not a field of ImportanceResult; fields: "
                            f"{', '.join(self.keys())}")
         return getattr(self, key)
+
+    def replace(self, **changes) -> ImportanceResult:
+        """A copy with ``changes`` (:func:`dataclasses.replace`) that leaves a trace not
+        built yet unbuilt."""
+        changes.setdefault("trace", self.__dict__.get("_trace"))
+        return dataclasses.replace(self, **changes)
+
+    def tree_trace(self, tree: int) -> pd.DataFrame | None:
+        """The rows of ``trace`` for tree ``tree`` (a per-node trace with a ``tree``
+        column), or None without a trace. While the whole trace is not built, only
+        that tree's rows are."""
+        source = self.__dict__.get("_trace")
+        if _is_builder(source):
+            return source([tree])
+        if source is None:
+            return None
+        return source[source["tree"] == tree]
 
     @property
     def n_features(self) -> int:
