@@ -50,6 +50,7 @@ from .._sklearn_compat import (
 )
 from ..learners._inputs import check_rows
 from ._permutation_engine import tree_evaluator
+from ._permutation_rows import RowDraws, row_loss
 from ._result import ImportanceResult
 
 __all__ = ["permutation_importance"]
@@ -179,11 +180,17 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
     n_jobs = effective_n_jobs(n_jobs)
 
     evaluator = tree_evaluator(model, X, n_jobs, uses_estimator_score(scorer))
+    by_row = None
     with progress_bar(len(columns) * n_repeats, "permuted scores", progress) as steps:
         if evaluator is not None:
             try:
-                baseline, scores = _tree_scores(evaluator, X, y, sample_weight, scorer,
-                                                rows, sources, columns, steps)
+                # Per-row draws for the rank intervals, where the score is a mean over
+                # all the rows of a loss (see _permutation_rows).
+                loss = (row_loss(model, scoring, y, evaluator.is_classifier)
+                        if rows is None and sample_weight is None else None)
+                baseline, scores, by_row = _tree_scores(
+                    evaluator, X, y, sample_weight, scorer, rows, sources, columns, steps,
+                    loss)
             finally:
                 evaluator.close()
         else:
@@ -203,7 +210,7 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
         return {name: _result(baseline[name], [[s[name] for s in group] for group in scores],
                               names, {**params, "scorer": name}, labels)
                 for name in baseline}
-    return _result(baseline, scores, names, params, labels)
+    return _result(baseline, scores, names, params, labels, by_row)
 
 
 def _resolve_groups(X, model, groups):
@@ -302,7 +309,10 @@ def _group_scores(model, X, y, sample_weight, scorer, group, sources, steps):
     return scores
 
 
-def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns, steps):
+def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns, steps,
+                 loss=None):
+    """The baseline, the permuted scores (groups x repeats) and, given a per-row
+    ``loss``, the per-row draws (:class:`RowDraws`; else None)."""
     reference = evaluator.responses(evaluator.baseline_raw)
     baseline = _score(scorer, reference, X, y, sample_weight)
     X_eval, y_eval, w_eval = _subset(rows, X, y, sample_weight)
@@ -313,6 +323,9 @@ def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns,
         unchanged = _score(scorer, reference, X_eval, y_eval, w_eval)
     read = sorted(reference.responses_used)
     scores = [[unchanged] * sources.shape[0] for _ in columns]
+    by_row = None if loss is None else RowDraws(
+        loss, evaluator.responses(evaluator.baseline_eval).predict(None), y_eval, sources,
+        len(columns))
     accuracy = _IncrementalAccuracy.make(scorer, evaluator, reference, y_eval, w_eval,
                                          unchanged)
     if accuracy is not None:
@@ -326,6 +339,9 @@ def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns,
                                                       steps):
         if changed_rows.shape[0] == 0:
             continue
+        if by_row is not None:
+            by_row.add(g, k, changed_rows, evaluator.responses(
+                evaluator.finalize(changed_totals)).predict(None))
         if accuracy is not None:
             value = accuracy.score(changed_rows, changed_totals)
             if accuracy.checks_left > 0:
@@ -352,7 +368,7 @@ def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns,
         if key is not None:
             known[key] = scores[g][k]
     steps.complete()  # permutations that changed no row were never yielded
-    return baseline, scores
+    return baseline, scores, by_row
 
 
 class _IncrementalAccuracy:
@@ -438,7 +454,7 @@ def _outputs_key(evaluator, read, changed_rows, changed_raw):
             *(np.ascontiguousarray(new[differs]).tobytes() for new, _ in outputs))
 
 
-def _result(baseline, scores, names, params, labels):
+def _result(baseline, scores, names, params, labels, by_row=None):
     baseline = np.asarray(baseline, dtype=np.float64)
     scores = np.array(scores, dtype=np.float64)
     importances = baseline - scores
@@ -451,5 +467,6 @@ def _result(baseline, scores, names, params, labels):
         extra["output_labels"] = (list(labels) if labels is not None
                                   and len(labels) == n_outputs else list(range(n_outputs)))
         importances = importances.mean(axis=2)
-    return ImportanceResult.from_draws(importances, feature_names=names,
-                                       method="permutation", params=params, extra=extra)
+    return ImportanceResult.from_draws(
+        importances, feature_names=names, method="permutation", params=params, extra=extra,
+        rank_draws=None if by_row is None else by_row.draws())
