@@ -119,17 +119,40 @@ def oob_population(model, X, y, classification):
 
 
 def oob_coverage(task, n_train, n_trees, runs, seed):
-    """A new training sample and forest per run; its population from new rows."""
+    """A new training sample and forest per run; its population from new rows. Returns
+    the coverage of the intervals sapwood reports and of intervals from the trees."""
     rng = np.random.default_rng(seed)
-    X_pop, y_pop = sample(POPULATION // 2, rng, task)
-    hits = 0
+    X_pop, y_pop = sample(POPULATION // 5, rng, task)
+    reported = trees = 0
     for run in range(runs):
         X, y = sample(n_train, rng, task)
         model = forest(task, X, y, seed * 1000 + run, n_trees)
         result = oob_permutation_importance(model, X, y, random_state=run, n_jobs=1)
         population = oob_population(model, X_pop, y_pop, task != "regression")
-        hits += covered(result.rank_intervals(), population)
-    return hits / runs
+        reported += covered(result.rank_intervals(), population)
+        trees += covered(rank_intervals(result.importances), population)
+    return reported / runs, trees / runs
+
+
+@pytest.mark.parametrize("task", ["regression", "classification"])
+def test_row_draws_average_to_the_importance(task):
+    # The rank intervals' per-row draws are a decomposition of the importance itself.
+    rng = np.random.default_rng(3)
+    X, y = sample(400, rng, task)
+    model = forest(task, X, y, 3, n_trees=10)
+    oob = oob_permutation_importance(model, X, y, n_repeats=2, random_state=0)
+    held = permutation_importance(model, *sample(200, rng, task), n_repeats=3,
+                                  random_state=0)
+    for result, n_rows in ((oob, 400), (held, 200)):
+        assert result.rank_draws.shape == (BETA.shape[0], n_rows)
+        np.testing.assert_allclose(result.rank_draws.mean(axis=1), result.importances_mean,
+                                   rtol=1e-12, atol=1e-14)
+        assert result.rank_intervals().n_draws == n_rows
+    # Scores that are no mean over rows keep the repeats.
+    if task == "classification":
+        auc = permutation_importance(model, X[:200], y[:200], scoring="roc_auc",
+                                     n_repeats=3, random_state=0)
+        assert auc.rank_draws is None and auc.rank_intervals().n_draws == 3
 
 
 def test_held_out_permutation_covers_the_rows_not_only_the_shuffles():
@@ -154,8 +177,9 @@ def test_held_out_permutation_covers_the_rows_not_only_the_shuffles():
 ])
 def test_held_out_coverage(measure, task, n_test, seed):
     runs = 200
-    rate, _ = held_out_coverage(measure, task, n_test, runs, seed)
-    print(f"\n{measure} {task} n={n_test}: coverage {rate:.3f} (MCSE {mcse(rate, runs):.3f})")
+    rate, repeats = held_out_coverage(measure, task, n_test, runs, seed)
+    print(f"\n{measure} {task} n={n_test}: coverage {rate:.3f} (MCSE {mcse(rate, runs):.3f})"
+          + (f"; from the repeats {repeats:.3f}" if measure == "permutation" else ""))
     assert rate >= floor(runs)
 
 
@@ -166,7 +190,7 @@ def test_held_out_coverage(measure, task, n_test, seed):
 ])
 def test_oob_coverage(task, n_train, n_trees, seed):
     runs = 100
-    rate = oob_coverage(task, n_train, n_trees, runs, seed)
+    rate, trees = oob_coverage(task, n_train, n_trees, runs, seed)
     print(f"\noob {task} n={n_train} trees={n_trees}: coverage {rate:.3f} "
-          f"(MCSE {mcse(rate, runs):.3f})")
+          f"(MCSE {mcse(rate, runs):.3f}); from the trees {trees:.3f}")
     assert rate >= floor(runs)
