@@ -121,6 +121,12 @@ def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, 
           `localImp`)'.
         - ``"n_oob_trees"``: for every row, the number of trees it was OOB for.
 
+        ``rank_draws`` (n_features, n_samples): per-row draws whose mean is PI, each
+        loss change counted at the row that read the permuted value and at the row it
+        came from; the rank intervals rest on them (the trees share their rows, so the
+        spread over trees understates the error). Definition: docs/measures.md,
+        section 'Rank intervals'.
+
     Raises
     ------
     ValueError

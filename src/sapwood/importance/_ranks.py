@@ -1,10 +1,11 @@
 """Simultaneous confidence intervals for the ranks of the features.
 
-From the draws a measure already has (repeats, trees, folds or rows: the columns of
-``ImportanceResult.importances``, paired across features), a max-t bound over all
-pairwise differences (Mogstad, Romano, Shaikh & Wilhelm 2024, "Inference for ranks with
-applications to mobility across neighbourhoods and academic achievement across
-countries", *Review of Economic Studies* 91(1), doi:10.1093/restud/rdad006)::
+From the draws a measure already has (rows, trees, folds or repeats: the columns of
+``ImportanceResult.rank_draws``, else of ``importances``, paired across features), a
+max-t bound over all pairwise differences (Mogstad, Romano, Shaikh & Wilhelm 2024,
+"Inference for ranks with applications to mobility across neighbourhoods and academic
+achievement across countries", *Review of Economic Studies* 91(1),
+doi:10.1093/restud/rdad006)::
 
     d_jk = mean_i (D_ji - D_ki),   se_jk = sd_i(D_ji - D_ki) / sqrt(n)
     j above k  <=>  d_jk / se_jk > c
