@@ -30,7 +30,7 @@ from numbers import Integral
 
 import numpy as np
 from joblib import effective_n_jobs
-from sklearn.base import ClassifierMixin
+from sklearn.base import ClassifierMixin, is_classifier
 from sklearn.metrics import check_scoring, get_scorer_names
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils.parallel import Parallel, delayed
@@ -50,7 +50,7 @@ from .._sklearn_compat import (
 )
 from ..learners._inputs import check_rows
 from ._permutation_engine import tree_evaluator
-from ._permutation_rows import RowDraws, row_loss
+from ._permutation_rows import Recorder, RowDraws, row_loss
 from ._result import ImportanceResult
 
 __all__ = ["permutation_importance"]
@@ -185,22 +185,24 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
     n_jobs = effective_n_jobs(n_jobs)
 
     evaluator = tree_evaluator(model, X, n_jobs, uses_estimator_score(scorer))
-    by_row = None
+    # Per-row draws for the rank intervals, where the score is a mean over all the rows
+    # of a loss (see _permutation_rows).
+    loss = None
+    if rows is None and sample_weight is None:
+        loss = row_loss(model, scoring, y, is_classifier(model) if evaluator is None
+                        else evaluator.is_classifier)
     with progress_bar(len(columns) * n_repeats, "permuted scores", progress) as steps:
         if evaluator is not None:
             try:
-                # Per-row draws for the rank intervals, where the score is a mean over
-                # all the rows of a loss (see _permutation_rows).
-                loss = (row_loss(model, scoring, y, evaluator.is_classifier)
-                        if rows is None and sample_weight is None else None)
                 baseline, scores, by_row = _tree_scores(
                     evaluator, X, y, sample_weight, scorer, rows, sources, columns, steps,
                     loss)
             finally:
                 evaluator.close()
         else:
-            baseline, scores = _generic_scores(model, X, y, sample_weight, scorer, rows,
-                                               sources, columns, n_jobs, steps)
+            baseline, scores, by_row = _generic_scores(
+                model, X, y, sample_weight, scorer, rows, sources, columns, n_jobs, steps,
+                loss)
     params = {
         "scoring": scoring if scoring is None or isinstance(scoring, str) else repr(scoring),
         "n_repeats": n_repeats,
@@ -287,21 +289,33 @@ def _subset(rows, *arrays):
 
 
 def _generic_scores(model, X, y, sample_weight, scorer, rows, sources, columns, n_jobs,
-                    steps):
-    baseline = _score(scorer, model, X, y, sample_weight)
+                    steps, loss=None):
+    """As :func:`_tree_scores`, by the model's own predictions (the per-row draws from
+    the predictions the scores make, recorded)."""
+    recorder = None if loss is None else Recorder(model)
+    baseline = _score(scorer, recorder or model, X, y, sample_weight)
+    by_row = None
+    if recorder is not None and recorder.predicted is not None:
+        by_row = RowDraws(loss, recorder.predicted, y, sources, len(columns))
     X_eval, y_eval, w_eval = _subset(rows, X, y, sample_weight)
     scores = Parallel(n_jobs=n_jobs, prefer="threads")(
-        delayed(_group_scores)(model, X_eval, y_eval, w_eval, scorer, group, sources, steps)
-        for group in columns)
-    return baseline, scores
+        delayed(_group_scores)(model, X_eval, y_eval, w_eval, scorer, group, sources, steps,
+                               by_row, g)
+        for g, group in enumerate(columns))
+    return baseline, scores, by_row
 
 
-def _group_scores(model, X, y, sample_weight, scorer, group, sources, steps):
+def _group_scores(model, X, y, sample_weight, scorer, group, sources, steps, by_row=None,
+                  g=0):
     """Scores with the columns of ``group`` permuted by each row of ``sources``
-    (``steps``: a progress bar's, advanced once per score)."""
+    (``steps``: a progress bar's, advanced once per score), adding to ``by_row`` (the
+    per-row draws' row ``g``) when given."""
+    if by_row is not None:
+        model = Recorder(model)
+        every_row = np.arange(sources.shape[1])
     X_permuted = X.copy()
     scores = []
-    for source in sources:
+    for k, source in enumerate(sources):
         if hasattr(X, "iloc"):
             for j in group:
                 column = X.iloc[source, j]
@@ -310,6 +324,8 @@ def _group_scores(model, X, y, sample_weight, scorer, group, sources, steps):
         else:
             X_permuted[:, group] = X[np.ix_(source, group)]
         scores.append(_score(scorer, model, X_permuted, y, sample_weight))
+        if by_row is not None:
+            by_row.add(g, k, every_row, model.predicted)
         steps.advance()
     return scores
 

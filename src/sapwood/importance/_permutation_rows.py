@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
+from sklearn.utils import get_tags
 
-__all__ = ["RowDraws", "row_loss"]
+__all__ = ["Recorder", "RowDraws", "row_loss"]
 
 # Named scores that are the mean over rows of a loss (with the sign that makes higher
 # better), and the loss.
@@ -90,3 +91,27 @@ class RowDraws:
         per_row = self.sums / self.sources.shape[0]
         # Every term was counted twice, so the importance is half the mean.
         return per_row - per_row.mean(axis=1, keepdims=True) / 2
+
+
+class Recorder:
+    """The model inside a scorer, keeping its last predictions: the generic evaluator's
+    per-row draws come from the predictions its scores already made, not from extra
+    calls. Everything else is the model's: its fitted attributes, tags and ``score``
+    (bound to the recorder, so that the score's ``predict`` is recorded)."""
+
+    def __init__(self, model):
+        self._model = model
+        self.predicted = None
+
+    def predict(self, X):
+        self.predicted = self._model.predict(X)
+        return self.predicted
+
+    def score(self, X, y, sample_weight=None):
+        return type(self._model).score(self, X, y, sample_weight=sample_weight)
+
+    def __getattr__(self, name):
+        return getattr(self._model, name)
+
+    def __sklearn_tags__(self):
+        return get_tags(self._model)
