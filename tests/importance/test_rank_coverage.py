@@ -25,6 +25,8 @@ coverage is below the nominal 95% by more than two standard errors at the nomina
 
 import numpy as np
 import pytest
+from sklearn.inspection import permutation_importance as sklearn_permutation_importance
+from sklearn.linear_model import LogisticRegression
 
 from sapwood import RandomForestClassifier, RandomForestRegressor
 from sapwood._kernels._oob import oob_tree_permutation_fast
@@ -165,6 +167,20 @@ def test_held_out_permutation_covers_the_rows_not_only_the_shuffles():
                                           n_population=POPULATION // 2)
     assert reported >= floor(runs)
     assert repeats < floor(runs)
+
+
+def test_generic_evaluator_records_its_own_predictions():
+    # A model the tree-aware evaluator does not take: the per-row draws come from the
+    # predictions its scores made, and the numbers stay scikit-learn's.
+    rng = np.random.default_rng(4)
+    X, y = sample(300, rng, "classification")
+    model = LogisticRegression().fit(X, y)
+    result = permutation_importance(model, X, y, n_repeats=3, random_state=0, n_jobs=1)
+    expected = sklearn_permutation_importance(model, X, y, n_repeats=3, random_state=0)
+    assert result.params["evaluator"] == "generic"
+    np.testing.assert_array_equal(result.importances, expected.importances)
+    np.testing.assert_allclose(result.rank_draws.mean(axis=1), result.importances_mean,
+                               rtol=1e-12, atol=1e-14)
 
 
 @pytest.mark.slow

@@ -148,7 +148,7 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
         headline ``importances`` are then averaged over the K entries (the macro
         average, e.g. the balanced-accuracy importance for per-class recall).
         Where the score is a mean over rows of a loss (the default scores, accuracy,
-        R², mean squared or absolute error; tree models, no weights, all rows),
+        R², mean squared or absolute error; no weights, all rows),
         ``rank_draws`` holds one draw per row whose mean is the importance; the rank
         intervals rest on it and so cover the choice of held-out rows, not only the
         shuffles (docs/measures.md, 'Rank intervals').
