@@ -120,12 +120,25 @@ def oob_population(model, X, y, classification):
     return total / ensemble.n_trees
 
 
+# Pairs whose difference the calibration follows: the tied pairs and the leader's lead.
+PAIRS = ((1, 2), (3, 4), (0, 1))
+
+
+def standard_error(draws):
+    """Each pair's standard error of the mean difference, as the rank intervals take it."""
+    return np.array([np.std(draws[a] - draws[b], ddof=1) / np.sqrt(draws.shape[1])
+                     for a, b in PAIRS])
+
+
 def oob_coverage(task, n_train, n_trees, runs, seed):
     """A new training sample and forest per run; its population from new rows. Returns
-    the coverage of the intervals sapwood reports and of intervals from the trees."""
+    the coverage of the intervals sapwood reports and of intervals from the trees, and
+    per pair of PAIRS the spread of the error of the difference over the root mean
+    square of the standard error the draws give (1: calibrated), for each."""
     rng = np.random.default_rng(seed)
     X_pop, y_pop = sample(POPULATION // 5, rng, task)
     reported = trees = 0
+    errors, by_rows, by_trees = [], [], []
     for run in range(runs):
         X, y = sample(n_train, rng, task)
         model = forest(task, X, y, seed * 1000 + run, n_trees)
@@ -133,7 +146,13 @@ def oob_coverage(task, n_train, n_trees, runs, seed):
         population = oob_population(model, X_pop, y_pop, task != "regression")
         reported += covered(result.rank_intervals(), population)
         trees += covered(rank_intervals(result.importances), population)
-    return reported / runs, trees / runs
+        error = result.importances_mean - population
+        errors.append([error[a] - error[b] for a, b in PAIRS])
+        by_rows.append(standard_error(result.rank_draws))
+        by_trees.append(standard_error(result.importances))
+    spread = np.std(errors, axis=0)
+    ratio = [spread / np.sqrt(np.mean(np.square(se), axis=0)) for se in (by_rows, by_trees)]
+    return reported / runs, trees / runs, ratio[0], ratio[1]
 
 
 @pytest.mark.parametrize("task", ["regression", "classification"])
@@ -206,7 +225,13 @@ def test_held_out_coverage(measure, task, n_test, seed):
 ])
 def test_oob_coverage(task, n_train, n_trees, seed):
     runs = 100
-    rate, trees = oob_coverage(task, n_train, n_trees, runs, seed)
+    rate, trees, rows_ratio, trees_ratio = oob_coverage(task, n_train, n_trees, runs, seed)
     print(f"\noob {task} n={n_train} trees={n_trees}: coverage {rate:.3f} "
-          f"(MCSE {mcse(rate, runs):.3f}); from the trees {trees:.3f}")
+          f"(MCSE {mcse(rate, runs):.3f}); from the trees {trees:.3f}; error / standard "
+          f"error for pairs {PAIRS}: rows {np.round(rows_ratio, 2)}, trees "
+          f"{np.round(trees_ratio, 2)}")
     assert rate >= floor(runs)
+    # Calibrated within the spread of a standard deviation over 100 runs (about 7%);
+    # the trees' standard error is too small by far.
+    assert np.all((rows_ratio > 0.75) & (rows_ratio < 1.3))
+    assert np.all(trees_ratio > 1.5)
