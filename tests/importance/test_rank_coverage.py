@@ -32,7 +32,7 @@ from sapwood import RandomForestClassifier, RandomForestRegressor
 from sapwood._kernels._oob import oob_tree_permutation_fast
 from sapwood.adapters import as_ensemble
 from sapwood.importance import oob_permutation_importance, permutation_importance, tree_shap
-from sapwood.importance._ranks import rank_intervals
+from sapwood.importance._ranks import rank_intervals, row_blocks
 
 BETA = np.array([2.0, 1.0, 1.0, 0.5, 0.5, 0.0, 0.0, 0.0])
 NOMINAL = 0.95
@@ -186,6 +186,18 @@ def test_held_out_permutation_covers_the_rows_not_only_the_shuffles():
                                           n_population=POPULATION // 2)
     assert reported >= floor(runs)
     assert repeats < floor(runs)
+
+
+def test_many_rows_are_summed_into_blocks():
+    rng = np.random.default_rng(5)
+    draws = rng.normal(size=(3, 25_003)) + np.array([[1.0], [0.5], [0.0]])
+    blocks = row_blocks(draws, 1000)
+    assert blocks.shape == (3, 1000)
+    np.testing.assert_allclose(blocks.mean(axis=1), draws.mean(axis=1), rtol=1e-12)
+    # The standard error of the mean is the rows' (iid rows in random blocks).
+    np.testing.assert_allclose(blocks.std(axis=1) / np.sqrt(1000),
+                               draws.std(axis=1) / np.sqrt(draws.shape[1]), rtol=0.1)
+    np.testing.assert_array_equal(row_blocks(draws[:, :1000], 1000), draws[:, :1000])
 
 
 def test_generic_evaluator_records_its_own_predictions():

@@ -27,6 +27,7 @@ from .._kernels._oob import oob_tree_permutation_rows
 from .._progress import counted, progress_bar
 from .._sklearn_compat import Interval, validate_params
 from ..adapters import as_ensemble
+from ._ranks import row_blocks
 from ._result import ImportanceResult, mean_interval
 
 __all__ = ["oob_permutation_importance", "randomforest_summary"]
@@ -221,7 +222,7 @@ def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, 
                             feature_names=feature_names, method="oob_permutation",
                             params=params, importances=importances, ci_low=ci_low,
                             ci_high=ci_high, extra=extra,
-                            rank_draws=_row_draws(by_row, n_trees))
+                            rank_draws=row_blocks(_row_draws(by_row, n_trees)))
 
 
 def _row_draws(by_row, n_trees):

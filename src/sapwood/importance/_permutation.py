@@ -51,6 +51,7 @@ from .._sklearn_compat import (
 from ..learners._inputs import check_rows
 from ._permutation_engine import tree_evaluator
 from ._permutation_rows import Recorder, RowDraws, row_loss
+from ._ranks import row_blocks
 from ._result import ImportanceResult
 
 __all__ = ["permutation_importance"]
@@ -490,4 +491,4 @@ def _result(baseline, scores, names, params, labels, by_row=None):
         importances = importances.mean(axis=2)
     return ImportanceResult.from_draws(
         importances, feature_names=names, method="permutation", params=params, extra=extra,
-        rank_draws=None if by_row is None else by_row.draws())
+        rank_draws=None if by_row is None else row_blocks(by_row.draws()))

@@ -43,9 +43,10 @@ class ImportanceResult:
         The draws the simultaneous 95% rank intervals rest on (:meth:`rank_intervals`)
         when they are not ``importances``: for held-out permutation with a score that
         is a mean over rows (the default scores, accuracy, R², mean squared or
-        absolute error), one draw per held-out row, whose spread covers the choice of
-        rows as well as the shuffles (:mod:`sapwood.importance._permutation_rows`).
-        Otherwise the draws are ``importances``: trees for OOB, conditional, UFI, AIR
+        absolute error) and OOB permutation, one draw per row (random blocks of rows
+        beyond 10,000), whose spread covers the choice of rows as well as the shuffles
+        (:mod:`sapwood.importance._permutation_rows`).
+        Otherwise the draws are ``importances``: trees for conditional, UFI, AIR
         and a forest's MDI, folds for drop-column by cross-validation, rows for
         tree_shap, and repeats for held-out permutation with other scores (which cover
         the shuffles only).
