@@ -243,7 +243,7 @@ def test_oob_coverage(task, n_train, n_trees, seed):
           f"error for pairs {PAIRS}: rows {np.round(rows_ratio, 2)}, trees "
           f"{np.round(trees_ratio, 2)}")
     assert rate >= floor(runs)
-    # Calibrated within the spread of a standard deviation over 100 runs (about 7%);
-    # the trees' standard error is too small by far.
-    assert np.all((rows_ratio > 0.75) & (rows_ratio < 1.3))
-    assert np.all(trees_ratio > 1.5)
+    # Calibrated, or conservative, within the spread of a standard deviation over 100
+    # runs (about 7%): the per-row draws' standard error is neither too small (the
+    # trees' was, 1.4 to 4.4 times: docs/measures.md) nor far too large.
+    assert np.all((rows_ratio > 0.7) & (rows_ratio < 1.2))
