@@ -361,9 +361,10 @@ def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns,
                                                       steps):
         if changed_rows.shape[0] == 0:
             continue
+        changed_raw = None
         if by_row is not None:
-            by_row.add(g, k, changed_rows, evaluator.responses(
-                evaluator.finalize(changed_totals)).predict(None))
+            changed_raw = evaluator.finalize(changed_totals)
+            by_row.add(g, k, changed_rows, evaluator.responses(changed_raw).predict(None))
         if accuracy is not None:
             value = accuracy.score(changed_rows, changed_totals)
             if accuracy.checks_left > 0:
@@ -377,7 +378,8 @@ def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns,
                     accuracy, value = None, real
             scores[g][k] = value
             continue
-        changed_raw = evaluator.finalize(changed_totals)
+        if changed_raw is None:
+            changed_raw = evaluator.finalize(changed_totals)
         key = _outputs_key(evaluator, read, changed_rows, changed_raw) if read else None
         if key == ():
             continue  # no output the scorer reads changed (a class vote that did not flip)
