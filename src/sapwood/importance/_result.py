@@ -129,7 +129,7 @@ class ImportanceResult:
         expected importance on new rows). All features' ranks lie in their intervals
         at once in at least 95% of samples; features whose importance is exactly equal
         (never used by the model) share their places. Checked by simulation against
-        populations of 100,000 rows: docs/measures.md, section 'Rank intervals'."""
+        populations of 20,000 to 100,000 rows: docs/measures.md, section 'Rank intervals'."""
         draws = self.importances if self.rank_draws is None else self.rank_draws
         if self._rank_intervals is None and draws is not None and draws.ndim == 2 \
                 and draws.shape[0] == self.n_features:
