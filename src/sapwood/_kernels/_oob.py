@@ -97,9 +97,10 @@ def oob_tree_permutation(X, rows, target, target_class, n_classes, classificatio
     casewise : float64 array (m, n_features)
         The same sum per OOB row (over repeats).
     """
-    return _oob_tree(X, rows, target, target_class, n_classes, classification,
-                     children_left, children_right, feature, threshold, missing_go_to_left,
-                     operator, cat_bitsets, node_prediction, permutations, False)
+    out = _oob_tree(X, rows, target, target_class, n_classes, classification,
+                    children_left, children_right, feature, threshold, missing_go_to_left,
+                    operator, cat_bitsets, node_prediction, permutations, False)
+    return out[0], out[1], out[2], out[3]
 
 
 @kernel
@@ -111,9 +112,26 @@ def oob_tree_permutation_fast(X, rows, target, target_class, n_classes, classifi
     outputs, bit for bit, faster: every split is read as ``x <= threshold`` and the
     queued re-routings run side by side (``route_lanes``); a tree with categorical
     splits takes the general route."""
+    out = _oob_tree(X, rows, target, target_class, n_classes, classification,
+                    children_left, children_right, feature, threshold, missing_go_to_left,
+                    operator, cat_bitsets, node_prediction, permutations, True)
+    return out[0], out[1], out[2], out[3]
+
+
+@kernel
+def oob_tree_permutation_rows(X, rows, target, target_class, n_classes, classification,
+                              children_left, children_right, feature, threshold,
+                              missing_go_to_left, operator, cat_bitsets, node_prediction,
+                              permutations, fast):
+    """``oob_tree_permutation`` (``fast``: ``oob_tree_permutation_fast``) and a fifth
+    output, ``by_row`` : float64 array (m, n_features): every loss change counted at
+    both OOB rows it involves, the row that read the permuted value and the row it
+    came from (summed over repeats; ``by_row.sum(axis=0) == 2 * increase`` up to
+    rounding). The per-row draws of the rank intervals
+    (:func:`sapwood.importance.oob_permutation_importance`)."""
     return _oob_tree(X, rows, target, target_class, n_classes, classification,
                      children_left, children_right, feature, threshold, missing_go_to_left,
-                     operator, cat_bitsets, node_prediction, permutations, True)
+                     operator, cat_bitsets, node_prediction, permutations, fast)
 
 
 @kernel
@@ -145,6 +163,7 @@ def _oob_tree(X, rows, target, target_class, n_classes, classification, children
     row_base = rows * n_features
     in_group = np.zeros(n_features, dtype=np.uint8)
     column = np.empty(m)
+    by_row = np.zeros((m, n_features))
     flat_X = X.reshape(-1)
     flat_nodes = nodes.reshape(-1)
     for j in range(n_features):
@@ -180,8 +199,10 @@ def _oob_tree(X, rows, target, target_class, n_classes, classification, children
                 if change != 0.0:
                     increase[j] += change
                     increase_by_class[j, target_class[k]] += change
+                    by_row[k, j] += change
+                    by_row[permutations[r, j, k], j] += change
                 casewise[k, j] += _case_change(classification, target[k],
                                                node_prediction[leaf[k]],
                                                node_prediction[node], change)
         in_group[j] = 0
-    return base_loss, increase, increase_by_class, casewise
+    return base_loss, increase, increase_by_class, casewise, by_row

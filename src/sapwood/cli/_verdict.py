@@ -199,8 +199,8 @@ def small_data(n_test: int, held_out: bool, task: str) -> Finding | None:
     if n_test >= SMALL_HELD_OUT:
         return None
     text = (f"Only {n_test} held-out rows (fewer than {SMALL_HELD_OUT}): the held-out "
-            "intervals cover the shuffles, not the choice of rows, which at this size "
-            "moves every held-out importance")
+            "importances' intervals cover the shuffles, not the choice of rows, which at "
+            "this size moves every held-out importance")
     if task == "classification":
         text += (f"; an accuracy drop below {MIN_NET_ROWS}/{n_test} = "
                  f"{MIN_NET_ROWS / n_test:.3f} cannot be told from chance")

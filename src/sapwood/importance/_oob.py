@@ -23,10 +23,11 @@ import pandas as pd
 from joblib import Parallel, delayed
 from sklearn.utils import check_array, check_random_state
 
-from .._kernels._oob import oob_tree_permutation, oob_tree_permutation_fast
+from .._kernels._oob import oob_tree_permutation_rows
 from .._progress import counted, progress_bar
 from .._sklearn_compat import Interval, validate_params
 from ..adapters import as_ensemble
+from ._ranks import row_blocks
 from ._result import ImportanceResult, mean_interval
 
 __all__ = ["oob_permutation_importance", "randomforest_summary"]
@@ -121,6 +122,12 @@ def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, 
           `localImp`)'.
         - ``"n_oob_trees"``: for every row, the number of trees it was OOB for.
 
+        ``rank_draws`` (n_features, n_samples): per-row draws whose mean is PI, each
+        loss change counted at the row that read the permuted value and at the row it
+        came from; the rank intervals rest on them (the trees share their rows, so the
+        spread over trees understates the error). Definition: docs/measures.md,
+        section 'Rank intervals'.
+
     Raises
     ------
     ValueError
@@ -147,7 +154,7 @@ def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, 
                          f"{ensemble.n_features}")
     n_samples = X.shape[0]
     # Finite data takes the fast kernel (same numbers); missing values the general one.
-    tree_kernel = oob_tree_permutation_fast if np.isfinite(X).all() else oob_tree_permutation
+    fast = bool(np.isfinite(X).all())
     if n_samples != n_training_rows:
         raise ValueError(f"X has {n_samples} rows; the forest was fit on {n_training_rows}. "
                          "Out-of-bag importance needs the training data.")
@@ -167,11 +174,11 @@ def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, 
         for r in range(n_repeats):
             for j in range(X.shape[1]):
                 permutations[r, j] = rng.permutation(oob.shape[0])
-        outputs = tree_kernel(
+        outputs = oob_tree_permutation_rows(
             X, oob, target[oob], target_class[oob], len(classes), classification,
             tree.children_left, tree.children_right, tree.feature, tree.threshold,
             tree.missing_go_to_left, tree.operator, tree.cat_bitsets, node_prediction,
-            permutations)
+            permutations, fast)
         return oob, outputs
 
     if n_jobs is None or n_jobs == 1:
@@ -183,13 +190,15 @@ def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, 
     importances = np.zeros((X.shape[1], n_trees))
     by_class = np.zeros((X.shape[1], len(classes), n_trees))
     casewise = np.zeros((n_samples, X.shape[1]))
+    by_row = np.zeros((n_samples, X.shape[1]))
     n_oob_trees = np.zeros(n_samples, dtype=np.intp)
     # Results arrive in tree order whatever n_jobs is, so every sum has the same order.
     with progress_bar(n_trees, "OOB permutation, trees", progress) as steps:
-        for t, (oob, (_, increase, increase_by_class, case)) in enumerate(
+        for t, (oob, (_, increase, increase_by_class, case, changes)) in enumerate(
                 counted(per_tree, steps)):
             if oob.shape[0] > 0:
                 importances[:, t] = increase / (n_repeats * oob.shape[0])
+                by_row[oob] += changes / (n_repeats * oob.shape[0])
             rows_per_class = np.bincount(target_class[oob], minlength=len(classes))
             present = rows_per_class > 0
             by_class[:, present, t] = increase_by_class[:, present] / (
@@ -213,7 +222,19 @@ def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, 
     return ImportanceResult(importances_mean=mean, importances_std=std,
                             feature_names=feature_names, method="oob_permutation",
                             params=params, importances=importances, ci_low=ci_low,
-                            ci_high=ci_high, extra=extra)
+                            ci_high=ci_high, extra=extra,
+                            rank_draws=row_blocks(_row_draws(by_row, n_trees)))
+
+
+def _row_draws(by_row, n_trees):
+    """The rank intervals' per-row draws (n_features, n_samples) from every loss change
+    counted at both rows it involves, each tree's weighted by 1 / (n_repeats |B_t|):
+    ``D_ji = (n / N) by_row_ij - PI(j)``, whose mean over rows is PI(j) (every change
+    counted twice, so PI(j) is half the mean of the first term). Their spread covers the
+    rows, which the trees share; the spread over trees would not: see docs/measures.md,
+    'Rank intervals'."""
+    per_row = by_row.T * (by_row.shape[0] / n_trees)
+    return per_row - per_row.mean(axis=1, keepdims=True) / 2
 
 
 def randomforest_summary(per_tree):

@@ -30,7 +30,7 @@ from numbers import Integral
 
 import numpy as np
 from joblib import effective_n_jobs
-from sklearn.base import ClassifierMixin, is_outlier_detector
+from sklearn.base import ClassifierMixin, is_classifier, is_outlier_detector
 from sklearn.metrics import check_scoring, get_scorer_names
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils.parallel import Parallel, delayed
@@ -51,6 +51,8 @@ from .._sklearn_compat import (
 from ..learners._inputs import check_rows
 from ._permutation_dask import dask_scores
 from ._permutation_engine import tree_evaluator
+from ._permutation_rows import Recorder, RowDraws, row_loss
+from ._ranks import row_blocks
 from ._result import ImportanceResult
 from ._shap import is_dask_collection
 
@@ -159,6 +161,11 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
         ``output_labels`` (the classes when K equals their number, else 0..K-1); the
         headline ``importances`` are then averaged over the K entries (the macro
         average, e.g. the balanced-accuracy importance for per-class recall).
+        Where the score is a mean over rows of a loss (the default scores, accuracy,
+        R², mean squared or absolute error; no weights, all rows),
+        ``rank_draws`` holds one draw per row whose mean is the importance; the rank
+        intervals rest on it and so cover the choice of held-out rows, not only the
+        shuffles (docs/measures.md, 'Rank intervals').
 
     References
     ----------
@@ -203,19 +210,28 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
     n_jobs = effective_n_jobs(n_jobs)
 
     evaluator = tree_evaluator(model, X, n_jobs, uses_estimator_score(scorer))
+    # Per-row draws for the rank intervals, where the score is a mean over all the rows
+    # of a loss (see _permutation_rows).
+    loss = None
+    if rows is None and sample_weight is None:
+        loss = row_loss(model, scoring, y, is_classifier(model) if evaluator is None
+                        else evaluator.is_classifier)
     with progress_bar(len(columns) * n_repeats, "permuted scores", progress) as steps:
         if evaluator is not None:
             try:
-                baseline, scores = _tree_scores(evaluator, X, y, sample_weight, scorer,
-                                                rows, sources, columns, steps)
+                baseline, scores, by_row = _tree_scores(
+                    evaluator, X, y, sample_weight, scorer, rows, sources, columns, steps,
+                    loss)
             finally:
                 evaluator.close()
         else:
-            baseline, scores = _generic_scores(model, X, y, sample_weight, scorer, rows,
-                                               sources, columns, n_jobs, steps)
+            baseline, scores, by_row = _generic_scores(
+                model, X, y, sample_weight, scorer, rows, sources, columns, n_jobs, steps,
+                loss)
     params = _params(scoring, n_repeats, random_state, seed, max_samples, groups,
                      "generic" if evaluator is None else "tree")
-    return _results(baseline, scores, names, params, getattr(model, "classes_", None))
+    return _results(baseline, scores, names, params, getattr(model, "classes_", None),
+                    by_row)
 
 
 def _dask_permutation_importance(model, X, y, scoring, n_repeats, random_state,
@@ -246,13 +262,14 @@ def _params(scoring, n_repeats, random_state, seed, max_samples, groups, evaluat
     }
 
 
-def _results(baseline, scores, names, params, labels):
-    """One result, or one per scorer when the scores are dicts."""
+def _results(baseline, scores, names, params, labels, by_row=None):
+    """One result, or one per scorer when the scores are dicts; ``by_row``: the per-row
+    draws of the rank intervals (None: the repeats are the draws)."""
     if isinstance(baseline, dict):
         return {name: _result(baseline[name], [[s[name] for s in group] for group in scores],
                               names, {**params, "scorer": name}, labels)
                 for name in baseline}
-    return _result(baseline, scores, names, params, labels)
+    return _result(baseline, scores, names, params, labels, by_row)
 
 
 def _resolve_groups(X, model, groups):
@@ -324,21 +341,33 @@ def _subset(rows, *arrays):
 
 
 def _generic_scores(model, X, y, sample_weight, scorer, rows, sources, columns, n_jobs,
-                    steps):
-    baseline = _score(scorer, model, X, y, sample_weight)
+                    steps, loss=None):
+    """As :func:`_tree_scores`, by the model's own predictions (the per-row draws from
+    the predictions the scores make, recorded)."""
+    recorder = None if loss is None else Recorder(model)
+    baseline = _score(scorer, recorder or model, X, y, sample_weight)
+    by_row = None
+    if recorder is not None and recorder.predicted is not None:
+        by_row = RowDraws(loss, recorder.predicted, y, sources, len(columns))
     X_eval, y_eval, w_eval = _subset(rows, X, y, sample_weight)
     scores = Parallel(n_jobs=n_jobs, prefer="threads")(
-        delayed(_group_scores)(model, X_eval, y_eval, w_eval, scorer, group, sources, steps)
-        for group in columns)
-    return baseline, scores
+        delayed(_group_scores)(model, X_eval, y_eval, w_eval, scorer, group, sources, steps,
+                               by_row, g)
+        for g, group in enumerate(columns))
+    return baseline, scores, by_row
 
 
-def _group_scores(model, X, y, sample_weight, scorer, group, sources, steps):
+def _group_scores(model, X, y, sample_weight, scorer, group, sources, steps, by_row=None,
+                  g=0):
     """Scores with the columns of ``group`` permuted by each row of ``sources``
-    (``steps``: a progress bar's, advanced once per score)."""
+    (``steps``: a progress bar's, advanced once per score), adding to ``by_row`` (the
+    per-row draws' row ``g``) when given."""
+    if by_row is not None:
+        model = Recorder(model)
+        every_row = np.arange(sources.shape[1])
     X_permuted = X.copy()
     scores = []
-    for source in sources:
+    for k, source in enumerate(sources):
         if hasattr(X, "iloc"):
             for j in group:
                 column = X.iloc[source, j]
@@ -347,11 +376,16 @@ def _group_scores(model, X, y, sample_weight, scorer, group, sources, steps):
         else:
             X_permuted[:, group] = X[np.ix_(source, group)]
         scores.append(_score(scorer, model, X_permuted, y, sample_weight))
+        if by_row is not None:
+            by_row.add(g, k, every_row, model.predicted)
         steps.advance()
     return scores
 
 
-def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns, steps):
+def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns, steps,
+                 loss=None):
+    """The baseline, the permuted scores (groups x repeats) and, given a per-row
+    ``loss``, the per-row draws (:class:`RowDraws`; else None)."""
     reference = evaluator.responses(evaluator.baseline_raw)
     baseline = _score(scorer, reference, X, y, sample_weight)
     X_eval, y_eval, w_eval = _subset(rows, X, y, sample_weight)
@@ -362,6 +396,9 @@ def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns,
         unchanged = _score(scorer, reference, X_eval, y_eval, w_eval)
     read = sorted(reference.responses_used)
     scores = [[unchanged] * sources.shape[0] for _ in columns]
+    by_row = None if loss is None else RowDraws(
+        loss, evaluator.responses(evaluator.baseline_eval).predict(None), y_eval, sources,
+        len(columns))
     accuracy = _IncrementalAccuracy.make(scorer, evaluator, reference, y_eval, w_eval,
                                          unchanged)
     if accuracy is not None:
@@ -375,6 +412,10 @@ def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns,
                                                       steps):
         if changed_rows.shape[0] == 0:
             continue
+        changed_raw = None
+        if by_row is not None:
+            changed_raw = evaluator.finalize(changed_totals)
+            by_row.add(g, k, changed_rows, evaluator.responses(changed_raw).predict(None))
         if accuracy is not None:
             value = accuracy.score(changed_rows, changed_totals)
             if accuracy.checks_left > 0:
@@ -388,7 +429,8 @@ def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns,
                     accuracy, value = None, real
             scores[g][k] = value
             continue
-        changed_raw = evaluator.finalize(changed_totals)
+        if changed_raw is None:
+            changed_raw = evaluator.finalize(changed_totals)
         key = _outputs_key(evaluator, read, changed_rows, changed_raw) if read else None
         if key == ():
             continue  # no output the scorer reads changed (a class vote that did not flip)
@@ -401,7 +443,7 @@ def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns,
         if key is not None:
             known[key] = scores[g][k]
     steps.complete()  # permutations that changed no row were never yielded
-    return baseline, scores
+    return baseline, scores, by_row
 
 
 class _IncrementalAccuracy:
@@ -487,7 +529,7 @@ def _outputs_key(evaluator, read, changed_rows, changed_raw):
             *(np.ascontiguousarray(new[differs]).tobytes() for new, _ in outputs))
 
 
-def _result(baseline, scores, names, params, labels):
+def _result(baseline, scores, names, params, labels, by_row=None):
     baseline = np.asarray(baseline, dtype=np.float64)
     scores = np.array(scores, dtype=np.float64)
     importances = baseline - scores
@@ -500,5 +542,6 @@ def _result(baseline, scores, names, params, labels):
         extra["output_labels"] = (list(labels) if labels is not None
                                   and len(labels) == n_outputs else list(range(n_outputs)))
         importances = importances.mean(axis=2)
-    return ImportanceResult.from_draws(importances, feature_names=names,
-                                       method="permutation", params=params, extra=extra)
+    return ImportanceResult.from_draws(
+        importances, feature_names=names, method="permutation", params=params, extra=extra,
+        rank_draws=None if by_row is None else row_blocks(by_row.draws()))

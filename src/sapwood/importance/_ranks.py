@@ -1,10 +1,11 @@
 """Simultaneous confidence intervals for the ranks of the features.
 
-From the draws a measure already has (repeats, trees, folds or rows: the columns of
-``ImportanceResult.importances``, paired across features), a max-t bound over all
-pairwise differences (Mogstad, Romano, Shaikh & Wilhelm 2024, "Inference for ranks with
-applications to mobility across neighbourhoods and academic achievement across
-countries", *Review of Economic Studies* 91(1), doi:10.1093/restud/rdad006)::
+From the draws a measure already has (rows, trees, folds or repeats: the columns of
+``ImportanceResult.rank_draws``, else of ``importances``, paired across features), a
+max-t bound over all pairwise differences (Mogstad, Romano, Shaikh & Wilhelm 2024,
+"Inference for ranks with applications to mobility across neighbourhoods and academic
+achievement across countries", *Review of Economic Studies* 91(1),
+doi:10.1093/restud/rdad006)::
 
     d_jk = mean_i (D_ji - D_ki),   se_jk = sd_i(D_ji - D_ki) / sqrt(n)
     j above k  <=>  d_jk / se_jk > c
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["RankIntervals", "rank_intervals"]
+__all__ = ["RankIntervals", "rank_intervals", "row_blocks"]
 
 LEVEL = 0.95
 N_SIMULATIONS = 1000
@@ -42,6 +43,8 @@ STUDENTISED_BELOW = 50
 SEED = 0
 # Simulated numbers per batch (features^2 x draws x simulations), to bound memory.
 _BATCH_ELEMENTS = 2 ** 24
+# Per-row draws kept at most (more rows are summed into this many random blocks).
+MAX_ROW_DRAWS = 10_000
 # A difference's spread at most this share of its scale counts as no spread at all
 # (sums in floating point leave a little noise on draws that differ by a constant).
 _EXACT = 1e-12
@@ -143,3 +146,20 @@ def _critical_value(centred, se, pairs, level, n_simulations) -> float:
             t = np.abs(means[rows] - means[cols]) * inverse[:, None]
             maxima.append(t.max(axis=0))
     return float(np.quantile(np.concatenate(maxima), level))
+
+
+def row_blocks(draws, max_draws: int = MAX_ROW_DRAWS) -> np.ndarray:
+    """Per-row draws (n_features, n_rows), or for more than ``max_draws`` rows the draws
+    of ``max_draws`` blocks of rows: a fixed random partition into blocks whose sizes
+    differ by at most one, each block's draw its sum times ``max_draws / n_rows``. The
+    mean is unchanged, and the blocks' spread gives the same standard error of it (iid
+    rows in random blocks), in bounded memory."""
+    draws = np.asarray(draws, dtype=np.float64)
+    n = draws.shape[1]
+    if n <= max_draws:
+        return draws
+    block = np.empty(n, dtype=np.intp)
+    block[np.random.default_rng(SEED).permutation(n)] = np.arange(n) % max_draws
+    sums = np.zeros((draws.shape[0], max_draws))
+    np.add.at(sums.T, block, draws.T)
+    return sums * (max_draws / n)
