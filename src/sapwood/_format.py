@@ -223,6 +223,11 @@ _PROBLEMS = {
 
 
 _FAMILIES = ("", "tree", "forest", "boosting")
+# How the trees' outputs are added up, as the source library adds them (the dtype of
+# the running sum; "_base_last": the sum starts at 0 and the base score is added after
+# the trees): ``raw_predict`` reproduces the library's raw output bit for bit.
+ACCUMULATIONS = {"float64": np.float64, "float32": np.float32,
+                 "float64_base_last": np.float64}
 
 
 @dataclass(frozen=True)
@@ -284,6 +289,14 @@ class TreeEnsemble:
     bagged forest was grown on (:class:`~sapwood._bootstrap.Bootstrap`; None when the
     trees were not bagged or the draws are not known). Adapters and sapwood's learners
     fill both; measures read them instead of asking what class the model is.
+
+    ``accumulate`` is how the source library adds a boosted model's outputs up:
+    ``"float64"`` (sapwood, scikit-learn, LightGBM: from the base score, tree by tree
+    in float64), ``"float32"`` (XGBoost, whose predictor starts from the float32 base
+    score and adds each tree's float32 leaf value in tree order, rounding after every
+    addition) or ``"float64_base_last"`` (CatBoost: the trees summed in float64 from 0,
+    then the base score added). ``raw_predict`` adds the same way, so a converted model
+    gives its source's raw output bit for bit (returned as float64).
     """
 
     trees: tuple
@@ -299,10 +312,17 @@ class TreeEnsemble:
     input_dtype: type = np.float32
     kind: ModelKind = ModelKind()
     bootstrap: Bootstrap | None = None
+    accumulate: str = "float64"
 
     def __post_init__(self):
         coerce = object.__setattr__
         coerce(self, "trees", tuple(self.trees))
+        if self.accumulate not in ACCUMULATIONS:
+            raise FormatError(f"accumulate must be one of {list(ACCUMULATIONS)}; got "
+                              f"{self.accumulate!r}")
+        if self.accumulate != "float64" and self.combine != "sum":
+            raise FormatError(f"accumulate={self.accumulate!r} needs combine='sum' (a "
+                              "forest's mean is taken in float64)")
         if self.task not in ("classification", "regression"):
             raise FormatError(f"task must be 'classification' or 'regression'; got {self.task!r}")
         if self.combine not in ("mean", "sum"):
@@ -342,6 +362,16 @@ class TreeEnsemble:
     @property
     def n_trees(self) -> int:
         return len(self.trees)
+
+    @property
+    def accumulation_dtype(self) -> type:
+        """The NumPy type of the running sum (``accumulate``)."""
+        return ACCUMULATIONS[self.accumulate]
+
+    @property
+    def base_last(self) -> bool:
+        """Whether the base score is added after the trees' sum (``accumulate``)."""
+        return self.accumulate.endswith("_base_last")
 
     def packed(self):
         """All trees' routing arrays concatenated, with global child ids and roots."""
@@ -396,11 +426,17 @@ class TreeEnsemble:
                 total += weight * tree.value[leaves[:, t]]
             return total / self.n_trees + self.base_score[0]
         n_columns = max(int(self.tree_output.max()) + 1, self.base_score.shape[0])
-        margin = np.zeros((leaves.shape[0], n_columns))
-        margin += self.base_score
+        dtype = self.accumulation_dtype
+        margin = np.zeros((leaves.shape[0], n_columns), dtype=dtype)
+        if not self.base_last:
+            margin += self.base_score.astype(dtype)
         for t, tree in enumerate(self.trees):
-            margin[:, self.tree_output[t]] += self.tree_weights[t] * tree.value[leaves[:, t], 0, 0]
-        return margin
+            # Each term rounded to the sum's precision first, as the library stores it.
+            term = (self.tree_weights[t] * tree.value[leaves[:, t], 0, 0]).astype(dtype)
+            margin[:, self.tree_output[t]] += term
+        if self.base_last:
+            margin += self.base_score
+        return margin.astype(np.float64, copy=False)
 
     def predict(self, X) -> np.ndarray:
         """Class labels or link-transformed outputs (:func:`sapwood.adapters.predict`)."""

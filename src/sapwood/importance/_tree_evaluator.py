@@ -77,7 +77,15 @@ class TreeEvaluator:
             # and the node values.
             theirs.append(self._their_outputs(X if given is None else given))
             self.node_values, self.tree_column, self.init = ensemble.node_outputs()
+            # The sums' terms and start in the model's own precision (XGBoost: float32).
+            accumulation = ensemble.accumulation_dtype
+            self.sum_values = self.node_values.astype(accumulation, copy=False)
+            self.sum_init = self.init.astype(accumulation, copy=False)
+            if ensemble.base_last:
+                self.sum_init = np.zeros_like(self.sum_init)  # ``finalize`` adds it
             self.exact_node = _exact_nodes(self.node_values, self.init, self.n_trees)
+            if accumulation != np.float64:
+                self.exact_node[:] = 0  # float32 sums round: redo them in order
             # Every leaf exact: sums are order-free and a changed leaf is a difference.
             self.exact = bool(self.exact_node[self.nodes[:, 0] == LEAF].all())
 
@@ -94,8 +102,8 @@ class TreeEvaluator:
             self.leaves = self._apply(X, routing, meanwhile)
             del children_left, children_right, feature, missing_go_to_left, routing
         # Each row's sum of its trees' values, before the mean (``prepare`` reuses it).
-        self.baseline_total = sum_leaf_values(self.leaves, self.node_values,
-                                              self.tree_column, self.init)
+        self.baseline_total = sum_leaf_values(self.leaves, self.sum_values,
+                                              self.tree_column, self.sum_init)
         self.baseline_raw = self.finalize(self.baseline_total)
         self.mismatch = self._differences(*theirs[0])
 
@@ -163,6 +171,8 @@ class TreeEvaluator:
         """Raw outputs from per-row sums of the trees' values (the model's mean or sum)."""
         if self.ensemble.combine == "mean":
             return total / self.n_trees + self.ensemble.base_score[0]
+        if self.ensemble.base_last:
+            return total + self.init
         return total
 
     def responses(self, raw):
@@ -250,10 +260,10 @@ class TreeEvaluator:
             # Re-sums start from the initial value (one checkpoint): as many additions
             # as the model's own sum, read tree-major (``collect_changed``).
             self.stride = self.n_trees
-            self.checkpoints = checkpoint_sums(leaves_by_sample, self.node_values,
-                                               self.tree_column, self.init, self.stride)
+            self.checkpoints = checkpoint_sums(leaves_by_sample, self.sum_values,
+                                               self.tree_column, self.sum_init, self.stride)
             # Tree-major, as the new leaves are stored (``collect_changed``).
-            self.leaf_values = self.node_values[self.leaves_eval]
+            self.leaf_values = self.sum_values[self.leaves_eval]
             self.exact_sample = self.exact_node[leaves_by_sample].all(axis=1).astype(np.uint8)
         # A row's sum does not depend on the other rows.
         self.base_totals = (self.baseline_total if rows is None
@@ -380,7 +390,7 @@ class TreeEvaluator:
         tail = (self.max_tree_nodes, self.exact, self.node_values, self.tree_column)
         counts = np.zeros(n_slots, dtype=np.intp)
         rows = np.empty((n_slots, m), dtype=np.intp)
-        totals = np.empty((n_slots, m, self.init.shape[0]))
+        totals = np.empty((n_slots, m, self.init.shape[0]), dtype=self.sum_init.dtype)
         n_chunks = 1 if self.n_jobs == 1 else min(n_slots, 2 * self.n_jobs)
         bounds = np.linspace(0, n_slots, n_chunks + 1).astype(np.intp)
         slot_ranges = [(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:],
@@ -419,7 +429,7 @@ class TreeEvaluator:
             for lo, hi in self._tree_chunks())
         self._parallel(
             delayed(collect_changed)(self.leaf_values, buffer, changed,
-                                     self.node_values, self.tree_column, self.checkpoints,
+                                     self.sum_values, self.tree_column, self.checkpoints,
                                      self.stride, self.exact_node, self.exact_sample,
                                      self.base_totals, lo, hi, counts, rows, totals)
             for lo, hi in slot_ranges)
