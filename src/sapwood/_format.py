@@ -295,8 +295,9 @@ class TreeEnsemble:
     in float64), ``"float32"`` (XGBoost, whose predictor starts from the float32 base
     score and adds each tree's float32 leaf value in tree order, rounding after every
     addition) or ``"float64_base_last"`` (CatBoost: the trees summed in float64 from 0,
-    then the base score added). ``raw_predict`` adds the same way, so a converted model
-    gives its source's raw output bit for bit (returned as float64).
+    then the base score added). ``raw_predict(X, native=True)`` (and so ``predict``,
+    ``predict_proba``) adds the same way, so a converted model gives its source's raw
+    output bit for bit (returned as float64).
     """
 
     trees: tuple
@@ -416,8 +417,13 @@ class TreeEnsemble:
         *routing, roots = self.packed()
         return apply_packed(X, *routing, roots) - roots
 
-    def raw_predict(self, X) -> np.ndarray:
-        """``base_score`` plus the combined tree outputs, before the link."""
+    def raw_predict(self, X, native=False) -> np.ndarray:
+        """``base_score`` plus the combined tree outputs, before the link.
+
+        By default a boosted model's sum is taken in float64 from the base score (the
+        sum that attributions such as SHAP values add up to); ``native=True`` adds as
+        the source library does (``accumulate``): its raw output, bit for bit.
+        """
         leaves = self.apply(X)
         if self.combine == "mean":
             first = self.trees[0].value
@@ -426,15 +432,16 @@ class TreeEnsemble:
                 total += weight * tree.value[leaves[:, t]]
             return total / self.n_trees + self.base_score[0]
         n_columns = max(int(self.tree_output.max()) + 1, self.base_score.shape[0])
-        dtype = self.accumulation_dtype
+        dtype = self.accumulation_dtype if native else np.float64
+        base_last = native and self.base_last
         margin = np.zeros((leaves.shape[0], n_columns), dtype=dtype)
-        if not self.base_last:
+        if not base_last:
             margin += self.base_score.astype(dtype)
         for t, tree in enumerate(self.trees):
             # Each term rounded to the sum's precision first, as the library stores it.
             term = (self.tree_weights[t] * tree.value[leaves[:, t], 0, 0]).astype(dtype)
             margin[:, self.tree_output[t]] += term
-        if self.base_last:
+        if base_last:
             margin += self.base_score
         return margin.astype(np.float64, copy=False)
 

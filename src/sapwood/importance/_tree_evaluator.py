@@ -18,6 +18,7 @@ import numpy as np
 from joblib import delayed
 from sklearn.utils.validation import validate_data
 
+from .._kernels._boosted_permutation import boosted_permuted_totals
 from .._kernels._permutation import flip_potential, permuted_values, reroute_packed
 from .._kernels._permuted_sums import (
     checkpoint_sums,
@@ -254,6 +255,18 @@ class TreeEvaluator:
         """Restrict to evaluation ``rows`` (None: all) and index the ``groups``' entry nodes
         (a list of column-index arrays)."""
         self._select(rows, groups)
+        # A row's sum does not depend on the other rows.
+        self.base_totals = (self.baseline_total if rows is None
+                            else self.baseline_total[rows])
+        self.boosted = self._boosted_path()
+        if self.boosted:
+            # Every slot of a row is answered in one walk of the row through the trees
+            # (``_boosted_changes``): no entry nodes or leaf order needed.
+            splits = self.nodes[:, 0] != LEAF
+            used = np.zeros(self.X.shape[1], dtype=bool)
+            used[self.nodes[splits, 2]] = True
+            self.group_used = used[self.group_columns[self.group_ptr[:-1]]]
+            return
         if not self.exact:
             # For resuming in-order sums (``collect_changed``); exact sums need none.
             leaves_by_sample = np.ascontiguousarray(self.leaves_eval.T)
@@ -265,9 +278,6 @@ class TreeEvaluator:
             # Tree-major, as the new leaves are stored (``collect_changed``).
             self.leaf_values = self.sum_values[self.leaves_eval]
             self.exact_sample = self.exact_node[leaves_by_sample].all(axis=1).astype(np.uint8)
-        # A row's sum does not depend on the other rows.
-        self.base_totals = (self.baseline_total if rows is None
-                            else self.baseline_total[rows])
         # The entry nodes on one thread while the others order the rows by leaf.
         entries = self._start(delayed(entry_nodes)(
             self.nodes[:, 0], self.nodes[:, 1], self.nodes[:, 2], self.roots,
@@ -344,6 +354,9 @@ class TreeEvaluator:
         slots = [(g, r) for g in np.flatnonzero(self.group_used) for r in range(n_repeats)]
         if not slots:
             return
+        if self.boosted:
+            yield from self._boosted_changes(slots, sources)
+            return
         n_columns = self.init.shape[0]
         # Exact sums: one buffer of differences per thread (a task takes a free one).
         n_parts = min(self.n_jobs, len(self._tree_chunks()))
@@ -365,6 +378,47 @@ class TreeEvaluator:
             for s, (g, r) in enumerate(batch):
                 n = counts[s]
                 yield g, r, rows[s, :n], totals[s, :n]
+
+    def _boosted_path(self):
+        """Whether ``_boosted_changes`` serves this model and these groups: summed trees
+        adding one value each into one output column, one column per group."""
+        return (self.ensemble.combine == "sum" and self.init.shape[0] == 1
+                and self.node_values.shape[1] == 1
+                and bool(np.all(np.diff(self.group_ptr) == 1)))
+
+    def _boosted_changes(self, slots, sources):
+        """``permuted_changes`` for a boosted model: each row passes once through the
+        trees for a batch of slots (``boosted_permuted_totals``), the rows split among
+        the threads; a slot's changed rows are those whose total differs."""
+        m = sources.shape[1]
+        sources = np.ascontiguousarray(sources, dtype=np.intp)
+        node_value = np.ascontiguousarray(self.sum_values[:, 0])
+        start = np.ascontiguousarray(self.sum_init[:1])
+        baseline = self.base_totals[:, 0]
+        batch_size = max(1, min(len(slots), _CHANGE_BUDGET // (m * node_value.itemsize)))
+        n_chunks = 1 if self.n_jobs == 1 else 4 * self.n_jobs
+        bounds = np.linspace(0, m, n_chunks + 1).astype(np.intp)
+        row_ranges = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+                      if b > a]
+        for begin in range(0, len(slots), batch_size):
+            batch = slots[begin:begin + batch_size]
+            slot_repeat = np.array([r for _, r in batch], dtype=np.intp)
+            slot_column = self.group_columns[self.group_ptr[[g for g, _ in batch]]]
+            permuted = permuted_values(self.X_eval, sources, slot_repeat, slot_column)
+            order = np.argsort(slot_column, kind="stable")
+            feature_slot_ptr = np.searchsorted(slot_column[order],
+                                               np.arange(self.X.shape[1] + 1)).astype(np.intp)
+            totals = np.empty((m, len(batch)), dtype=node_value.dtype)
+            self._parallel(
+                delayed(boosted_permuted_totals)(self.X_eval, permuted, feature_slot_ptr,
+                                                 order.astype(np.intp), self.nodes,
+                                                 self.threshold, self.operator, self.roots,
+                                                 node_value, start, lo, hi, totals)
+                for lo, hi in row_ranges)
+            for s, (g, r) in enumerate(batch):
+                column = totals[:, s]
+                rows = np.flatnonzero(column != baseline)
+                yield g, r, rows, column[rows].reshape(-1, 1)
 
     def _batch_layout(self, batch, sources):
         """For a batch of (group, repeat) slots, each group's slots consecutive:
