@@ -10,6 +10,7 @@ from sklearn.base import RegressorMixin
 from sklearn.inspection import permutation_importance as sklearn_permutation_importance
 
 from sapwood.importance import permutation_importance
+from sapwood.importance._tree_evaluator import TreeEvaluator
 
 
 def _data(seed, n_samples=900, n_features=7, nan_fraction=0.0):
@@ -66,3 +67,46 @@ def test_boosted_regressors_equal_sklearn(size, nan_fraction, scoring):
         own_score = scoring is None and type(model).score is not RegressorMixin.score
         assert result.params["evaluator"] == ("generic" if own_score else "tree")
         np.testing.assert_array_equal(result.importances, expected.importances)
+
+
+def _boosting_models():
+    from sklearn.ensemble import GradientBoostingRegressor, HistGradientBoostingRegressor
+
+    import sapwood
+
+    return {
+        "sklearn-gb": (GradientBoostingRegressor(n_estimators=40, max_depth=4,
+                                                 random_state=0), 0.0),
+        "sklearn-hgb": (HistGradientBoostingRegressor(max_iter=40, random_state=0), 0.1),
+        "sapwood-gb": (sapwood.GradientBoostingRegressor(n_estimators=40, max_depth=4,
+                                                         random_state=0), 0.0),
+    }
+
+
+@pytest.mark.parametrize("name", ["sklearn-gb", "sklearn-hgb", "sapwood-gb"])
+@pytest.mark.parametrize("max_samples", [1.0, 0.7])
+def test_one_pass_equals_the_rerouting_engine(name, max_samples, monkeypatch):
+    """The one-pass boosted kernel gives the numbers of the entry-node re-routing
+    engine it replaces for summed models (float64 sums: scikit-learn and sapwood)."""
+    model, nan_fraction = _boosting_models()[name]
+    X_train, y_train, X_test, y_test = _data(3, nan_fraction=nan_fraction)
+    model.fit(X_train, y_train)
+    taken = []
+    original = TreeEvaluator._boosted_path
+
+    def spy(self):
+        taken.append(original(self))
+        return taken[-1]
+
+    monkeypatch.setattr(TreeEvaluator, "_boosted_path", spy)
+    one_pass = permutation_importance(model, X_test, y_test, n_repeats=3, random_state=0,
+                                      max_samples=max_samples, n_jobs=2)
+    monkeypatch.setattr(TreeEvaluator, "_boosted_path", lambda self: False)
+    rerouted = permutation_importance(model, X_test, y_test, n_repeats=3, random_state=0,
+                                      max_samples=max_samples, n_jobs=2)
+    assert taken == [True]
+    assert one_pass.params["evaluator"] == rerouted.params["evaluator"] == "tree"
+    np.testing.assert_array_equal(one_pass.importances, rerouted.importances)
+    expected = sklearn_permutation_importance(model, X_test, y_test, n_repeats=3,
+                                              random_state=0, max_samples=max_samples)
+    np.testing.assert_array_equal(one_pass.importances, expected.importances)

@@ -4,7 +4,9 @@
 every (group, repeat) produces the raw outputs that predicting the permuted X with the
 model itself would give, bit for bit, without copying X or re-predicting: the kernels
 of :mod:`sapwood._kernels._permutation` re-route only the samples whose path meets a
-split on the group, and only changed samples are summed again. The scorer reads the
+split on the group, and only changed samples are summed again (a boosted model, whose
+rows nearly all change, has every sum redone in one pass instead:
+:mod:`sapwood._kernels._boosted_permutation`). The scorer reads the
 outputs through :func:`~sapwood.importance._permuted_model.permuted_model`. Part of
 the permutation engine (map: :mod:`._permutation_engine`).
 """
