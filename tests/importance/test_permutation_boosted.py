@@ -110,3 +110,25 @@ def test_one_pass_equals_the_rerouting_engine(name, max_samples, monkeypatch):
     expected = sklearn_permutation_importance(model, X_test, y_test, n_repeats=3,
                                               random_state=0, max_samples=max_samples)
     np.testing.assert_array_equal(one_pass.importances, expected.importances)
+
+
+@pytest.mark.parametrize("nan_fraction", [0.0, 0.1], ids=["finite", "missing"])
+def test_xgboost_groups_equal_the_generic_evaluator(nan_fraction):
+    """Several-column groups take the re-routing engine, whose sums follow XGBoost's
+    float32 arithmetic too: equal to permuting the data and calling XGBoost."""
+    xgb = pytest.importorskip("xgboost")
+    from tests.reference.naive_permutation import as_opaque_model
+
+    X_train, y_train, X_test, y_test = _data(5, nan_fraction=nan_fraction)
+    model = xgb.XGBRegressor(n_estimators=60, max_depth=5, n_jobs=1,
+                             random_state=0).fit(X_train, y_train)
+    groups = {"pair": [1, 2], "one": [0], "rest": [3, 4, 5, 6]}
+    expected = permutation_importance(as_opaque_model(model), X_test, y_test, n_repeats=3,
+                                      random_state=0, groups=groups)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = permutation_importance(model, X_test, y_test, n_repeats=3, random_state=0,
+                                        groups=groups, n_jobs=2)
+    assert expected.params["evaluator"] == "generic"
+    assert result.params["evaluator"] == "tree"
+    np.testing.assert_array_equal(result.importances, expected.importances)
