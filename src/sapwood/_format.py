@@ -273,6 +273,11 @@ _PROBLEMS = {
 
 
 _FAMILIES = ("", "tree", "forest", "boosting")
+# How the trees' outputs are added up, as the source library adds them (the dtype of
+# the running sum; "_base_last": the sum starts at 0 and the base score is added after
+# the trees): ``raw_predict`` reproduces the library's raw output bit for bit.
+ACCUMULATIONS = {"float64": np.float64, "float32": np.float32,
+                 "float64_base_last": np.float64}
 
 
 @dataclass(frozen=True)
@@ -339,6 +344,15 @@ class TreeEnsemble:
     being the category of code ``k`` (what categorical splits test, see
     :mod:`sapwood._kernels._traverse`); a pandas ``category`` column is mapped to these
     codes by its labels.
+
+    ``accumulate`` is how the source library adds a boosted model's outputs up:
+    ``"float64"`` (sapwood, scikit-learn, LightGBM: from the base score, tree by tree
+    in float64), ``"float32"`` (XGBoost, whose predictor starts from the float32 base
+    score and adds each tree's float32 leaf value in tree order, rounding after every
+    addition) or ``"float64_base_last"`` (CatBoost: the trees summed in float64 from 0,
+    then the base score added). ``raw_predict(X, native=True)`` (and so ``predict``,
+    ``predict_proba``) adds the same way, so a converted model gives its source's raw
+    output bit for bit (returned as float64).
     """
 
     trees: tuple
@@ -355,10 +369,17 @@ class TreeEnsemble:
     kind: ModelKind = ModelKind()
     bootstrap: Bootstrap | None = None
     categories: tuple | None = None
+    accumulate: str = "float64"
 
     def __post_init__(self):
         coerce = object.__setattr__
         coerce(self, "trees", tuple(self.trees))
+        if self.accumulate not in ACCUMULATIONS:
+            raise FormatError(f"accumulate must be one of {list(ACCUMULATIONS)}; got "
+                              f"{self.accumulate!r}")
+        if self.accumulate != "float64" and self.combine != "sum":
+            raise FormatError(f"accumulate={self.accumulate!r} needs combine='sum' (a "
+                              "forest's mean is taken in float64)")
         if self.task not in ("classification", "regression"):
             raise FormatError(f"task must be 'classification' or 'regression'; got {self.task!r}")
         if self.combine not in ("mean", "sum"):
@@ -406,6 +427,16 @@ class TreeEnsemble:
     def has_categorical(self) -> bool:
         """Whether any tree has a categorical split."""
         return any(tree.has_categorical for tree in self.trees)
+
+    @property
+    def accumulation_dtype(self) -> type:
+        """The NumPy type of the running sum (``accumulate``)."""
+        return ACCUMULATIONS[self.accumulate]
+
+    @property
+    def base_last(self) -> bool:
+        """Whether the base score is added after the trees' sum (``accumulate``)."""
+        return self.accumulate.endswith("_base_last")
 
     def packed(self):
         """All trees' routing arrays concatenated, with global child ids, one
@@ -494,8 +525,13 @@ class TreeEnsemble:
         *routing, roots = self.packed()
         return apply_packed(X, *routing, roots) - roots
 
-    def raw_predict(self, X) -> np.ndarray:
-        """``base_score`` plus the combined tree outputs, before the link."""
+    def raw_predict(self, X, native=False) -> np.ndarray:
+        """``base_score`` plus the combined tree outputs, before the link.
+
+        By default a boosted model's sum is taken in float64 from the base score (the
+        sum that attributions such as SHAP values add up to); ``native=True`` adds as
+        the source library does (``accumulate``): its raw output, bit for bit.
+        """
         leaves = self.apply(X)
         if self.combine == "mean":
             first = self.trees[0].value
@@ -504,11 +540,18 @@ class TreeEnsemble:
                 total += weight * tree.value[leaves[:, t]]
             return total / self.n_trees + self.base_score[0]
         n_columns = max(int(self.tree_output.max()) + 1, self.base_score.shape[0])
-        margin = np.zeros((leaves.shape[0], n_columns))
-        margin += self.base_score
+        dtype = self.accumulation_dtype if native else np.float64
+        base_last = native and self.base_last
+        margin = np.zeros((leaves.shape[0], n_columns), dtype=dtype)
+        if not base_last:
+            margin += self.base_score.astype(dtype)
         for t, tree in enumerate(self.trees):
-            margin[:, self.tree_output[t]] += self.tree_weights[t] * tree.value[leaves[:, t], 0, 0]
-        return margin
+            # Each term rounded to the sum's precision first, as the library stores it.
+            term = (self.tree_weights[t] * tree.value[leaves[:, t], 0, 0]).astype(dtype)
+            margin[:, self.tree_output[t]] += term
+        if base_last:
+            margin += self.base_score
+        return margin.astype(np.float64, copy=False)
 
     def predict(self, X) -> np.ndarray:
         """Class labels or link-transformed outputs (:func:`sapwood.adapters.predict`)."""

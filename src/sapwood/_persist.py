@@ -77,6 +77,8 @@ _COMMON_KEYS = {
 }
 _HEADER_KEYS = {1: _COMMON_KEYS | {"source"}, 2: _COMMON_KEYS | {"kind", "bootstrap"},
                 3: _COMMON_KEYS | {"kind", "bootstrap", "n_cat_words", "categories"}}
+# Optional keys: absent means the value shown (the header before the key existed).
+_OPTIONAL_KEYS = {"accumulate": "float64"}
 _KIND_STRINGS = ("library", "model", "objective", "library_version")
 _KIND_FLAGS = ("bagged", "node_impurity", "oblivious")
 _KIND_KEYS = _KIND_STRINGS + ("family",) + _KIND_FLAGS
@@ -150,6 +152,9 @@ def save(ensemble, path) -> None:
         "n_cat_words": int(arrays["cat_bitsets"].shape[0]),
         "categories": _categories_to_json(ensemble.categories),
     }
+    # Written only when it differs from the default, so other files stay as they were.
+    if ensemble.accumulate != _OPTIONAL_KEYS["accumulate"]:
+        header["accumulate"] = ensemble.accumulate
     bootstrap = ensemble.bootstrap
     if bootstrap is not None:
         arrays["bootstrap_seeds"] = bootstrap.seeds
@@ -333,9 +338,12 @@ def _read_header(raw: bytes) -> dict:
         raise FormatError(f"format_version {version!r} is not supported by this sapwood "
                           f"(it reads versions {', '.join(map(str, READ_VERSIONS))})")
     keys = _HEADER_KEYS[version]
-    if set(header) != keys:
-        raise FormatError(f"header keys are wrong: missing {sorted(keys - set(header))}"
-                          f", unexpected {sorted(set(header) - keys)}")
+    given = set(header) - set(_OPTIONAL_KEYS) if version >= 2 else set(header)
+    if given != keys:
+        raise FormatError(f"header keys are wrong: missing {sorted(keys - given)}"
+                          f", unexpected {sorted(given - keys)}")
+    for key, default in _OPTIONAL_KEYS.items():
+        header.setdefault(key, default)
     for key in ("n_features", "n_trees", "n_nodes", "n_outputs", "max_n_classes",
                 "n_base_score"):
         value = header[key]
@@ -348,6 +356,8 @@ def _read_header(raw: bytes) -> dict:
     _choice(header, "combine", tuple(_LINKS))
     _choice(header, "link", _LINKS[header["combine"]])
     _choice(header, "input_dtype", ("float32", "float64"))
+    _choice(header, "accumulate", ("float64", "float32", "float64_base_last")
+            if header["combine"] == "sum" else ("float64",))
     if not isinstance(header["sapwood_version"], str):
         raise FormatError("header field sapwood_version must be a string")
     names = header["feature_names"]
@@ -575,7 +585,7 @@ def _assemble(header, arrays) -> TreeEnsemble:
         feature_names=None if header["feature_names"] is None else tuple(
             header["feature_names"]),
         input_dtype=np.dtype(header["input_dtype"]).type,
-        categories=header["categories"])
+        categories=header["categories"], accumulate=header["accumulate"])
 
 
 def _bootstrap(header, arrays):

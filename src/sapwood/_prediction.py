@@ -41,7 +41,7 @@ def predict_raw(ensemble, X) -> np.ndarray:
         (n_samples, n_classes) for single-output classification and
         (n_samples, n_outputs, max_n_classes) otherwise.
     """
-    raw = ensemble.raw_predict(X)
+    raw = ensemble.raw_predict(X, native=True)
     if ensemble.combine == "sum":
         return raw[:, 0] if raw.shape[1] == 1 else raw
     if ensemble.task == "regression":
@@ -61,7 +61,7 @@ def predict_proba(ensemble, X):
     if ensemble.task != "classification":
         raise ValueError("predict_proba needs a classification model; this model's task is "
                          f"{ensemble.task!r}")
-    raw = ensemble.raw_predict(X)
+    raw = ensemble.raw_predict(X, native=True)
     if ensemble.combine == "mean":
         classes = _classes_per_output(ensemble, raw.shape[1])
         probas = []

@@ -26,10 +26,12 @@ def sum_leaf_values(leaves, node_values, tree_column, init):
 
     ``node_values`` has shape (n_nodes, width): tree t adds its leaf's row to columns
     ``tree_column[t] .. tree_column[t] + width`` of the (n_samples, len(init)) output.
+    The sums are kept in ``init``'s dtype (float32: rounded after every addition, as
+    XGBoost adds its trees; ``node_values`` then float32 too).
     """
     n_trees, n_samples = leaves.shape
     width = node_values.shape[1]
-    out = np.empty((n_samples, init.shape[0]))
+    out = np.empty((n_samples, init.shape[0]), dtype=init.dtype)
     for i in range(n_samples):
         for c in range(init.shape[0]):
             out[i, c] = init[c]
@@ -45,13 +47,14 @@ def sum_leaf_values(leaves, node_values, tree_column, init):
 @kernel
 def checkpoint_sums(leaves_by_sample, node_values, tree_column, init, stride):
     """Per sample the running total of ``sum_leaf_values`` before trees 0, stride,
-    2 * stride, ...: shape (n_samples, ceil(n_trees / stride), len(init))."""
+    2 * stride, ...: shape (n_samples, ceil(n_trees / stride), len(init)), in
+    ``init``'s dtype."""
     n_samples, n_trees = leaves_by_sample.shape
     width = node_values.shape[1]
     n_columns = init.shape[0]
     n_checkpoints = (n_trees + stride - 1) // stride
-    out = np.empty((n_samples, n_checkpoints, n_columns))
-    total = np.empty(n_columns)
+    out = np.empty((n_samples, n_checkpoints, n_columns), dtype=init.dtype)
+    total = np.empty(n_columns, dtype=init.dtype)
     for i in range(n_samples):
         for c in range(n_columns):
             total[c] = init[c]

@@ -165,7 +165,9 @@ def _convert(document, iteration_range, classes, model_name, n_bytes):
         trees=tuple(trees), task=task, n_features=n_features, combine="sum",
         tree_output=np.array(outputs, dtype=np.intp), base_score=bias, link=link,
         classes=classes if task == "classification" else None, feature_names=names,
-        input_dtype=np.float32, kind=_kind(model_name, objective, info, oblivious))
+        input_dtype=np.float32, kind=_kind(model_name, objective, info, oblivious),
+        # CatBoost sums the trees in float64 from 0, then adds the bias.
+        accumulate="float64_base_last")
 
 
 def _kind(model_name, objective, info, oblivious):

@@ -172,6 +172,8 @@ def _convert(document, iteration_range, classes, model_name):
         tree_weights=tree_weights, tree_output=outputs, base_score=base,
         link=link, classes=classes if task == "classification" else None,
         feature_names=None if names is None else tuple(names), input_dtype=np.float32,
+        # XGBoost's predictor sums in float32 (from the float32 base margin, in tree order).
+        accumulate="float32",
         # XGBoost's random forests (XGBRF*) grow their trees on row subsamples drawn
         # without replacement, which the model does not record: not "bagged".
         kind=ModelKind(library="xgboost", model=model_name, objective=objective,
@@ -243,11 +245,14 @@ def _base_margin(text, objective, n_columns):
     if values.shape[0] not in (1, n_columns):
         raise FormatError(f"base_score has {values.shape[0]} entries for {n_columns} outputs")
     values = np.broadcast_to(values, (n_columns,)).copy()
-    with np.errstate(divide="ignore", invalid="ignore"):
+    # As XGBoost's ProbToMargin computes it, in float32: -logf(1.0f / p - 1.0f) and
+    # logf(p) (a correctly rounded logf: the float64 log rounded once to float32).
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if objective in _LOGIT_BASE:
-            values = np.log(values / (1.0 - values))
+            odds = np.float32(1.0) / values.astype(np.float32) - np.float32(1.0)
+            values = (-np.log(odds.astype(np.float64))).astype(np.float32).astype(np.float64)
         elif _OBJECTIVES[objective][1] == "exp":
-            values = np.log(values)
+            values = np.log(values).astype(np.float32).astype(np.float64)
     if not np.isfinite(values).all():
         raise FormatError(f"base_score {text!r} has no finite margin under {objective}")
     return values

@@ -18,7 +18,9 @@ scikit-learn's. The path, one way down:
   :mod:`sapwood._kernels._permutation` (held-out re-routing),
   :mod:`sapwood._kernels._permuted_traversal` (the one permuted traversal, shared with
   the out-of-bag and conditional measures) and :mod:`sapwood._kernels._permuted_sums`
-  (bit-exact sums).
+  (bit-exact sums); for boosted models (summed trees, one output, one-column groups)
+  :mod:`sapwood._kernels._boosted_permutation` instead: every permuted sum of a row in
+  one walk of the row through the trees, in the model's own precision and order.
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@
 every (group, repeat) produces the raw outputs that predicting the permuted X with the
 model itself would give, bit for bit, without copying X or re-predicting: the kernels
 of :mod:`sapwood._kernels._permutation` re-route only the samples whose path meets a
-split on the group, and only changed samples are summed again. The scorer reads the
+split on the group, and only changed samples are summed again (a boosted model, whose
+rows nearly all change, has every sum redone in one pass instead:
+:mod:`sapwood._kernels._boosted_permutation`). The scorer reads the
 outputs through :func:`~sapwood.importance._permuted_model.permuted_model`. Part of
 the permutation engine (map: :mod:`._permutation_engine`).
 """
@@ -18,6 +20,7 @@ import numpy as np
 from joblib import delayed
 from sklearn.utils.validation import validate_data
 
+from .._kernels._boosted_permutation import boosted_permuted_totals
 from .._kernels._permutation import flip_potential, permuted_values, reroute_packed
 from .._kernels._permuted_sums import (
     checkpoint_sums,
@@ -77,7 +80,15 @@ class TreeEvaluator:
             # and the node values.
             theirs.append(self._their_outputs(X if given is None else given))
             self.node_values, self.tree_column, self.init = ensemble.node_outputs()
+            # The sums' terms and start in the model's own precision (XGBoost: float32).
+            accumulation = ensemble.accumulation_dtype
+            self.sum_values = self.node_values.astype(accumulation, copy=False)
+            self.sum_init = self.init.astype(accumulation, copy=False)
+            if ensemble.base_last:
+                self.sum_init = np.zeros_like(self.sum_init)  # ``finalize`` adds it
             self.exact_node = _exact_nodes(self.node_values, self.init, self.n_trees)
+            if accumulation != np.float64:
+                self.exact_node[:] = 0  # float32 sums round: redo them in order
             # Every leaf exact: sums are order-free and a changed leaf is a difference.
             self.exact = bool(self.exact_node[self.nodes[:, 0] == LEAF].all())
 
@@ -96,8 +107,8 @@ class TreeEvaluator:
             self.leaves = self._apply(X, routing, meanwhile)
             del children_left, children_right, feature, missing_go_to_left, routing
         # Each row's sum of its trees' values, before the mean (``prepare`` reuses it).
-        self.baseline_total = sum_leaf_values(self.leaves, self.node_values,
-                                              self.tree_column, self.init)
+        self.baseline_total = sum_leaf_values(self.leaves, self.sum_values,
+                                              self.tree_column, self.sum_init)
         self.baseline_raw = self.finalize(self.baseline_total)
         self.mismatch = self._differences(*theirs[0])
 
@@ -165,6 +176,8 @@ class TreeEvaluator:
         """Raw outputs from per-row sums of the trees' values (the model's mean or sum)."""
         if self.ensemble.combine == "mean":
             return total / self.n_trees + self.ensemble.base_score[0]
+        if self.ensemble.base_last:
+            return total + self.init
         return total
 
     def responses(self, raw):
@@ -246,20 +259,29 @@ class TreeEvaluator:
         """Restrict to evaluation ``rows`` (None: all) and index the ``groups``' entry nodes
         (a list of column-index arrays)."""
         self._select(rows, groups)
+        # A row's sum does not depend on the other rows.
+        self.base_totals = (self.baseline_total if rows is None
+                            else self.baseline_total[rows])
+        self.boosted = self._boosted_path()
+        if self.boosted:
+            # Every slot of a row is answered in one walk of the row through the trees
+            # (``_boosted_changes``): no entry nodes or leaf order needed.
+            splits = self.nodes[:, 0] != LEAF
+            used = np.zeros(self.X.shape[1], dtype=bool)
+            used[self.nodes[splits, 2]] = True
+            self.group_used = used[self.group_columns[self.group_ptr[:-1]]]
+            return
         if not self.exact:
             # For resuming in-order sums (``collect_changed``); exact sums need none.
             leaves_by_sample = np.ascontiguousarray(self.leaves_eval.T)
             # Re-sums start from the initial value (one checkpoint): as many additions
             # as the model's own sum, read tree-major (``collect_changed``).
             self.stride = self.n_trees
-            self.checkpoints = checkpoint_sums(leaves_by_sample, self.node_values,
-                                               self.tree_column, self.init, self.stride)
+            self.checkpoints = checkpoint_sums(leaves_by_sample, self.sum_values,
+                                               self.tree_column, self.sum_init, self.stride)
             # Tree-major, as the new leaves are stored (``collect_changed``).
-            self.leaf_values = self.node_values[self.leaves_eval]
+            self.leaf_values = self.sum_values[self.leaves_eval]
             self.exact_sample = self.exact_node[leaves_by_sample].all(axis=1).astype(np.uint8)
-        # A row's sum does not depend on the other rows.
-        self.base_totals = (self.baseline_total if rows is None
-                            else self.baseline_total[rows])
         # The entry nodes on one thread while the others order the rows by leaf.
         entries = self._start(delayed(entry_nodes)(
             self.nodes[:, 0], self.nodes[:, 1], self.nodes[:, 2], self.roots,
@@ -336,6 +358,9 @@ class TreeEvaluator:
         slots = [(g, r) for g in np.flatnonzero(self.group_used) for r in range(n_repeats)]
         if not slots:
             return
+        if self.boosted:
+            yield from self._boosted_changes(slots, sources)
+            return
         n_columns = self.init.shape[0]
         # Exact sums: one buffer of differences per thread (a task takes a free one).
         n_parts = min(self.n_jobs, len(self._tree_chunks()))
@@ -357,6 +382,48 @@ class TreeEvaluator:
             for s, (g, r) in enumerate(batch):
                 n = counts[s]
                 yield g, r, rows[s, :n], totals[s, :n]
+
+    def _boosted_path(self):
+        """Whether ``_boosted_changes`` serves this model and these groups: summed trees
+        adding one value each into one output column, one column per group."""
+        return (self.ensemble.combine == "sum" and self.init.shape[0] == 1
+                and self.node_values.shape[1] == 1
+                and bool(np.all(np.diff(self.group_ptr) == 1)))
+
+    def _boosted_changes(self, slots, sources):
+        """``permuted_changes`` for a boosted model: each row passes once through the
+        trees for a batch of slots (``boosted_permuted_totals``), the rows split among
+        the threads; a slot's changed rows are those whose total differs."""
+        m = sources.shape[1]
+        sources = np.ascontiguousarray(sources, dtype=np.intp)
+        node_value = np.ascontiguousarray(self.sum_values[:, 0])
+        start = np.ascontiguousarray(self.sum_init[:1])
+        baseline = self.base_totals[:, 0]
+        batch_size = max(1, min(len(slots), _CHANGE_BUDGET // (m * node_value.itemsize)))
+        n_chunks = 1 if self.n_jobs == 1 else 4 * self.n_jobs
+        bounds = np.linspace(0, m, n_chunks + 1).astype(np.intp)
+        row_ranges = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+                      if b > a]
+        for begin in range(0, len(slots), batch_size):
+            batch = slots[begin:begin + batch_size]
+            slot_repeat = np.array([r for _, r in batch], dtype=np.intp)
+            slot_column = self.group_columns[self.group_ptr[[g for g, _ in batch]]]
+            permuted = permuted_values(self.X_eval, sources, slot_repeat, slot_column)
+            order = np.argsort(slot_column, kind="stable")
+            feature_slot_ptr = np.searchsorted(slot_column[order],
+                                               np.arange(self.X.shape[1] + 1)).astype(np.intp)
+            totals = np.empty((m, len(batch)), dtype=node_value.dtype)
+            self._parallel(
+                delayed(boosted_permuted_totals)(self.X_eval, permuted, feature_slot_ptr,
+                                                 order.astype(np.intp), self.nodes,
+                                                 self.threshold, self.operator,
+                                                 self.cat_bitsets, self.roots, node_value,
+                                                 start, lo, hi, totals)
+                for lo, hi in row_ranges)
+            for s, (g, r) in enumerate(batch):
+                column = totals[:, s]
+                rows = np.flatnonzero(column != baseline)
+                yield g, r, rows, column[rows].reshape(-1, 1)
 
     def _batch_layout(self, batch, sources):
         """For a batch of (group, repeat) slots, each group's slots consecutive:
@@ -383,7 +450,7 @@ class TreeEvaluator:
         tail = (self.max_tree_nodes, self.exact, self.node_values, self.tree_column)
         counts = np.zeros(n_slots, dtype=np.intp)
         rows = np.empty((n_slots, m), dtype=np.intp)
-        totals = np.empty((n_slots, m, self.init.shape[0]))
+        totals = np.empty((n_slots, m, self.init.shape[0]), dtype=self.sum_init.dtype)
         n_chunks = 1 if self.n_jobs == 1 else min(n_slots, 2 * self.n_jobs)
         bounds = np.linspace(0, n_slots, n_chunks + 1).astype(np.intp)
         slot_ranges = [(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:],
@@ -422,7 +489,7 @@ class TreeEvaluator:
             for lo, hi in self._tree_chunks())
         self._parallel(
             delayed(collect_changed)(self.leaf_values, buffer, changed,
-                                     self.node_values, self.tree_column, self.checkpoints,
+                                     self.sum_values, self.tree_column, self.checkpoints,
                                      self.stride, self.exact_node, self.exact_sample,
                                      self.base_totals, lo, hi, counts, rows, totals)
             for lo, hi in slot_ranges)
