@@ -22,6 +22,8 @@ MODELS = {
     "one_output_per_tree_softprob": ({"objective": "multi:softprob", "num_class": 3},
                                      "class"),
     "binary_logistic": ({"objective": "binary:logistic"}, "binary"),
+    # base_score is a margin here, not a probability.
+    "binary_logitraw": ({"objective": "binary:logitraw"}, "binary"),
 }
 
 
