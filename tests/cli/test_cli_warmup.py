@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 
 import pytest
 
@@ -57,3 +58,13 @@ def test_after_warmup_the_demo_compiles_nothing(tmp_path):
                           capture_output=True, text=True)
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report == {"code": 0, "compiled": []}
+
+
+@pytest.mark.parametrize("unit", [("measures", "classification"),
+                                  ("pipeline", "regression", "rf")])
+def test_a_unit_warns_nothing_to_the_user(unit):
+    # make install runs it: its tiny data's warnings would bury the install's output.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _warmup.run_unit(unit)
+    assert [str(w.message) for w in caught] == []
