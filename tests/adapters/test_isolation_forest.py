@@ -10,7 +10,13 @@ from sklearn.ensemble import IsolationForest
 import sapwood
 from sapwood.adapters import from_model, predict, predict_raw
 from sapwood.adapters._sklearn import average_path_length
-from sapwood.importance import mdi, native_importance, permutation_importance, tree_shap
+from sapwood.importance import (
+    mdi,
+    native_importance,
+    oob_permutation_importance,
+    permutation_importance,
+    tree_shap,
+)
 
 from ._data import make_data
 
@@ -186,3 +192,12 @@ def test_interventional_tree_shap_equals_shap(max_features):
     assert result.extra["expected_value"] == pytest.approx(explainer.expected_value, abs=1e-6)
     total = result.extra["expected_value"] + result.extra["shap_values"].sum(axis=1)
     np.testing.assert_allclose(total, _path_length(model, X[:20]), rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("bootstrap", [False, True])
+def test_out_of_bag_importance_says_an_anomaly_detector_has_no_oob_error(bootstrap):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(120, 3))
+    model = IsolationForest(n_estimators=5, bootstrap=bootstrap, random_state=0).fit(X)
+    with pytest.raises(ValueError, match="anomaly detector.*no out-of-bag error"):
+        oob_permutation_importance(model, X, np.ones(120))

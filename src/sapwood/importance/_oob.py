@@ -270,6 +270,11 @@ def _bootstrap_of(model):
         return ensemble, ensemble.bootstrap
     kind = None if ensemble is None else ensemble.kind
     name = (kind.model if kind is not None and kind.model else type(model).__name__)
+    if kind is not None and kind.objective == "path_length":
+        raise ValueError(f"{name} is an anomaly detector: its trees are grown on random "
+                         "splits, not fitted to a target, so there is no out-of-bag "
+                         "error to permute; use permutation_importance with a scorer "
+                         "(e.g. scoring='roc_auc') or tree_shap")
     if kind is not None and kind.family == "forest" and kind.library in ("sapwood", "sklearn"):
         if not kind.bagged:
             raise ValueError(f"{name} was fit with bootstrap=False: every tree saw every "
