@@ -201,3 +201,22 @@ def test_out_of_bag_importance_says_an_anomaly_detector_has_no_oob_error(bootstr
     model = IsolationForest(n_estimators=5, bootstrap=bootstrap, random_state=0).fit(X)
     with pytest.raises(ValueError, match="anomaly detector.*no out-of-bag error"):
         oob_permutation_importance(model, X, np.ones(120))
+
+
+def test_the_command_line_says_why_mdi_and_gain_do_not_apply(tmp_path, capsys):
+    pd = pytest.importorskip("pandas")
+    from sapwood.cli import main
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame(rng.normal(size=(200, 3)), columns=["a", "b", "c"])
+    model = IsolationForest(n_estimators=5, bootstrap=True, random_state=0).fit(frame)
+    frame["label"] = model.predict(frame)
+    sapwood.save(model, tmp_path / "iforest.sapwood")
+    frame.to_csv(tmp_path / "data.csv", index=False)
+    assert main(["explain", str(tmp_path / "data.csv"), "--target", "label", "--model",
+                 str(tmp_path / "iforest.sapwood"), "--methods", "mdi,oob,permutation"]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "mdi importance skipped: an anomaly detector's trees split at random" in err
+    assert "oob importance skipped: IsolationForest is an anomaly detector" in err
+    # No promise of a split-gain importance the model does not have.
+    assert "instead" not in err and "gain importance skipped" not in err

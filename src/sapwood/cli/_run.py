@@ -328,7 +328,8 @@ def _compute_all(model, methods, inputs, ui, notes, fitted) -> dict:
             reason = _measures.why_not(name, model, inputs)
             if reason is not None:
                 step.skipped()
-                if measure.fallback:
+                if measure.fallback and _measures.why_not(measure.fallback, model,
+                                                          inputs) is None:
                     # XGBoost, LightGBM: no node impurities for MDI; their split gain.
                     instead = _measures.MEASURES[measure.fallback]
                     notes.append(f"{measure.title} skipped: {reason}; showing its "

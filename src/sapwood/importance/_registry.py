@@ -293,9 +293,13 @@ def unnormalised_mdi(model, X, y, **kwargs):
 
 
 def _records_impurities(model, inputs, **options):
+    ensemble = as_ensemble(model)
     try:
-        _require_impurities(as_ensemble(model))
+        _require_impurities(ensemble)
     except ValueError:
+        if ensemble.kind.objective == "path_length":
+            return ("an anomaly detector's trees split at random, not to reduce an "
+                    "impurity, so it has no impurity decrease to measure")
         return ("this model records no node impurities (XGBoost and LightGBM trees keep "
                 "split gains, not impurities)")
     return None
@@ -320,6 +324,16 @@ def _run_cpi(model, inputs, **options):
 def _run_sage(model, inputs, **options):
     X, y = _scored(inputs)
     return sage(model, X, y, random_state=inputs.random_state, **options)
+
+
+def _records_gains(model, inputs, *, kind=None, **options):
+    # Only the split-gain kinds need gains; the library's default kind decides itself.
+    trees = as_ensemble(model).trees
+    if kind not in ("gain", "total_gain") or any(tree.has_gain for tree in trees) \
+            or all(tree.node_count == 1 for tree in trees):
+        return None
+    return ("this model records no split gains (the trees of XGBoost, LightGBM and "
+            "scikit-learn's HistGradientBoosting do)")
 
 
 def _run_mdi(model, inputs, **options):
@@ -413,7 +427,8 @@ register(Measure(
     "gain", "native_importance",
     "the library's own split-gain importance (XGBoost, LightGBM), on the training data",
     # Only a loaded XGBoost or LightGBM model has it, and a loaded model cannot be refit.
-    _run_native, rows="train", optional=True, label="split-gain", altmann=False,
+    _run_native, rows="train", applies=_records_gains, optional=True, label="split-gain",
+    altmann=False,
     options={"kind": "gain"},
     # compare's "native": the library's default kind (scikit-learn's impurity, XGBoost's
     # gain, LightGBM's split count).
