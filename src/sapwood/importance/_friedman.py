@@ -31,7 +31,7 @@ import pandas as pd
 
 from .._format import LEAF
 from ..adapters import as_ensemble
-from ._mdi import _feature_names
+from ._mdi import feature_names_of
 from ._result import ImportanceResult
 
 __all__ = ["friedman_importance"]
@@ -79,7 +79,7 @@ def friedman_importance(model, *, scale="sqrt", feature_names=None) -> Importanc
                          "impurities, which "
                          "Friedman's importance needs; use "
                          "sapwood.importance.native_importance(model, 'gain')")
-    names = _feature_names(ensemble, feature_names)
+    names = feature_names_of(ensemble, feature_names)
     n_features, n_trees = ensemble.n_features, ensemble.n_trees
     per_tree = np.zeros((n_features, n_trees))
     outputs = (np.zeros(n_trees, dtype=np.intp) if ensemble.tree_output is None

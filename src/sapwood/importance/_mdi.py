@@ -80,7 +80,7 @@ def mdi(model, feature_names=None) -> ImportanceResult:
     """
     ensemble = as_ensemble(model)
     _require_impurities(ensemble)
-    names = _feature_names(ensemble, feature_names)
+    names = feature_names_of(ensemble, feature_names)
     raw_per_tree, scales, used, scaled_decreases = [], [], [], []
     for tree in ensemble.trees:
         split, _, _, decrease = _node_decrease(tree)
@@ -177,9 +177,13 @@ def _require_impurities(ensemble):
             "split-gain importance, or permutation_importance")
 
 
-def _feature_names(ensemble, feature_names):
+def feature_names_of(ensemble, feature_names=None, X=None):
+    """The names a measure reports: ``feature_names`` if given, else ``X``'s columns
+    (a DataFrame), else the model's, else x0, x1, ..."""
     if feature_names is not None:
         names = list(feature_names)
+    elif hasattr(X, "columns"):
+        names = [str(c) for c in X.columns]
     elif ensemble.feature_names is not None:
         names = list(ensemble.feature_names)
     else:

@@ -47,6 +47,7 @@ from sklearn.utils import check_array
 from .._sklearn_compat import StrOptions, validate_params
 from ..adapters import as_ensemble
 from ..learners._inputs import check_rows
+from ._mdi import feature_names_of
 from ._result import ImportanceResult, mean_interval
 
 __all__ = ["mdi_plus"]
@@ -115,7 +116,7 @@ def mdi_plus(model, X, y, *, sample_split="loo", alphas=None,
     """
     ensemble = as_ensemble(model)
     check_rows(X, y)
-    names = _names(ensemble, X, feature_names)
+    names = feature_names_of(ensemble, feature_names, X)
     X = check_array(X, dtype=np.float64)
     if X.shape[1] != ensemble.n_features:
         raise ValueError(f"X has {X.shape[1]} columns; the model has "
@@ -168,20 +169,6 @@ def mdi_plus(model, X, y, *, sample_split="loo", alphas=None,
         extra={"alpha": np.array(chosen), "r2_full": np.array(full)},
     )
 
-
-def _names(ensemble, X, feature_names):
-    if feature_names is not None:
-        names = list(feature_names)
-    elif hasattr(X, "columns"):
-        names = [str(c) for c in X.columns]
-    elif ensemble.feature_names is not None:
-        names = list(ensemble.feature_names)
-    else:
-        names = [f"x{j}" for j in range(ensemble.n_features)]
-    if len(names) != ensemble.n_features:
-        raise ValueError(f"feature_names has {len(names)} entries; the model has "
-                         f"{ensemble.n_features} features")
-    return names
 
 
 def _response(ensemble, y):

@@ -35,7 +35,7 @@ import pandas as pd
 
 from .._format import LEAF
 from ..adapters import as_ensemble, from_model
-from ._mdi import _feature_names, mdi
+from ._mdi import feature_names_of, mdi
 from ._result import ImportanceResult
 
 __all__ = ["native_importance", "NATIVE_KINDS"]
@@ -89,7 +89,7 @@ def native_importance(model, kind=None, *, normalize=False,
     if kind not in NATIVE_KINDS:
         raise ValueError(f"The 'kind' parameter of native_importance must be one of "
                          f"{', '.join(map(repr, NATIVE_KINDS))}. Got {kind!r} instead.")
-    names = _feature_names(ensemble, feature_names)
+    names = feature_names_of(ensemble, feature_names)
     params = {"kind": kind, "library": library, "normalize": normalize}
     if kind == "impurity":
         if not ensemble.kind.node_impurity and not any(t.has_gain or t.has_cover

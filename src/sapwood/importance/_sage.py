@@ -34,6 +34,7 @@ from sklearn.utils import check_array
 from .._sklearn_compat import Interval, StrOptions, validate_params
 from ..adapters import as_ensemble
 from ..learners._inputs import check_rows
+from ._mdi import feature_names_of
 from ._result import ImportanceResult
 
 __all__ = ["sage"]
@@ -109,7 +110,7 @@ def sage(model, X, y, *, background=None, n_background=128, loss=None, thresh=0.
     """
     ensemble = as_ensemble(model)
     check_rows(X, y)
-    names = _names(ensemble, X, feature_names)
+    names = feature_names_of(ensemble, feature_names, X)
     X = check_array(X, dtype=np.float64, ensure_all_finite="allow-nan")
     y = np.asarray(y)
     if X.shape[1] != ensemble.n_features:
@@ -158,20 +159,6 @@ def sage(model, X, y, *, background=None, n_background=128, loss=None, thresh=0.
                         converged=bool(ratio < thresh), total=float(values.sum()))
     return result
 
-
-def _names(ensemble, X, feature_names):
-    if feature_names is not None:
-        names = list(feature_names)
-    elif hasattr(X, "columns"):
-        names = [str(c) for c in X.columns]
-    elif ensemble.feature_names is not None:
-        names = list(ensemble.feature_names)
-    else:
-        names = [f"x{j}" for j in range(ensemble.n_features)]
-    if len(names) != ensemble.n_features:
-        raise ValueError(f"feature_names has {len(names)} entries; the model has "
-                         f"{ensemble.n_features} features")
-    return names
 
 
 def _targets(ensemble, y):
