@@ -34,6 +34,7 @@ LAYERS = {
     "sapwood._text": 0,
     "sapwood._progress": 0,
     "sapwood._version": 0,
+    "sapwood._cityhash": 0,
     "sapwood._sklearn_compat": 0,
     "sapwood._format": 1,
     "sapwood._bootstrap": 1,

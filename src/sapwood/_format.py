@@ -36,6 +36,7 @@ import numpy as np
 
 from . import _prediction
 from ._bootstrap import Bootstrap
+from ._cityhash import catboost_hash
 from ._impurity import tree_importances
 from ._kernels import _traverse
 from ._kernels._traverse import (
@@ -343,7 +344,9 @@ class TreeEnsemble:
     their integer codes) or the tuple of the feature's category labels, label ``k``
     being the category of code ``k`` (what categorical splits test, see
     :mod:`sapwood._kernels._traverse`); a pandas ``category`` column is mapped to these
-    codes by its labels.
+    codes by its labels. A CatBoost model's (``kind.library`` "catboost") labels are
+    CatBoost's 32-bit hashes of the categories' text, all its files keep
+    (:attr:`hashed_categories`).
 
     ``accumulate`` is how the source library adds a boosted model's outputs up:
     ``"float64"`` (sapwood, scikit-learn, LightGBM: from the base score, tree by tree
@@ -429,6 +432,14 @@ class TreeEnsemble:
         return any(tree.has_categorical for tree in self.trees)
 
     @property
+    def hashed_categories(self) -> bool:
+        """Whether ``categories`` holds hashes of the labels: a CatBoost model's, which
+        tests ``hash(text) == value`` and keeps only the hashes (the low 32 bits of
+        CityHash64 of the label's text, an integer's being its decimal digits). A
+        column's labels are then matched by their hash."""
+        return self.kind.library == "catboost"
+
+    @property
     def accumulation_dtype(self) -> type:
         """The NumPy type of the running sum (``accumulate``)."""
         return ACCUMULATIONS[self.accumulate]
@@ -496,21 +507,26 @@ class TreeEnsemble:
         pandas input does), else by the column's own pandas codes. A text (object or
         string) column of a feature with labels is read as a ``category`` column. Other
         columns and other inputs are read as numbers (a categorical feature given as
-        numbers holds the codes themselves)."""
+        numbers holds the codes themselves), except, with :attr:`hashed_categories`,
+        integer columns of a feature with labels: CatBoost reads them as categories."""
         dtypes = getattr(X, "dtypes", None)
+        hashed = self.hashed_categories
         if dtypes is None or not hasattr(X, "iloc") or not any(
-                _as_category(dtype, self._labels(j)) for j, dtype in enumerate(dtypes)):
+                _as_category(dtype, self._labels(j), hashed)
+                for j, dtype in enumerate(dtypes)):
             return np.asarray(X, dtype=self.input_dtype)
         columns = []
         for j in range(X.shape[1]):
             column = X.iloc[:, j]
-            if _as_category(column.dtype, self._labels(j)) and column.dtype.name != "category":
+            if _as_category(column.dtype, self._labels(j), hashed) and \
+                    column.dtype.name != "category":
                 column = column.astype("category")
             if column.dtype.name != "category":
                 columns.append(column.to_numpy(dtype=np.float64, na_value=np.nan))
                 continue
             columns.append(category_codes(column.cat.codes.to_numpy(),
-                                          list(column.cat.categories), self._labels(j)))
+                                          list(column.cat.categories), self._labels(j),
+                                          hashed))
         return np.column_stack(columns).astype(self.input_dtype)
 
     def _labels(self, j):
@@ -562,25 +578,31 @@ class TreeEnsemble:
         return _prediction.predict_proba(self, X)
 
 
-def _as_category(dtype, labels) -> bool:
+def _as_category(dtype, labels, hashed=False) -> bool:
     """Whether a DataFrame column of this dtype is read as categories: a ``category``
-    column, or a text one of a feature whose labels the model records."""
+    column, or a text one (with ``hashed``, also an integer one) of a feature whose
+    labels the model records."""
     name = getattr(dtype, "name", "")
-    return name == "category" or (labels is not None and (name == "object"
-                                                          or name.startswith("str")))
+    return name == "category" or (labels is not None and (
+        name == "object" or name.startswith("str")
+        or (hashed and getattr(dtype, "kind", "") in "iu")))
 
 
-def category_codes(codes, categories, labels):
+def category_codes(codes, categories, labels, hashed=False):
     """Float codes of a categorical column given by its own ``codes`` (-1: missing)
     into its ``categories``: the position of each category among the model's
     ``labels`` (NaN for a missing value or a label the model does not know), or the
-    column's own codes when ``labels`` is None."""
+    column's own codes when ``labels`` is None. With ``hashed`` the labels are
+    CatBoost's hashes of the categories' text (:attr:`TreeEnsemble.hashed_categories`)."""
     codes = np.asarray(codes, dtype=np.intp)
     if labels is None:
         lookup = np.arange(len(categories), dtype=np.float64)
     else:
-        known = {_label_key(label): k for k, label in enumerate(labels)}
-        lookup = np.array([known.get(_label_key(c), np.nan) for c in categories],
+        def key(label):
+            return catboost_hash(_label_key(label)) if hashed else _label_key(label)
+
+        known = {label if hashed else _label_key(label): k for k, label in enumerate(labels)}
+        lookup = np.array([known.get(key(c), np.nan) for c in categories],
                           dtype=np.float64)
     if not lookup.size:
         return np.full(codes.shape, np.nan)

@@ -151,6 +151,13 @@ def _tree_shap(root, condition, condition_feature, x, children_left, children_ri
         for child, child_zero, child_one, child_condition in (
                 (cold, cold_zero * incoming_zero, 0.0, cold_condition),
                 (hot, hot_zero * incoming_zero, incoming_one, hot_condition)):
+            if child_zero == 0.0 and child_one == 0.0 and (
+                    condition == 0 or split != condition_feature):
+                # A path with both fractions 0 weighs nothing (every weight is scaled
+                # by one of them), but its leaves would take 0 / 0: skipped. Only an
+                # empty cold child (cover 0, or the same feature sent x elsewhere
+                # above it) has both.
+                continue
             calls[top, 0], calls[top, 1], calls[top, 2], calls[top, 3] = (
                 child, depth + 1, offset, split)
             fractions[top, 0], fractions[top, 1], fractions[top, 2] = (

@@ -13,8 +13,19 @@ read as they are. A missing value (NaN) follows the feature's
 compares false) send it to the ``x <= border`` side, ``AsTrue`` (Max) to the other.
 The raw output is ``scale * sum of trees + bias`` (``scale_and_bias``); a
 multiclass tree holds one value per class in each leaf and becomes one tree per
-class here. Only float features are read; categorical (one-hot or CTR), text and
-embedding features are refused naming the feature.
+class here.
+
+A one-hot categorical split (``OneHotFeature``) tests ``hash(text) == value``, the
+hash being the low 32 bits of CityHash64 of the category's text; its bit is 1 when
+they are equal. It becomes a categorical split whose set is that one category, going
+left: the node's children are swapped (the equal side, bit 1, is the left child; an
+oblivious tree keeps CatBoost's leaf order in its node ids). The model's categories
+of a feature are the hashes its ``values`` lists (every value a one-hot split tests),
+and they are its labels in ``categories`` (code k: the k-th hash), so the data's
+labels are matched by their hash (``TreeEnsemble.hashed_categories``): no text needs
+to be stored. CatBoost refuses a missing categorical value; here it goes, like a
+category the model does not know, to the not-equal side. CTRs of categorical
+features, text and embedding features are refused naming the feature.
 """
 
 from __future__ import annotations
@@ -26,8 +37,8 @@ import tempfile
 
 import numpy as np
 
-from .._format import LEAF, OP_LE, FormatError, ModelKind, TreeEnsemble
-from ._build import build_tree
+from .._format import LEAF, OP_CAT, OP_LE, FormatError, ModelKind, TreeEnsemble
+from ._build import build_tree, category_sets, codes_to_words
 
 __all__ = ["from_catboost", "read_catboost_json", "read_catboost_cbm", "is_catboost_json",
            "from_catboost_dict"]
@@ -48,6 +59,10 @@ _MAX_DEPTH = 32
 # the bytes its leaf values take in the file; every one CatBoost writes takes at least
 # this many (one leaf pair of full-precision doubles, or more).
 _MIN_BYTES_PER_TREE = 32
+# The category sets of the one-hot splits take at most this many uint32 words per byte
+# of the file (a split on the k-th category needs k / 32 + 2 words; CatBoost writes
+# each split in some 80 bytes and one-hot encodes at most 255 categories by default).
+_MAX_CAT_WORDS_PER_BYTE = 1
 
 
 def from_catboost(model, iteration_range=None) -> TreeEnsemble:
@@ -131,7 +146,7 @@ def _convert(document, iteration_range, classes, model_name, n_bytes):
         raise ValueError(f"sapwood cannot represent CatBoost loss_function {objective!r}; "
                          f"supported: {', '.join(sorted(_OBJECTIVES))}")
     task, link = _OBJECTIVES[objective]
-    features, n_features, names = _features(document["features_info"])
+    features, n_features, names, categories = _features(document["features_info"])
     scale, bias = _scale_and_bias(document.get("scale_and_bias", [1.0, [0.0]]))
     n_dims = bias.shape[0]
     if (n_dims > 1) != (objective == "MultiClass"):
@@ -152,11 +167,14 @@ def _convert(document, iteration_range, classes, model_name, n_bytes):
                           "tree and class")
     read = _oblivious_tree if oblivious else _nested_tree
     trees, outputs = [], []
+    words_left = None if n_bytes is None else _MAX_CAT_WORDS_PER_BYTE * n_bytes
     for t in range(begin, end):
         try:
-            per_dim = read(raw_trees[t], features, n_features, n_dims, scale)
+            per_dim = read(raw_trees[t], features, n_features, n_dims, scale, words_left)
         except FormatError as error:
             raise FormatError(f"tree {t}: {error}") from None
+        if words_left is not None:
+            words_left -= per_dim[0].cat_bitsets.shape[0]
         trees.extend(per_dim)
         outputs.extend(range(n_dims))
     if task == "classification" and classes is None:
@@ -167,7 +185,8 @@ def _convert(document, iteration_range, classes, model_name, n_bytes):
         classes=classes if task == "classification" else None, feature_names=names,
         input_dtype=np.float32, kind=_kind(model_name, objective, info, oblivious),
         # CatBoost sums the trees in float64 from 0, then adds the bias.
-        accumulate="float64_base_last")
+        accumulate="float64_base_last",
+        categories=categories if any(c is not None for c in categories) else None)
 
 
 def _kind(model_name, objective, info, oblivious):
@@ -182,45 +201,80 @@ def _kind(model_name, objective, info, oblivious):
 
 
 def _features(features_info):
-    """{float feature_index: (flat index, NaN goes left)}, n_features, names or None.
+    """The model's features: ``{("float", feature_index): (flat index, NaN goes left)}``
+    and ``{("cat", feature_index): (flat index, {hash: code})}`` in one dict,
+    n_features, names or None, and per feature None or its category hashes.
 
     Every feature the model takes is listed with its flat (column) index; features of
     a kind sapwood cannot read are refused, naming them."""
     if not isinstance(features_info, dict):
         raise FormatError("features_info must be an object")
-    for kind in ("text_features", "embedding_features", "categorical_features"):
+    for kind in ("text_features", "embedding_features"):
         listed = features_info.get(kind) or []
         if listed:
             label = ", ".join(_feature_label(f) for f in listed[:5])
             raise ValueError(
                 f"the CatBoost model takes {kind.replace('_', ' ')} ({label}); sapwood's "
-                "tree format only represents numeric (float) features. Refit with those "
-                "columns encoded as numbers")
+                "tree format represents float and one-hot categorical features only. "
+                "Refit with those columns encoded as numbers or categories")
     floats = features_info.get("float_features") or []
-    if not isinstance(floats, list) or not floats:
-        raise FormatError("features_info lists no float_features")
-    features, flat_seen, names = {}, set(), {}
+    cats = features_info.get("categorical_features") or []
+    if not isinstance(floats, list) or not isinstance(cats, list) or not floats + cats:
+        raise FormatError("features_info lists no float_features or categorical_features")
+    features, names, categories = {}, {}, {}
     for k, entry in enumerate(floats):
-        index = _int(entry, "feature_index", f"float_features[{k}]")
-        flat = _int(entry, "flat_feature_index", f"float_features[{k}]")
+        where = f"float_features[{k}]"
+        index = _int(entry, "feature_index", where)
+        flat = _int(entry, "flat_feature_index", where)
         treatment = entry.get("nan_value_treatment", "AsIs")
         if treatment not in _NAN_LEFT:
-            raise FormatError(f"float_features[{k}].nan_value_treatment must be one of "
+            raise FormatError(f"{where}.nan_value_treatment must be one of "
                               f"{', '.join(sorted(_NAN_LEFT))}; got {treatment!r}")
-        if index in features or flat in flat_seen:
-            raise FormatError(f"float_features[{k}] repeats feature_index {index} or "
-                              f"flat_feature_index {flat}")
-        features[index] = (flat, _NAN_LEFT[treatment])
-        flat_seen.add(flat)
-        names[flat] = str(entry.get("feature_id", ""))
+        _add(features, names, ("float", index), flat, (flat, _NAN_LEFT[treatment]), entry,
+             where)
+    for k, entry in enumerate(cats):
+        where = f"categorical_features[{k}]"
+        index = _int(entry, "feature_index", where)
+        flat = _int(entry, "flat_feature_index", where)
+        hashes = _hashes(entry.get("values", []), f"{where}.values")
+        _add(features, names, ("cat", index), flat,
+             (flat, {h: code for code, h in enumerate(hashes)}), entry, where)
+        categories[flat] = hashes
     # Every column of X is listed (features the model ignores too): the flat indices
     # are 0..n-1, so n_features is backed by the file's entries.
-    n_features = len(floats)
-    if flat_seen != set(range(n_features)):
-        raise FormatError(f"flat_feature_index of the {n_features} float features must be "
-                          f"0..{n_features - 1}")
+    n_features = len(floats) + len(cats)
+    if set(names) != set(range(n_features)):
+        raise FormatError(f"flat_feature_index of the {n_features} float and categorical "
+                          f"features must be 0..{n_features - 1}")
     labels = [names[j] for j in range(n_features)]
-    return features, n_features, tuple(labels) if all(labels) else None
+    return (features, n_features, tuple(labels) if all(labels) else None,
+            tuple(categories.get(j) for j in range(n_features)))
+
+
+def _add(features, names, key, flat, value, entry, where):
+    if key in features or flat in names:
+        raise FormatError(f"{where} repeats feature_index {key[1]} or flat_feature_index "
+                          f"{flat}")
+    features[key] = value
+    names[flat] = str(entry.get("feature_id", ""))
+
+
+def _hashes(values, where):
+    """A categorical feature's one-hot values as unsigned 32-bit hashes (CatBoost
+    writes them as signed 32-bit integers; the hash map of a model saved with a pool
+    unsigned), each once."""
+    if not isinstance(values, list):
+        raise FormatError(f"{where} must be a list of 32-bit integers")
+    hashes = tuple(_hash(value, f"{where}[{i}]") for i, value in enumerate(values))
+    if len(set(hashes)) != len(hashes):
+        raise FormatError(f"{where} repeats a value")
+    return hashes
+
+
+def _hash(value, what):
+    if isinstance(value, bool) or not isinstance(value, int) or not -2**31 <= value < 2**32:
+        raise FormatError(f"{what} must be a 32-bit integer; got {value!r}")
+    return value & 0xFFFFFFFF
 
 
 def _feature_label(entry):
@@ -253,19 +307,32 @@ def _select(n_trees, iteration_range):
 
 
 def _split(split, features, where):
-    """(flat feature, float32 border, NaN goes left) of one split."""
+    """(flat feature, float32 border, NaN goes left, category code) of a float split,
+    whose category is None, or of a one-hot split (border 0, NaN right)."""
     if not isinstance(split, dict):
         raise FormatError(f"{where} must be an object")
     kind = split.get("split_type")
+    if kind == "OneHotFeature":
+        index = _int(split, "cat_feature_index", where)
+        if ("cat", index) not in features:
+            raise FormatError(f"{where}.cat_feature_index {index} is not a listed "
+                              "categorical feature")
+        flat, codes = features["cat", index]
+        value = _hash(split.get("value"), f"{where}.value")
+        if value not in codes:
+            raise FormatError(f"{where}.value {split.get('value')!r} is not one of its "
+                              "feature's values in features_info")
+        return flat, 0.0, 0, codes[value]
     if kind != "FloatFeature":
-        what = {"OneHotFeature": "a one-hot categorical feature",
-                "OnlineCtr": "a CTR of categorical features",
+        what = {"OnlineCtr": "a CTR (target statistic) of categorical features",
                 "EstimatedFeature": "a feature estimated from text or embeddings"}.get(
                     kind, f"split_type {kind!r}")
-        raise ValueError(f"{where} splits on {what}; sapwood's tree format only "
-                         "represents float feature splits")
+        raise ValueError(f"{where} splits on {what}{_ctr_features(split, features)}; "
+                         "sapwood's tree format represents float and one-hot categorical "
+                         "splits only (train with one_hot_max_size above the categorical "
+                         "features' number of categories for one-hot splits)")
     index = _int(split, "float_feature_index", where)
-    if index not in features:
+    if ("float", index) not in features:
         raise FormatError(f"{where}.float_feature_index {index} is not a listed float "
                           "feature")
     border = _finite(split.get("border"), f"{where}.border")
@@ -274,11 +341,51 @@ def _split(split, features, where):
     if not np.isfinite(border32):
         raise FormatError(f"{where}.border {border!r} is outside float32 (CatBoost stores "
                           "borders as float32)")
-    flat, nan_left = features[index]
-    return flat, float(border32), nan_left
+    flat, nan_left = features["float", index]
+    return flat, float(border32), nan_left, None
 
 
-def _oblivious_tree(raw, features, n_features, n_dims, scale):
+def _ctr_features(split, features):
+    """" of column ..." naming the categorical features a CTR split combines, or ""."""
+    try:
+        parts = split["ctr_target_border_idx"] is not None and \
+            split["ctr"]["elements"] if "ctr" in split else []
+        flats = sorted({features["cat", part["cat_feature_index"]][0] for part in parts
+                        if part.get("combination_element") == "cat_feature_value"})
+    except (KeyError, TypeError, AttributeError):
+        return ""
+    return f" of column {', '.join(map(str, flats))}" if flats else ""
+
+
+class _Sets:
+    """A tree's category sets (one per distinct one-hot code): each code's offset in
+    the tree's ``cat_bitsets``, the words counted against what the file allows."""
+
+    def __init__(self, words_left):
+        self.codes, self.words_left = {}, words_left
+
+    def offset_of(self, code):
+        if code not in self.codes:
+            self.codes[code] = len(self.codes)
+            if self.words_left is not None:
+                self.words_left -= code // 32 + 2
+                if self.words_left < 0:
+                    raise FormatError(f"its one-hot splits' category sets take more than "
+                                      f"{_MAX_CAT_WORDS_PER_BYTE} word(s) per byte of the "
+                                      "file (a split on category k takes k / 32 + 2)")
+        return self.codes[code]
+
+    def finish(self, threshold, categorical):
+        """Set offsets into ``threshold`` at the ``categorical`` nodes (which hold the
+        index of their code); the tree's ``cat_bitsets``, or None without any."""
+        if not self.codes:
+            return None
+        offsets, bitsets = category_sets(codes_to_words([code]) for code in self.codes)
+        threshold[categorical] = offsets[threshold[categorical].astype(np.intp)]
+        return bitsets
+
+
+def _oblivious_tree(raw, features, n_features, n_dims, scale, words_left):
     """One tree per output dimension from an oblivious tree: a full binary tree whose
     root tests the last split; level d (from the root) tests splits[depth - 1 - d]."""
     splits = raw["splits"]
@@ -299,8 +406,9 @@ def _oblivious_tree(raw, features, n_features, n_dims, scale):
         weights = _finite_array(weights, "leaf_weights")
         if (weights < 0).any():
             raise FormatError(f"leaf_weights[{int(np.argmax(weights < 0))}] is negative")
-    # Breadth-first numbering: node i has children 2i + 1 and 2i + 2, so leaf p (left
-    # to right) took bit depth - 1 - d at level d: it is CatBoost's leaf p.
+    # Breadth-first numbering: node i has children 2i + 1 (bit 0) and 2i + 2 (bit 1), so
+    # leaf p (node ids in order) took bit depth - 1 - d at level d: it is CatBoost's leaf
+    # p. A one-hot level's left child is 2i + 2 (bit 1: equal, the category's set).
     n_internal = (1 << depth) - 1
     n_nodes = 2 * n_internal + 1
     ids = np.arange(n_nodes)
@@ -309,17 +417,25 @@ def _oblivious_tree(raw, features, n_features, n_dims, scale):
     feature = np.zeros(n_nodes, dtype=np.intp)
     threshold = np.zeros(n_nodes)
     nan_left = np.zeros(n_nodes, dtype=np.uint8)
+    operator = np.full(n_nodes, OP_LE, dtype=np.uint8)
+    sets = _Sets(words_left)
     levels = [np.arange((1 << d) - 1, (2 << d) - 1) for d in range(depth)]
     for d, nodes in enumerate(levels):
-        split = _split(splits[depth - 1 - d], features, f"splits[{depth - 1 - d}]")
-        feature[nodes], threshold[nodes], nan_left[nodes] = split
+        flat, border, missing, code = _split(splits[depth - 1 - d], features,
+                                             f"splits[{depth - 1 - d}]")
+        feature[nodes], threshold[nodes], nan_left[nodes] = flat, border, missing
+        if code is not None:
+            operator[nodes] = OP_CAT
+            threshold[nodes] = sets.offset_of(code)
+            left[nodes], right[nodes] = right[nodes], left[nodes].copy()
     cover = np.zeros(n_nodes)
     cover[n_internal:] = weights
     value = np.zeros((n_nodes, n_dims))
     value[n_internal:] = scale * leaf_values
     _fill_internal(cover, value, left, right, levels[::-1])
-    return _per_dimension(left, right, feature, threshold, nan_left, value, cover,
-                          n_features)
+    bitsets = sets.finish(threshold, operator == OP_CAT)
+    return _per_dimension(left, right, feature, threshold, nan_left, operator, value, cover,
+                          n_features, bitsets)
 
 
 def _fill_internal(cover, value, left, right, batches):
@@ -335,19 +451,22 @@ def _fill_internal(cover, value, left, right, batches):
                                 0.5 * (value[a] + value[b]))
 
 
-def _per_dimension(left, right, feature, threshold, nan_left, value, cover, n_features):
+def _per_dimension(left, right, feature, threshold, nan_left, operator, value, cover,
+                   n_features, bitsets):
     """One sapwood tree per output dimension (column of ``value``)."""
-    return [build_tree(left, right, feature, threshold, nan_left,
-                       np.full(left.shape[0], OP_LE), value[:, k].reshape(-1, 1, 1),
-                       n_features=n_features, weighted_n_node_samples=cover, cover=cover)
+    return [build_tree(left, right, feature, threshold, nan_left, operator,
+                       value[:, k].reshape(-1, 1, 1), n_features=n_features,
+                       weighted_n_node_samples=cover, cover=cover, cat_bitsets=bitsets)
             for k in range(value.shape[1])]
 
 
-def _nested_tree(raw, features, n_features, n_dims, scale):
+def _nested_tree(raw, features, n_features, n_dims, scale, words_left):
     """One tree per output dimension from a non-symmetric (Depthwise / Lossguide) tree,
-    exported as nested {"split", "left", "right"} / {"value", "weight"} objects."""
+    exported as nested {"split", "left", "right"} / {"value", "weight"} objects; the
+    "right" child of a one-hot split is the equal side (its bit 1), the left one here."""
     left, right, split_of, leaf_values, weights = [], [], [], [], []
     depths = []
+    sets = _Sets(words_left)
     stack = [(raw, -1, False, 0)]
     while stack:
         node, parent, is_right, level = stack.pop()
@@ -360,11 +479,17 @@ def _nested_tree(raw, features, n_features, n_dims, scale):
         right.append(LEAF)
         depths.append(level)
         if "split" in node:
-            split_of.append(_split(node["split"], features, f"node {here} split"))
+            flat, border, missing, code = _split(node["split"], features,
+                                                 f"node {here} split")
+            equal_left = code is not None
+            if equal_left:
+                split_of.append((flat, sets.offset_of(code), missing, OP_CAT))
+            else:
+                split_of.append((flat, border, missing, OP_LE))
             leaf_values.append(np.zeros(n_dims))
             weights.append(0.0)
-            stack.append((node["right"], here, True, level + 1))
-            stack.append((node["left"], here, False, level + 1))
+            stack.append((node["right"], here, not equal_left, level + 1))
+            stack.append((node["left"], here, equal_left, level + 1))
         else:
             value = node["value"]
             value = _finite_array(value if isinstance(value, list) else [value],
@@ -375,12 +500,14 @@ def _nested_tree(raw, features, n_features, n_dims, scale):
             weight = _finite(node.get("weight", 1.0), f"node {here} weight")
             if weight < 0:
                 raise FormatError(f"node {here} weight is negative")
-            split_of.append((0, 0.0, 0))
+            split_of.append((0, 0.0, 0, OP_LE))
             leaf_values.append(value)
             weights.append(weight)
     left, right = np.array(left), np.array(right)
-    feature, threshold, nan_left = (np.array(column)
-                                    for column in zip(*split_of, strict=True))
+    feature, threshold, nan_left, operator = (
+        np.array(column) for column in zip(*split_of, strict=True))
+    threshold = threshold.astype(np.float64)
+    operator = operator.astype(np.uint8)
     cover = np.array(weights)
     value = scale * np.array(leaf_values)
     # Deepest level first fills bottom-up (a level's children are all one level down).
@@ -389,8 +516,9 @@ def _nested_tree(raw, features, n_features, n_dims, scale):
     internal = internal[np.argsort(-depth[internal], kind="stable")]
     batches = np.split(internal, np.flatnonzero(np.diff(depth[internal])) + 1)
     _fill_internal(cover, value, left, right, batches)
-    return _per_dimension(left, right, feature, threshold, nan_left, value, cover,
-                          n_features)
+    bitsets = sets.finish(threshold, (operator == OP_CAT) & (left != LEAF))
+    return _per_dimension(left, right, feature, threshold, nan_left, operator, value, cover,
+                          n_features, bitsets)
 
 
 def _class_names(info, n_dims):

@@ -465,7 +465,8 @@ def recode_categories(ensemble, X: pd.DataFrame, encodings) -> pd.DataFrame:
         if name in encodings and j < len(categories) and categories[j] is not None:
             values = X[name].to_numpy(dtype=np.float64)
             codes = np.where(np.isnan(values), -1, values).astype(np.intp)
-            recoded[name] = category_codes(codes, encodings[name], categories[j])
+            recoded[name] = category_codes(codes, encodings[name], categories[j],
+                                           ensemble.hashed_categories)
     return recoded
 
 

@@ -178,7 +178,9 @@ def _oblivious_pairs(tree, t):
     ids = np.arange(n_internal)
     level = np.repeat(np.arange(depth), 1 << np.arange(depth))
     first = (1 << level) - 1
-    if tree.node_count != 2 * n_internal + 1 or (tree.children_left[ids] != 2 * ids + 1).any() \
+    # A one-hot level sends its equal side (node 2i + 2, bit 1) left: either child order.
+    lower = np.minimum(tree.children_left[ids], tree.children_right[ids])
+    if tree.node_count != 2 * n_internal + 1 or (lower != 2 * ids + 1).any() \
             or (tree.feature[ids] != tree.feature[first]).any() \
             or (tree.threshold[ids] != tree.threshold[first]).any():
         raise ValueError(f"tree {t} is not an oblivious tree read from CatBoost")
