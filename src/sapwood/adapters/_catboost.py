@@ -240,6 +240,7 @@ def _features(features_info):
         _add(features, names, ("cat", index), flat,
              (flat, {h: code for code, h in enumerate(hashes)}), entry, where)
         categories[flat] = hashes
+    _refuse_ctrs(features_info.get("ctrs") or [], cats)
     # Every column of X is listed (features the model ignores too): the flat indices
     # are 0..n-1, so n_features is backed by the file's entries.
     n_features = len(floats) + len(cats)
@@ -249,6 +250,26 @@ def _features(features_info):
     labels = [names[j] for j in range(n_features)]
     return (features, n_features, tuple(labels) if all(labels) else None,
             tuple(categories.get(j) for j in range(n_features)))
+
+
+def _refuse_ctrs(ctrs, cats):
+    """A FormatError naming the categorical features the model's CTRs read, if any."""
+    if not ctrs:
+        return
+    used = set()
+    for ctr in ctrs if isinstance(ctrs, list) else []:
+        elements = ctr.get("elements") if isinstance(ctr, dict) else None
+        for element in elements if isinstance(elements, list) else []:
+            if isinstance(element, dict):
+                used.add(element.get("cat_feature_index"))
+    named = [_feature_label(entry) for entry in cats
+             if isinstance(entry, dict) and entry.get("feature_index") in used]
+    label = ", ".join(named[:5]) or "unnamed features"
+    raise FormatError(
+        f"the CatBoost model uses CTRs (target statistics) of categorical features "
+        f"({label}); sapwood's tree format represents float and one-hot categorical "
+        "features only. Refit with one_hot_max_size above those features' numbers of "
+        "categories (one-hot splits) or with the columns encoded as numbers")
 
 
 def _add(features, names, key, flat, value, entry, where):
@@ -327,7 +348,7 @@ def _split(split, features, where):
         what = {"OnlineCtr": "a CTR (target statistic) of categorical features",
                 "EstimatedFeature": "a feature estimated from text or embeddings"}.get(
                     kind, f"split_type {kind!r}")
-        raise ValueError(f"{where} splits on {what}{_ctr_features(split, features)}; "
+        raise FormatError(f"{where} splits on {what}; "
                          "sapwood's tree format represents float and one-hot categorical "
                          "splits only (train with one_hot_max_size above the categorical "
                          "features' number of categories for one-hot splits)")
@@ -343,18 +364,6 @@ def _split(split, features, where):
                           "borders as float32)")
     flat, nan_left = features["float", index]
     return flat, float(border32), nan_left, None
-
-
-def _ctr_features(split, features):
-    """" of column ..." naming the categorical features a CTR split combines, or ""."""
-    try:
-        parts = split["ctr_target_border_idx"] is not None and \
-            split["ctr"]["elements"] if "ctr" in split else []
-        flats = sorted({features["cat", part["cat_feature_index"]][0] for part in parts
-                        if part.get("combination_element") == "cat_feature_value"})
-    except (KeyError, TypeError, AttributeError):
-        return ""
-    return f" of column {', '.join(map(str, flats))}" if flats else ""
 
 
 class _Sets:
