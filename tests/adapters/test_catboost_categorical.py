@@ -315,8 +315,8 @@ def test_values_read_from_the_file_are_checked(tmp_path):
 
 
 def test_category_sets_are_bounded_by_the_file(tmp_path):
-    # 20,000 one-hot values (some 230 KB) and 3,000 one-split trees on the last of
-    # them: each set takes 627 words, 1.9 million words in all, more than one per byte.
+    # 20,000 one-hot values and 3,000 one-split trees on the last of them (480 KB):
+    # each set takes 626 words, 1.9 million words in all, more than one per byte.
     values = list(range(20_000))
     split = {"cat_feature_index": 0, "split_type": "OneHotFeature", "value": values[-1]}
     document = {
@@ -329,7 +329,7 @@ def test_category_sets_are_bounded_by_the_file(tmp_path):
                              "splits": [split]}] * 3000}
     path = tmp_path / "model.json"
     path.write_text(json.dumps(document, separators=(",", ":")))
-    check_refused(path, "category sets take more than 1 word(s) per byte")
+    check_refused(path, "category sets take 1878000 words, more than 1 per byte")
     # The same model with 10 trees reads, and routes by the hash.
     document["oblivious_trees"] = document["oblivious_trees"][:10]
     path.write_text(json.dumps(document))

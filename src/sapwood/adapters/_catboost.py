@@ -165,16 +165,20 @@ def _convert(document, iteration_range, classes, model_name, n_bytes):
                           f"({n_made} trees here) in a file of {n_bytes} bytes; CatBoost "
                           f"writes at least {_MIN_BYTES_PER_TREE} bytes of leaf values per "
                           "tree and class")
+    if n_bytes is not None:
+        words = sum(_category_words(raw_trees[t], features, oblivious)
+                    for t in range(begin, end))
+        if words > _MAX_CAT_WORDS_PER_BYTE * n_bytes:
+            raise FormatError(f"the one-hot splits' category sets take {words} words, more "
+                              f"than {_MAX_CAT_WORDS_PER_BYTE} per byte of the "
+                              f"{n_bytes}-byte file (a set of category k takes k / 32 + 2)")
     read = _oblivious_tree if oblivious else _nested_tree
     trees, outputs = [], []
-    words_left = None if n_bytes is None else _MAX_CAT_WORDS_PER_BYTE * n_bytes
     for t in range(begin, end):
         try:
-            per_dim = read(raw_trees[t], features, n_features, n_dims, scale, words_left)
+            per_dim = read(raw_trees[t], features, n_features, n_dims, scale)
         except FormatError as error:
             raise FormatError(f"tree {t}: {error}") from None
-        if words_left is not None:
-            words_left -= per_dim[0].cat_bitsets.shape[0]
         trees.extend(per_dim)
         outputs.extend(range(n_dims))
     if task == "classification" and classes is None:
@@ -366,23 +370,39 @@ def _split(split, features, where):
     return flat, float(border32), nan_left, None
 
 
-class _Sets:
-    """A tree's category sets (one per distinct one-hot code): each code's offset in
-    the tree's ``cat_bitsets``, the words counted against what the file allows."""
+def _category_words(raw, features, oblivious):
+    """The words of a tree's category sets, one per distinct one-hot code (what
+    :class:`_Sets` will hold), counted before any tree is built; splits that are not
+    well-formed one-hot splits count nothing here and are refused when read."""
+    if oblivious:
+        splits = raw.get("splits") if isinstance(raw, dict) else None
+        splits = splits if isinstance(splits, list) else []
+    else:
+        splits, stack = [], [raw]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, dict) and "split" in node:
+                splits.append(node["split"])
+                stack.extend((node.get("left"), node.get("right")))
+    codes = set()
+    for split in splits:
+        if isinstance(split, dict) and split.get("split_type") == "OneHotFeature":
+            feature = features.get(("cat", split.get("cat_feature_index")))
+            value = split.get("value")
+            if feature is not None and isinstance(value, int):
+                codes.add(feature[1].get(value & 0xFFFFFFFF))
+    return sum(code // 32 + 2 for code in codes if code is not None)
 
-    def __init__(self, words_left):
-        self.codes, self.words_left = {}, words_left
+
+class _Sets:
+    """A tree's category sets, one per distinct one-hot code: each code's offset in the
+    tree's ``cat_bitsets``."""
+
+    def __init__(self):
+        self.codes = {}
 
     def offset_of(self, code):
-        if code not in self.codes:
-            self.codes[code] = len(self.codes)
-            if self.words_left is not None:
-                self.words_left -= code // 32 + 2
-                if self.words_left < 0:
-                    raise FormatError(f"its one-hot splits' category sets take more than "
-                                      f"{_MAX_CAT_WORDS_PER_BYTE} word(s) per byte of the "
-                                      "file (a split on category k takes k / 32 + 2)")
-        return self.codes[code]
+        return self.codes.setdefault(code, len(self.codes))
 
     def finish(self, threshold, categorical):
         """Set offsets into ``threshold`` at the ``categorical`` nodes (which hold the
@@ -394,7 +414,7 @@ class _Sets:
         return bitsets
 
 
-def _oblivious_tree(raw, features, n_features, n_dims, scale, words_left):
+def _oblivious_tree(raw, features, n_features, n_dims, scale):
     """One tree per output dimension from an oblivious tree: a full binary tree whose
     root tests the last split; level d (from the root) tests splits[depth - 1 - d]."""
     splits = raw["splits"]
@@ -427,7 +447,7 @@ def _oblivious_tree(raw, features, n_features, n_dims, scale, words_left):
     threshold = np.zeros(n_nodes)
     nan_left = np.zeros(n_nodes, dtype=np.uint8)
     operator = np.full(n_nodes, OP_LE, dtype=np.uint8)
-    sets = _Sets(words_left)
+    sets = _Sets()
     levels = [np.arange((1 << d) - 1, (2 << d) - 1) for d in range(depth)]
     for d, nodes in enumerate(levels):
         flat, border, missing, code = _split(splits[depth - 1 - d], features,
@@ -469,13 +489,13 @@ def _per_dimension(left, right, feature, threshold, nan_left, operator, value, c
             for k in range(value.shape[1])]
 
 
-def _nested_tree(raw, features, n_features, n_dims, scale, words_left):
+def _nested_tree(raw, features, n_features, n_dims, scale):
     """One tree per output dimension from a non-symmetric (Depthwise / Lossguide) tree,
     exported as nested {"split", "left", "right"} / {"value", "weight"} objects; the
     "right" child of a one-hot split is the equal side (its bit 1), the left one here."""
     left, right, split_of, leaf_values, weights = [], [], [], [], []
     depths = []
-    sets = _Sets(words_left)
+    sets = _Sets()
     stack = [(raw, -1, False, 0)]
     while stack:
         node, parent, is_right, level = stack.pop()
