@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.inspection import permutation_importance as sklearn_permutation
+from sklearn.metrics import r2_score
+from sklearn.model_selection import train_test_split
 
 import sapwood
 from sapwood import FormatError
@@ -249,10 +251,20 @@ def test_permutation_and_cli(tmp_path, capsys):
     capsys.readouterr()
     assert main(["explain", str(tmp_path / "data.csv"), "--target", "y", "--model",
                  str(tmp_path / "model.cbm"), "--methods", "permutation,shap",
-                 "--json"]) == 0
+                 "--json", "--row", "50", "--row", "60"]) == 0
     report = json.loads(capsys.readouterr().out)
-    text = json.dumps(report)
-    assert "colour" in text and "size" in text
+    # The CLI reads the text and integer categories as CatBoost does: its score on the
+    # held-out rows (train_test_split, seed 0) is CatBoost's own.
+    _, X_held, _, y_held = train_test_split(data.drop(columns="y"), data["y"],
+                                            test_size=0.25, random_state=0)
+    assert_close(report["model"]["score"], r2_score(y_held, model.predict(X_held)),
+                 atol=1e-12)
+    assert "colour" in json.dumps(report["measures"])
+    # Explained rows show the data's labels (the model keeps only their hashes).
+    shown = {(c["feature"], c["value"]) for row in report["rows"]
+             for c in row["contributions"]}
+    assert {("colour", data["colour"].iloc[k]) for k in (50, 60)} <= shown
+    assert {("size", str(data["size"].iloc[k])) for k in (50, 60)} <= shown
 
 
 def test_ctr_text_and_losses_are_refused_by_name():

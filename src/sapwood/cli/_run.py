@@ -437,8 +437,8 @@ def align_to_model(model: LoadedModel, data: Prepared):
     the data does."""
     names = getattr(model, "feature_names_in_", None)
     if names is None:
-        return model, dataclasses.replace(
-            data, X=recode_categories(model.ensemble, data.X, data.encodings))
+        X, encodings = recode_categories(model.ensemble, data.X, data.encodings)
+        return model, dataclasses.replace(data, X=X, encodings=encodings)
     matching = match_columns(model.ensemble.kind.library, names, data.X.columns,
                              target=data.target)
     if matching.respelled:
@@ -446,28 +446,58 @@ def align_to_model(model: LoadedModel, data: Prepared):
         model = LoadedModel(ensemble, model.path)
     X = data.X if matching.columns == list(data.X.columns) else data.X[matching.columns]
     encodings = {name: values for name, values in data.encodings.items() if name in X}
-    X = recode_categories(model.ensemble, X, encodings)
+    X, encodings = recode_categories(model.ensemble, X, encodings)
     return model, dataclasses.replace(data, X=X, encodings=encodings,
                                       notes=data.notes + matching.notes(),
                                       n_missing=int(X.isna().sum().sum()))
 
 
-def recode_categories(ensemble, X: pd.DataFrame, encodings) -> pd.DataFrame:
+def recode_categories(ensemble, X: pd.DataFrame, encodings):
     """``X`` with every text column the CLI encoded (sorted codes, ``encodings``) re-coded
     to the loaded model's own category codes where the model records its category
     labels (LightGBM's pandas categories): a label the model does not know becomes
-    missing, as in the library's own pandas input. Other columns are left alone."""
+    missing, as in the library's own pandas input. Other columns are left alone.
+    Returns the recoded ``X`` and the encodings of its columns.
+
+    A CatBoost model (:attr:`~sapwood.TreeEnsemble.hashed_categories`) keeps only its
+    categories' hashes: its features' columns, numbers too (CatBoost reads 3 as "3"),
+    are recoded by the hash of their labels, and the encodings then list per model code
+    the data's label, then the data's labels the model does not know, as codes past
+    the model's: every one-hot split sends them where it sends an unknown category, and
+    tables show them as they are, not as missing."""
     categories = ensemble.categories
     if categories is None:
-        return X
-    recoded = X.copy()
+        return X, encodings
+    hashed = ensemble.hashed_categories
+    recoded, encodings = X.copy(), dict(encodings)
     for j, name in enumerate(X.columns):
-        if name in encodings and j < len(categories) and categories[j] is not None:
+        if j >= len(categories) or categories[j] is None:
+            continue
+        labels = categories[j]
+        if name in encodings:
             values = X[name].to_numpy(dtype=np.float64)
             codes = np.where(np.isnan(values), -1, values).astype(np.intp)
-            recoded[name] = category_codes(codes, encodings[name], categories[j],
-                                           ensemble.hashed_categories)
-    return recoded
+            values = texts = encodings[name]
+        elif hashed:
+            column = pd.Categorical(X[name])  # numbers: 3.0 is hashed as "3"
+            codes, values = column.codes, list(column.categories)
+            texts = [f"{value:.17g}" for value in values]
+        else:
+            continue
+        if not hashed:
+            recoded[name] = category_codes(codes, values, labels)
+            continue
+        # The model's code of each of the data's labels; the unknown ones next.
+        lookup = category_codes(np.arange(len(values)), values, labels, True)
+        unknown = np.flatnonzero(np.isnan(lookup))
+        lookup[unknown] = len(labels) + np.arange(unknown.size)
+        recoded[name] = np.where(codes < 0, np.nan, lookup[np.clip(codes, 0, None)]) \
+            if lookup.size else np.full(len(codes), np.nan)
+        shown = [str(label) for label in labels] + [texts[i] for i in unknown]
+        for i, code in enumerate(lookup):
+            shown[int(code)] = texts[i]
+        encodings[name] = shown
+    return recoded, encodings
 
 
 def top_nodes(run: Run, n: int = N_TRACE_NODES) -> pd.DataFrame | None:
