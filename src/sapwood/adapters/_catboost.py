@@ -60,8 +60,9 @@ _MAX_DEPTH = 32
 # this many (one leaf pair of full-precision doubles, or more).
 _MIN_BYTES_PER_TREE = 32
 # The category sets of the one-hot splits take at most this many uint32 words per byte
-# of the file (a split on the k-th category needs k / 32 + 2 words; CatBoost writes
-# each split in some 80 bytes and one-hot encodes at most 255 categories by default).
+# of the file. A set of the k-th category of a feature takes k / 32 + 2 words, once per
+# tree; CatBoost writes each split in some 80 bytes and each category's hash in the
+# feature's values, so its models take far fewer.
 _MAX_CAT_WORDS_PER_BYTE = 1
 
 
@@ -217,7 +218,7 @@ def _features(features_info):
         listed = features_info.get(kind) or []
         if listed:
             label = ", ".join(_feature_label(f) for f in listed[:5])
-            raise ValueError(
+            raise FormatError(
                 f"the CatBoost model takes {kind.replace('_', ' ')} ({label}); sapwood's "
                 "tree format represents float and one-hot categorical features only. "
                 "Refit with those columns encoded as numbers or categories")
@@ -395,18 +396,18 @@ def _category_words(raw, features, oblivious):
 
 
 class _Sets:
-    """A tree's category sets, one per distinct one-hot code: each code's offset in the
-    tree's ``cat_bitsets``."""
+    """A tree's category sets, one per distinct one-hot code, numbered as met; the
+    nodes hold their set's number until :meth:`finish` makes it an offset."""
 
     def __init__(self):
         self.codes = {}
 
-    def offset_of(self, code):
+    def number(self, code):
         return self.codes.setdefault(code, len(self.codes))
 
     def finish(self, threshold, categorical):
-        """Set offsets into ``threshold`` at the ``categorical`` nodes (which hold the
-        index of their code); the tree's ``cat_bitsets``, or None without any."""
+        """Each ``categorical`` node's set number in ``threshold`` replaced by the set's
+        offset in the tree's ``cat_bitsets``, which are returned (None without sets)."""
         if not self.codes:
             return None
         offsets, bitsets = category_sets(codes_to_words([code]) for code in self.codes)
@@ -455,7 +456,7 @@ def _oblivious_tree(raw, features, n_features, n_dims, scale):
         feature[nodes], threshold[nodes], nan_left[nodes] = flat, border, missing
         if code is not None:
             operator[nodes] = OP_CAT
-            threshold[nodes] = sets.offset_of(code)
+            threshold[nodes] = sets.number(code)
             left[nodes], right[nodes] = right[nodes], left[nodes].copy()
     cover = np.zeros(n_nodes)
     cover[n_internal:] = weights
@@ -512,7 +513,7 @@ def _nested_tree(raw, features, n_features, n_dims, scale):
                                                  f"node {here} split")
             equal_left = code is not None
             if equal_left:
-                split_of.append((flat, sets.offset_of(code), missing, OP_CAT))
+                split_of.append((flat, sets.number(code), missing, OP_CAT))
             else:
                 split_of.append((flat, border, missing, OP_LE))
             leaf_values.append(np.zeros(n_dims))
