@@ -294,3 +294,22 @@ def test_permutation_and_cli(tmp_path):
         assert main(["explain", str(tmp_path / "data.csv"), "--target", "y", "--model",
                      str(tmp_path / name), "--methods", "permutation,shap",
                      "--json"]) == 0
+
+
+def test_tree_shap_with_empty_nodes(monkeypatch):
+    # Deep oblivious trees splitting one feature again and again hold nodes no training
+    # row reaches (x > 1 then x <= 0): such a cold branch carries no weight, and its
+    # leaves once gave 0 / 0 (NaN for every row). Both of TreeSHAP's paths (per-leaf
+    # tables for many rows, Algorithm 2) equal CatBoost's ShapValues.
+    import sapwood.importance._shap as shap_module
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 2))
+    y = np.sin(3 * X[:, 0]) + 0.1 * X[:, 1]
+    model = catboost.CatBoostRegressor(**{**COMMON, "depth": 6}).fit(X, y)
+    assert (from_model(model).trees[0].cover == 0).any()
+    values, expected = catboost_shap(model, X, y)
+    assert_close(tree_shap(model, X).extra["shap_values"], values, atol=1e-12)
+    assert_close(tree_shap(model, X[:30]).extra["shap_values"], values[:30], atol=1e-12)
+    monkeypatch.setattr(shap_module, "_TABLE_BUDGET", 0)
+    assert_close(tree_shap(model, X).extra["shap_values"], values, atol=1e-12)
