@@ -121,12 +121,12 @@ def _convert(document, iteration_range, classes, model_name):
     booster = learner["gradient_booster"]
     if booster["name"] == "gblinear":
         raise ValueError("an XGBoost gblinear model has no trees")
-    if booster["name"] == "dart":
-        weights = _array(booster, "weight_drop", np.float64)
+    if booster["name"] == "dart":  # XGBoost < 3.3: the weights beside the trees
         forest = booster["gbtree"]["model"]
-    elif booster["name"] == "gbtree":
+        weights = booster["weight_drop"]
+    elif booster["name"] == "gbtree":  # XGBoost >= 3.3 keeps DART weights in the model
         forest = booster["model"]
-        weights = None
+        weights = forest.get("weight_drop")
     else:
         raise ValueError(f"unknown XGBoost booster {booster['name']!r}")
     names = [str(n) for n in learner.get("feature_names") or []] or None
@@ -140,8 +140,10 @@ def _convert(document, iteration_range, classes, model_name):
         raise FormatError(f"learner_model_param declares {n_declared} classes or targets "
                           f"but the model has {len(raw_trees)} trees; each has trees of its "
                           "own")
-    if weights is None:
-        weights = np.ones(len(raw_trees))
+    # XGBoost multiplies each tree's float32 leaf value by its float32 weight in float32
+    # (the file prints the weights shortest-repr, so they are rounded back to float32).
+    weights = np.ones(len(raw_trees)) if weights is None else \
+        _array({"weight_drop": weights}, "weight_drop", np.float32).astype(np.float64)
     groups = _array(forest, "tree_info", np.int64)
     if groups.shape[0] != len(raw_trees) or weights.shape[0] != len(raw_trees):
         raise FormatError("tree_info / weight_drop do not have one entry per tree")
@@ -154,7 +156,7 @@ def _convert(document, iteration_range, classes, model_name):
         try:
             if _int(raw_trees[t].get("tree_param", {}), "size_leaf_vector", 0,
                     default=1) > 1:
-                parts = _vector_leaf_trees(raw_trees[t], n_features, n_columns, names)
+                parts = _vector_leaf_trees(raw_trees[t], n_features, n_columns)
             else:
                 parts = [(_tree(raw_trees[t], n_features, names), groups[t])]
         except FormatError as error:
@@ -323,7 +325,7 @@ def _category_splits(raw, left, right, conditions, default_left):
     return left, right, conditions, default_left, operator, cat_bitsets
 
 
-def _vector_leaf_trees(raw, n_features, n_columns, names):
+def _vector_leaf_trees(raw, n_features, n_columns):
     """A vector-leaf tree (``multi_strategy="multi_output_tree"``) as one scalar tree per
     output column, each with the same splits and covers: ``[(tree, column), ...]``.
 
@@ -345,14 +347,6 @@ def _vector_leaf_trees(raw, n_features, n_columns, names):
     feature = _array(raw, "split_indices", np.int64, n)
     conditions = _array(raw, "split_conditions", np.float32, n).astype(np.float64)
     default_left = _array(raw, "default_left", np.uint8, n)
-    if "split_type" in raw:
-        categorical = np.flatnonzero(~leaf & (_array(raw, "split_type", np.int64, n) != 0))
-        if categorical.size:
-            # Not read yet: no XGBoost model of this kind has been checked against.
-            index = int(feature[categorical[0]])
-            name = names[index] if names and 0 <= index < len(names) else f"feature {index}"
-            raise FormatError(f"a vector-leaf tree splits on categories of {name!r}; "
-                              "sapwood reads categorical splits of one-output trees only")
     node_weights = _array(raw, "base_weights", np.float32).astype(np.float64)
     value = np.zeros((n, n_outputs))
     if node_weights.shape[0] == n * n_outputs:
@@ -372,6 +366,9 @@ def _vector_leaf_trees(raw, n_features, n_columns, names):
     elif node_weights.shape[0] != n * n_outputs:
         raise FormatError(f"base_weights has {node_weights.shape[0]} entries for {n} nodes "
                           f"and {n_outputs} outputs, and there are no leaf_weights")
+    # Categorical splits are stored as in one-output trees (XGBoost >= 3.3 grows them).
+    left, right, conditions, default_left, operator, cat_bitsets = _category_splits(
+        raw, left, right, conditions, default_left)
     gain = hessian = None
     if "loss_changes" in raw and "sum_hessian" in raw:
         gain = _array(raw, "loss_changes", np.float32, n).astype(np.float64)
@@ -379,10 +376,10 @@ def _vector_leaf_trees(raw, n_features, n_columns, names):
     # Every output's tree has the covers TreeSHAP weighs by, but only the first carries
     # the split statistics, so that native importances count each split once, as
     # XGBoost's get_score does.
-    return [(build_tree(left, right, feature, conditions, default_left, np.full(n, OP_LT),
+    return [(build_tree(left, right, feature, conditions, default_left, operator,
                         value[:, k].reshape(n, 1, 1), n_features=n_features,
                         weighted_n_node_samples=hessian, gain=gain if k == 0 else None,
-                        cover=hessian if k == 0 else None), k)
+                        cover=hessian if k == 0 else None, cat_bitsets=cat_bitsets), k)
             for k in range(n_outputs)]
 
 
