@@ -48,8 +48,10 @@ def fitted(task, n_trees, depth, seed, **params):
         n_classes = 2 if task == "binary" else 3
         estimator = xgb.XGBClassifier
         y = np.digitize(signal, np.quantile(signal, np.linspace(0, 1, n_classes + 1)[1:-1]))
-    model = estimator(booster="dart", rate_drop=0.3, skip_drop=0.0, one_drop=True, n_estimators=n_trees,
-                      max_depth=depth, n_jobs=1, random_state=0, **params).fit(X, y)
+    # one_drop: every round drops a tree, so that the weights differ from 1.
+    model = estimator(booster="dart", rate_drop=0.3, skip_drop=0.0, one_drop=True,
+                      n_estimators=n_trees, max_depth=depth, n_jobs=1, random_state=0,
+                      **params).fit(X, y)
     return model, X
 
 
