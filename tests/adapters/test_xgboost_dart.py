@@ -3,25 +3,28 @@
 XGBoost's predictor multiplies a tree's float32 leaf value by the tree's float32 weight
 in float32 and adds the product to the float32 margin, tree by tree from the base score
 (``Dart::PredictBatchImpl``; from XGBoost 3.3 inside the predictor for every model with
-tree weights), so the converted model reproduces ``Booster.predict(DMatrix)`` exactly.
+tree weights): a Booster or file converts to ``Booster.predict(DMatrix)`` exactly.
 XGBoost < 3.3 predicts DART models in place (the scikit-learn wrapper's ``predict``,
 ``Booster.inplace_predict``) another way: each tree's output is taken from a buffer
 that starts at the base score, and the base score is subtracted again in float32
 before the weighting (``Dart::InplacePredict``), which rounds the leaf value to the
-base score's precision; that path agrees with the converted model (and with XGBoost's
-own DMatrix path) to float32 rounding only. XGBoost >= 3.3 predicts both ways alike,
-and moved the weights into the tree model; its files (``xgboost_versions``, written by
-make_late_fixtures.py with XGBoost 3.4.1) give both margins bit for bit.
+base score's precision; a wrapper converted under such an XGBoost accumulates that way
+(``accumulate="float32_rebased"``) and gives its ``predict`` exactly. XGBoost >= 3.3
+predicts both ways alike and moved the weights into the tree model; its files
+(``xgboost_versions``, written by make_late_fixtures.py with XGBoost 3.4.1) give both
+margins bit for bit.
 """
 
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+from sklearn.inspection import permutation_importance as sklearn_permutation
 
 from sapwood import load, save
 from sapwood.adapters import from_model, predict_raw
-from sapwood.importance import tree_shap
+from sapwood.importance import permutation_importance, tree_shap
 
 from ._data import assert_close
 
@@ -59,34 +62,36 @@ def fitted(task, n_trees, depth, seed, **params):
 @pytest.mark.parametrize("size", SIZES)
 def test_dart_margins_bit_for_bit(task, size, tmp_path):
     model, X = fitted(task, *size, seed=sum(size))
-    converted = from_model(model)
-    assert not np.all(converted.tree_weights == 1.0)  # the weights are in play
-    ours = predict_raw(converted, X)
     booster = model.get_booster()
-    theirs = booster.predict(xgb.DMatrix(X), output_margin=True).reshape(ours.shape)
-    np.testing.assert_array_equal(ours, theirs.astype(np.float64))
+    # The wrapper: its in-place predict.
+    wrapper = from_model(model)
+    assert not np.all(wrapper.tree_weights == 1.0)  # the weights are in play
+    assert wrapper.accumulate == ("float32" if LATE_INPLACE else "float32_rebased")
+    ours = predict_raw(wrapper, X)
     inplace = model.predict(X, output_margin=True).reshape(ours.shape)
-    if LATE_INPLACE:
-        np.testing.assert_array_equal(ours, inplace.astype(np.float64))
-    else:
-        # XGBoost < 3.3 in place: the leaf value rounded through the base score.
-        assert_close(ours, inplace, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(ours, inplace.astype(np.float64))
     path = tmp_path / "model.sapwood"
-    save(converted, path)
+    save(wrapper, path)
+    assert load(path).accumulate == wrapper.accumulate
     np.testing.assert_array_equal(predict_raw(load(path), X), ours)
+    # The Booster and its files: predict from a DMatrix.
+    dmatrix = booster.predict(xgb.DMatrix(X), output_margin=True).reshape(ours.shape)
+    converted = from_model(booster)
+    assert converted.accumulate == "float32"
+    np.testing.assert_array_equal(predict_raw(converted, X), dmatrix.astype(np.float64))
     for raw_format in ("json", "ubj"):
         file = tmp_path / f"model.{raw_format}"
         booster.save_model(file)
-        np.testing.assert_array_equal(predict_raw(from_model(file), X), ours)
+        np.testing.assert_array_equal(predict_raw(from_model(file), X), dmatrix)
 
 
 def test_dart_in_place_differs_from_the_dmatrix_path_only_through_the_base_score():
-    """What the module docstring says of XGBoost < 3.3, checked: its in-place margin is
+    """What the module docstring says of XGBoost < 3.3, checked against XGBoost itself:
     ``base + sum_t f32(f32(f32(base + leaf_t) - base) * w_t)`` in float32."""
     if LATE_INPLACE:
         pytest.skip("XGBoost >= 3.3 predicts DART models in place as from a DMatrix")
     model, X = fitted("regression", 40, 4, seed=5)
-    converted = from_model(model)
+    converted = from_model(model.get_booster())
     leaves = converted.apply(X)
     base = np.float32(converted.base_score[0])
     margin = np.full(X.shape[0], base, dtype=np.float32)
@@ -94,7 +99,20 @@ def test_dart_in_place_differs_from_the_dmatrix_path_only_through_the_base_score
         leaf = tree.value[leaves[:, t], 0, 0].astype(np.float32)
         margin += ((base + leaf) - base) * np.float32(converted.tree_weights[t])
     np.testing.assert_array_equal(margin, model.predict(X, output_margin=True))
-    assert (margin != predict_raw(converted, X)).any()
+    assert (margin != predict_raw(converted, X)).any()  # the two paths differ
+
+
+@pytest.mark.parametrize("task", ["regression", "binary"])
+def test_permutation_on_dart_takes_the_tree_aware_engine(task):
+    """Exact conversion lets the engine stand in for XGBoost's predict: no warning, the
+    numbers of scikit-learn's permutation_importance with XGBoost's own predict."""
+    model, X = fitted(task, 40, 4, seed=9)
+    y = model.predict(X) + (0.5 if task == "regression" else 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = permutation_importance(model, X, y, n_repeats=3, random_state=0)
+    theirs = sklearn_permutation(model, X, y, n_repeats=3, random_state=0)
+    np.testing.assert_array_equal(ours.importances, theirs.importances)
 
 
 @pytest.mark.parametrize("task", ["regression", "binary", "multiclass"])

@@ -5,8 +5,17 @@ saved file), so files convert without XGBoost installed. XGBoost stores X as flo
 and sends a sample left when ``x < split_condition``, a missing value (NaN) to the
 ``default_left`` side; leaves keep their (already shrunk) value in
 ``split_conditions``. The margin is ``base_score`` (stored as a mean, turned into a
-margin by the objective's link) plus the sum of tree outputs per output group; DART
-models weight each tree by ``weight_drop``. A vector-leaf tree
+margin by the objective's link) plus the sum of tree outputs per output group, added
+in float32 in tree order. DART models weight each tree by ``weight_drop`` (beside the
+trees before XGBoost 3.3, in the tree model since): XGBoost multiplies the float32 leaf
+value by the float32 weight in float32 and adds the product. Before 3.3 its in-place
+prediction (the scikit-learn wrappers' ``predict``, ``Booster.inplace_predict``) of a
+DART model takes each tree's output from a buffer started at the base score and
+subtracts the base again before weighting (``Dart::InplacePredict``), which rounds the
+leaf value to the base score's precision: a wrapper converted under such an XGBoost
+accumulates that way (``accumulate="float32_rebased"``), a Booster or file as
+``Booster.predict(DMatrix)`` does (``"float32"``), so each gives its own ``predict``
+bit for bit. A vector-leaf tree
 (``multi_strategy="multi_output_tree"``, one K-vector per leaf) becomes K scalar trees
 with its splits, one per output column; files of XGBoost 2.x and 3.x store it in two
 layouts (:func:`_vector_leaf_trees`). XGBoost 2.x records no hessian sums for these
@@ -66,7 +75,13 @@ def from_xgboost(model, iteration_range=None) -> TreeEnsemble:
     """
     booster = model
     classes = None
+    in_place = False
     if hasattr(model, "get_booster"):
+        # A wrapper predicts in place; XGBoost < 3.3 does so differently for DART
+        # (module docstring). xgboost is imported: the model is one of its objects.
+        import xgboost
+
+        in_place = tuple(int(v) for v in xgboost.__version__.split(".")[:2]) < (3, 3)
         missing = getattr(model, "missing", np.nan)
         if missing is not None and not (isinstance(missing, float) and math.isnan(missing)):
             raise ValueError(f"{type(model).__name__} treats {missing!r} as missing; sapwood "
@@ -81,7 +96,7 @@ def from_xgboost(model, iteration_range=None) -> TreeEnsemble:
             classes = tuple(np.asarray(model.classes_).tolist())
     document = json.loads(bytes(booster.save_raw(raw_format="json")))
     return from_xgboost_dict(document, iteration_range, classes=classes,
-                             model_name=type(model).__name__)
+                             model_name=type(model).__name__, in_place=in_place)
 
 
 def read_xgboost_file(data: bytes, iteration_range=None) -> TreeEnsemble:
@@ -99,16 +114,19 @@ def read_xgboost_file(data: bytes, iteration_range=None) -> TreeEnsemble:
 
 
 def from_xgboost_dict(document, iteration_range=None, classes=None,
-                      model_name="Booster") -> TreeEnsemble:
-    """Convert XGBoost's JSON model schema, already parsed into Python objects."""
+                      model_name="Booster", in_place=False) -> TreeEnsemble:
+    """Convert XGBoost's JSON model schema, already parsed into Python objects.
+
+    ``in_place``: reproduce the in-place prediction of XGBoost < 3.3 (a DART model's
+    differs from ``Booster.predict(DMatrix)``, see the module docstring)."""
     try:
-        return _convert(document, iteration_range, classes, model_name)
+        return _convert(document, iteration_range, classes, model_name, in_place)
     except (KeyError, TypeError, IndexError, AttributeError) as error:
         raise FormatError(f"not a valid XGBoost model: missing or malformed field "
                           f"{error}") from None
 
 
-def _convert(document, iteration_range, classes, model_name):
+def _convert(document, iteration_range, classes, model_name, in_place):
     learner = document["learner"]
     params = learner["learner_model_param"]
     n_features = _int(params, "num_feature", 1)
@@ -176,7 +194,7 @@ def _convert(document, iteration_range, classes, model_name):
         link=link, classes=classes if task == "classification" else None,
         feature_names=None if names is None else tuple(names), input_dtype=np.float32,
         # XGBoost's predictor sums in float32 (from the float32 base margin, in tree order).
-        accumulate="float32",
+        accumulate="float32_rebased" if in_place and booster["name"] == "dart" else "float32",
         # XGBoost's random forests (XGBRF*) grow their trees on row subsamples drawn
         # without replacement, which the model does not record: not "bagged".
         kind=ModelKind(library="xgboost", model=model_name, objective=objective,
