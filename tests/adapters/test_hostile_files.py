@@ -125,7 +125,8 @@ def test_xgboost_default_left_must_be_a_boolean(tmp_path):
 @pytest.mark.parametrize(("weight", "phrase"), [
     (-0.5, "tree_weights must be finite and non-negative"),
     (float("nan"), "tree_weights must be finite and non-negative"),
-    ("heavy", "weight_drop holds values that are not float32"),
+    (1e300, "tree_weights must be finite and non-negative"),  # past float32
+    ("heavy", "weight_drop holds values that are not float64"),
     (None, "tree_info / weight_drop do not have one entry per tree"),
 ])
 def test_xgboost_dart_weights_must_be_one_finite_weight_per_tree(tmp_path, layout, weight,

@@ -160,8 +160,12 @@ def _convert(document, iteration_range, classes, model_name, in_place):
                           "own")
     # XGBoost multiplies each tree's float32 leaf value by its float32 weight in float32
     # (the file prints the weights shortest-repr, so they are rounded back to float32).
-    weights = np.ones(len(raw_trees)) if weights is None else \
-        _array({"weight_drop": weights}, "weight_drop", np.float32).astype(np.float64)
+    if weights is None:
+        weights = np.ones(len(raw_trees))
+    else:
+        weights = _array({"weight_drop": weights}, "weight_drop", np.float64)
+        with np.errstate(over="ignore"):  # past float32: inf, which the format refuses
+            weights = weights.astype(np.float32).astype(np.float64)
     groups = _array(forest, "tree_info", np.int64)
     if groups.shape[0] != len(raw_trees) or weights.shape[0] != len(raw_trees):
         raise FormatError("tree_info / weight_drop do not have one entry per tree")
