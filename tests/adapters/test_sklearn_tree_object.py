@@ -13,8 +13,9 @@ from sklearn.tree._tree import Tree
 
 from sapwood import load, save
 from sapwood.adapters import from_model, predict, predict_proba, predict_raw
+from sapwood.importance import mdi
 
-from ._data import make_data
+from ._data import assert_close, make_data
 
 
 def data(seed=0, n_outputs=1):
@@ -55,6 +56,8 @@ def test_a_classifiers_tree_predicts_its_probabilities(n_classes):
                                rtol=1e-15, atol=0)
     # Labels by position: the estimator's classes_ names them.
     np.testing.assert_array_equal(model.classes_[predict(converted, X)], model.predict(X))
+    assert_close(mdi(model.tree_).importances_mean, model.feature_importances_,
+                 rtol=1e-12, atol=1e-15)
 
 
 def test_a_multi_output_classifiers_tree():
