@@ -19,7 +19,8 @@ bit for bit. A vector-leaf tree
 (``multi_strategy="multi_output_tree"``, one K-vector per leaf) becomes K scalar trees
 with its splits, one per output column; files of XGBoost 2.x and 3.x store it in two
 layouts (:func:`_vector_leaf_trees`). XGBoost 2.x records no hessian sums for these
-trees, so they have no cover (path-dependent TreeSHAP refuses them).
+trees, so they have no cover (path-dependent TreeSHAP refuses them); XGBoost >= 3.3
+gives them categorical splits, stored as in one-output trees.
 
 A categorical split (``split_type`` 1, ``enable_categorical``) lists the categories
 that go *right* (``categories`` from ``categories_segments``, ``categories_sizes`` per
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 
@@ -81,7 +83,8 @@ def from_xgboost(model, iteration_range=None) -> TreeEnsemble:
         # (module docstring). xgboost is imported: the model is one of its objects.
         import xgboost
 
-        in_place = tuple(int(v) for v in xgboost.__version__.split(".")[:2]) < (3, 3)
+        version = re.match(r"(\d+)\.(\d+)", xgboost.__version__)
+        in_place = version is not None and tuple(map(int, version.groups())) < (3, 3)
         missing = getattr(model, "missing", np.nan)
         if missing is not None and not (isinstance(missing, float) and math.isnan(missing)):
             raise ValueError(f"{type(model).__name__} treats {missing!r} as missing; sapwood "
