@@ -54,13 +54,9 @@ from sklearn.tree import (
     ExtraTreeRegressor,
 )
 
-# private scikit-learn: the class of an estimator's ``tree_`` lives in a private module
-# (scikit-learn exports no public name for it).
-from sklearn.tree._tree import Tree
-
 from .._bootstrap import SEED_LIMIT, Bootstrap
 from .._format import LEAF, OP_CAT, OP_LE, FormatError, ModelKind, TreeArrays, TreeEnsemble
-from .._sklearn_compat import hist_gradient_boosting_categories
+from .._sklearn_compat import SklearnTree, hist_gradient_boosting_categories
 from ._build import build_tree, category_sets, codes_to_words
 
 __all__ = ["from_sklearn", "forest_estimators", "own_trees"]
@@ -75,7 +71,7 @@ _HIST_GRADIENT_BOOSTING = (HistGradientBoostingClassifier, HistGradientBoostingR
 
 def from_sklearn(model, iteration_range=None) -> TreeEnsemble:
     """Convert a fitted scikit-learn tree model (see :func:`sapwood.from_model`)."""
-    if isinstance(model, Tree):
+    if isinstance(model, SklearnTree):
         if iteration_range is not None:
             raise ValueError("iteration_range applies to boosting models, not to a Tree")
         return _from_tree_object(model)
