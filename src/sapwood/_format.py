@@ -276,9 +276,11 @@ _PROBLEMS = {
 _FAMILIES = ("", "tree", "forest", "boosting")
 # How the trees' outputs are added up, as the source library adds them (the dtype of
 # the running sum; "_base_last": the sum starts at 0 and the base score is added after
-# the trees): ``raw_predict`` reproduces the library's raw output bit for bit.
+# the trees; "_rebased": each tree's value is first added to its column's base score and
+# the base taken off again, in that precision): ``raw_predict`` reproduces the library's
+# raw output bit for bit.
 ACCUMULATIONS = {"float64": np.float64, "float32": np.float32,
-                 "float64_base_last": np.float64}
+                 "float64_base_last": np.float64, "float32_rebased": np.float32}
 
 
 @dataclass(frozen=True)
@@ -352,10 +354,13 @@ class TreeEnsemble:
     ``"float64"`` (sapwood, scikit-learn, LightGBM: from the base score, tree by tree
     in float64), ``"float32"`` (XGBoost, whose predictor starts from the float32 base
     score and adds each tree's float32 leaf value in tree order, rounding after every
-    addition) or ``"float64_base_last"`` (CatBoost: the trees summed in float64 from 0,
-    then the base score added). ``raw_predict(X, native=True)`` (and so ``predict``,
-    ``predict_proba``) adds the same way, so a converted model gives its source's raw
-    output bit for bit (returned as float64).
+    addition), ``"float32_rebased"`` (as ``"float32"``, but each tree's leaf value
+    first goes through its column's base score, ``(base + value) - base`` in float32,
+    before its weight multiplies it: XGBoost < 3.3 predicting a DART model in place,
+    as its scikit-learn wrappers do) or ``"float64_base_last"`` (CatBoost: the trees
+    summed in float64 from 0, then the base score added). ``raw_predict(X,
+    native=True)`` (and so ``predict``, ``predict_proba``) adds the same way, so a
+    converted model gives its source's raw output bit for bit (returned as float64).
     """
 
     trees: tuple
@@ -449,6 +454,16 @@ class TreeEnsemble:
         """Whether the base score is added after the trees' sum (``accumulate``)."""
         return self.accumulate.endswith("_base_last")
 
+    def _native_values(self, values, t):
+        """Tree ``t``'s leaf ``values`` as the source library weights them
+        (``accumulate``): through the base score of the tree's column when rebased."""
+        if not self.accumulate.endswith("_rebased"):
+            return values
+        dtype = self.accumulation_dtype
+        base = dtype(self.base_score[min(int(self.tree_output[t]),
+                                         self.base_score.shape[0] - 1)])
+        return ((values.astype(dtype) + base) - base).astype(np.float64)
+
     def packed(self):
         """All trees' routing arrays concatenated, with global child ids, one
         ``cat_bitsets`` (categorical thresholds shifted to it) and the roots:
@@ -477,22 +492,25 @@ class TreeEnsemble:
         return (shifted("children_left"), shifted("children_right"), cat("feature"),
                 threshold, cat("missing_go_to_left"), operator, cat("cat_bitsets"), roots)
 
-    def node_outputs(self):
+    def node_outputs(self, native=False):
         """What each node adds to the raw output, as ``raw_predict`` adds it: per node
         (all trees, packed in tree order) the tree's weight times its value, shape
         (n_nodes, width); the output column each tree's values start at; and the initial
         raw value. A forest's raw output is ``initial + sum / n_trees + base_score[0]``
         (``combine="mean"``, width = n_outputs x max_n_classes, initial zeros), boosting's
         ``initial + sum`` (``combine="sum"``: one value per tree, initial =
-        ``base_score``)."""
+        ``base_score``). ``native=True``: each term as ``raw_predict(native=True)``
+        takes it before rounding it to the sum's precision (``accumulate``)."""
         if self.combine == "mean":
             values = [w * tree.value.reshape(tree.node_count, -1)
                       for tree, w in zip(self.trees, self.tree_weights, strict=True)]
             tree_column = np.zeros(self.n_trees, dtype=np.intp)
             initial = np.zeros(values[0].shape[1])
         else:
-            values = [w * tree.value[:, 0, :1]
-                      for tree, w in zip(self.trees, self.tree_weights, strict=True)]
+            values = [w * (self._native_values(tree.value[:, 0, :1], t) if native
+                           else tree.value[:, 0, :1])
+                      for t, (tree, w) in enumerate(zip(self.trees, self.tree_weights,
+                                                        strict=True))]
             tree_column = self.tree_output.astype(np.intp)
             n_columns = max(int(tree_column.max()) + 1, self.base_score.shape[0])
             initial = np.zeros(n_columns) + self.base_score
@@ -563,7 +581,10 @@ class TreeEnsemble:
             margin += self.base_score.astype(dtype)
         for t, tree in enumerate(self.trees):
             # Each term rounded to the sum's precision first, as the library stores it.
-            term = (self.tree_weights[t] * tree.value[leaves[:, t], 0, 0]).astype(dtype)
+            value = tree.value[leaves[:, t], 0, 0]
+            if native:
+                value = self._native_values(value, t)
+            term = (self.tree_weights[t] * value).astype(dtype)
             margin[:, self.tree_output[t]] += term
         if base_last:
             margin += self.base_score

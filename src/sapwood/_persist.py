@@ -356,7 +356,8 @@ def _read_header(raw: bytes) -> dict:
     _choice(header, "combine", tuple(_LINKS))
     _choice(header, "link", _LINKS[header["combine"]])
     _choice(header, "input_dtype", ("float32", "float64"))
-    _choice(header, "accumulate", ("float64", "float32", "float64_base_last")
+    _choice(header, "accumulate", ("float64", "float32", "float64_base_last",
+                                   "float32_rebased")
             if header["combine"] == "sum" else ("float64",))
     if not isinstance(header["sapwood_version"], str):
         raise FormatError("header field sapwood_version must be a string")

@@ -27,6 +27,11 @@ from sklearn.ensemble import (
 # answers ``score`` only when the model's ``score`` is the one scikit-learn defines.
 from sklearn.metrics._scorer import _MultimetricScorer, _PassthroughScorer
 
+# The class of a fitted tree estimator's ``tree_``: the adapters read a bare ``Tree``
+# (an estimator's ``tree_`` passed on its own) and must recognise one; scikit-learn
+# exports no public name for the class.
+from sklearn.tree._tree import Tree as SklearnTree
+
 # Rows or columns of an array, a sparse matrix, a list or a DataFrame, as scikit-learn's
 # own ``permutation_importance`` takes them. Listed in scikit-learn's API reference but
 # marked there as private ("backward compatibility might be broken without any
@@ -62,6 +67,7 @@ from sklearn.utils.validation import _check_sample_weight, _num_samples
 
 __all__ = [
     "SKLEARN_FORESTS",
+    "SklearnTree",
     "HasMethods",
     "Interval",
     "InvalidParameterError",

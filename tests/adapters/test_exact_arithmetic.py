@@ -13,6 +13,7 @@ import pytest
 
 from sapwood import load, save
 from sapwood.adapters import from_model, predict_raw
+from sapwood.importance import tree_shap
 
 SIZES = [(3, 2), (40, 4), (300, 6)]  # (trees, depth)
 
@@ -93,3 +94,25 @@ def test_catboost_bias_added_last(task, size, tmp_path):
                       random_seed=0, allow_writing_files=False).fit(X, targets(signal, task))
     converted = equal_raw(model, X, model.predict(X, prediction_type="RawFormulaVal"), tmp_path)
     assert converted.accumulate == "float64_base_last"
+
+
+@pytest.mark.parametrize("task", ["regression", "binary", "multiclass"])
+@pytest.mark.parametrize("size", SIZES)
+def test_lightgbm_dart_leaves_are_stored_scaled(task, size, tmp_path):
+    """LightGBM's DART rescales the dropped trees' leaves in place when it normalises
+    (``DART::Normalize`` calls ``Tree::Shrinkage``), so its model text holds the final
+    leaf values and predicts as a gbdt model does: no tree weights."""
+    lgb = pytest.importorskip("lightgbm")
+    n_trees, depth = size
+    X, signal = data(n_trees + depth + 300)
+    estimator = lgb.LGBMRegressor if task == "regression" else lgb.LGBMClassifier
+    model = estimator(boosting_type="dart", drop_rate=0.3, skip_drop=0.0,
+                      n_estimators=n_trees, num_leaves=2**depth - 1, n_jobs=1, verbose=-1,
+                      random_state=0).fit(X, targets(signal, task))
+    converted = equal_raw(model, X, model.predict(X, raw_score=True), tmp_path)
+    assert np.all(converted.tree_weights == 1.0)
+    contributions = model.predict(X[:50], pred_contrib=True)
+    shap = np.asarray(tree_shap(converted, X[:50]).extra["shap_values"])
+    if task == "multiclass":
+        contributions = contributions.reshape(50, 3, -1).transpose(0, 2, 1)
+    np.testing.assert_allclose(shap, contributions[:, :-1], rtol=1e-7, atol=1e-9)

@@ -121,6 +121,41 @@ def test_xgboost_default_left_must_be_a_boolean(tmp_path):
         sapwood.from_model(path)
 
 
+@pytest.mark.parametrize("layout", ["dart", "gbtree"])
+@pytest.mark.parametrize(("weight", "phrase"), [
+    (-0.5, "tree_weights must be finite and non-negative"),
+    (float("nan"), "tree_weights must be finite and non-negative"),
+    (1e300, "tree_weights must be finite and non-negative"),  # past float32
+    ("heavy", "weight_drop holds values that are not float64"),
+    (None, "tree_info / weight_drop do not have one entry per tree"),
+])
+def test_xgboost_dart_weights_must_be_one_finite_weight_per_tree(tmp_path, layout, weight,
+                                                                   phrase):
+    """DART weights beside the trees (XGBoost < 3.3, booster "dart") or in the tree
+    model (XGBoost >= 3.3, booster "gbtree")."""
+    xgboost = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 3))
+    model = xgboost.XGBRegressor(n_estimators=3, max_depth=2, booster="dart",
+                                 rate_drop=0.5).fit(X, X[:, 0])
+    path = tmp_path / "model.json"
+    model.save_model(path)
+    document = json.loads(path.read_text())
+    booster = document["learner"]["gradient_booster"]
+    if layout == "gbtree":  # XGBoost >= 3.3 writes them this way
+        booster.update(name="gbtree", model=booster["gbtree"]["model"])
+        booster["model"]["weight_drop"] = booster.pop("weight_drop")
+        del booster["gbtree"]
+    weights = booster["weight_drop"] if layout == "dart" else booster["model"]["weight_drop"]
+    if weight is None:
+        weights.pop()
+    else:
+        weights[1] = weight
+    path.write_text(json.dumps(document))
+    with pytest.raises(sapwood.FormatError, match=phrase):
+        sapwood.from_model(path)
+
+
 @pytest.mark.parametrize("sigmoid", ["0", "-1", "inf", "nan"])
 def test_lightgbm_sigmoid_must_be_positive(tmp_path, sigmoid):
     lightgbm = pytest.importorskip("lightgbm")

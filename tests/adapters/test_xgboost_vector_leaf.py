@@ -153,3 +153,49 @@ def test_iteration_range_selects_vector_leaf_trees():
     ensemble = from_model(model, iteration_range=(1, 3))
     assert ensemble.n_trees == 2 * 3
     assert_close(predict_raw(ensemble, X), margin, atol=1e-6)
+
+
+# XGBoost >= 3.3 grows categorical splits in vector-leaf trees (partitions, and one-hot
+# splits with max_cat_to_onehot); the files come from XGBoost 3.4.1 (the tests run with
+# an older XGBoost, see make_late_fixtures.py).
+CATEGORICAL = ["vector_leaf_categorical_regression", "vector_leaf_categorical_softprob"]
+
+
+@pytest.mark.parametrize("stem", CATEGORICAL)
+@pytest.mark.parametrize("suffix", ["json", "ubj"])
+def test_vector_leaf_trees_with_categorical_splits_give_xgboosts_margin(stem, suffix):
+    pd = pytest.importorskip("pandas")
+    codes = np.load(FIXTURES / "vector_leaf_categorical.X.npy")
+    margin = np.load(FIXTURES / f"{stem}.margin.npy")
+    ensemble = from_model(FIXTURES / f"{stem}.{suffix}")
+    assert ensemble.has_categorical
+    labels = ensemble.categories[2]
+    assert labels == tuple(f"c{k}" for k in range(8))
+    ours = predict_raw(ensemble, codes)
+    np.testing.assert_array_equal(ours, margin.astype(np.float64))
+    # The frame XGBoost predicted (text categories; missing ones NaN), read by label.
+    colour = pd.Categorical.from_codes(np.nan_to_num(codes[:, 2], nan=-1).astype(int),
+                                       categories=list(labels))
+    frame = pd.DataFrame({"a": codes[:, 0], "b": codes[:, 1], "colour": colour})
+    np.testing.assert_array_equal(predict_raw(ensemble, frame), ours)
+    # One-hot splits (softprob) list one category a node, partitions several.
+    sets = [len(tree.categories_left(node)) for tree in ensemble.trees
+            for node in np.flatnonzero(tree.operator == 2) if tree.children_left[node] >= 0]
+    assert sets and (max(sets) == 1) == stem.endswith("softprob")
+    result = tree_shap(ensemble, codes[:40])
+    total = result.extra["expected_value"] + result.extra["shap_values"].sum(axis=1)
+    assert_close(total, ensemble.raw_predict(codes[:40]).reshape(total.shape), atol=1e-9)
+
+
+def test_a_vector_leaf_category_list_must_lie_inside_the_file(tmp_path):
+    import json
+
+    from sapwood import FormatError
+
+    document = json.loads((FIXTURES / f"{CATEGORICAL[0]}.json").read_text())
+    tree = document["learner"]["gradient_booster"]["model"]["trees"][0]
+    tree["categories_segments"][-1] = len(tree["categories"])
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(FormatError, match="tree 0: categories_segments / categories_sizes"):
+        from_model(path)

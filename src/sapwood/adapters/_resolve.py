@@ -49,7 +49,8 @@ def from_model(model, *, iteration_range=None) -> TreeEnsemble:
         scikit-learn ``DecisionTree*``, ``ExtraTree*``, ``RandomForest*``,
         ``ExtraTrees*``, ``GradientBoosting*``, ``HistGradientBoosting*``,
         ``IsolationForest`` (raw output: the mean path length, see
-        :mod:`sapwood.adapters._sklearn`);
+        :mod:`sapwood.adapters._sklearn`), or an estimator's bare ``tree_`` (one tree:
+        a classifier's class fractions by class position, else a regression);
         ``xgboost.Booster``, ``XGBClassifier``, ``XGBRegressor``, ``XGBRFClassifier``,
         ``XGBRFRegressor``; ``lightgbm.Booster``, ``LGBMClassifier``, ``LGBMRegressor``;
         ``catboost.CatBoost``, ``CatBoostClassifier``, ``CatBoostRegressor``; or the

@@ -15,6 +15,15 @@ shap package explains. scikit-learn's scores follow from it:
 ``decision_function(X) = score_samples(X) - offset_``; ``predict`` of the converted
 model is ``E[h(x)]`` itself, not the -1 / 1 labels. Its trees are grown on a random
 target, so they carry no impurities or gains: no MDI, no native importance.
+
+A bare ``tree_`` (scikit-learn's ``Tree`` object, without its estimator) reads as a
+single tree, its ``value`` as scikit-learn stores it: a classifier's tree (more than one
+class for some output, ``n_classes``) as a classification whose raw output is the
+stored class fractions (weighted counts before scikit-learn 1.4) and whose classes are
+the positions 0, 1, ... in the estimator's ``classes_`` (the tree does not record the
+labels), any other tree as a regression of its leaf values. The one tree a ``Tree``
+cannot tell apart is a classifier's fitted on a single class, which reads as the
+regression of its constant fraction 1.0, the estimator's ``predict_proba``.
 """
 
 from __future__ import annotations
@@ -47,7 +56,7 @@ from sklearn.tree import (
 
 from .._bootstrap import SEED_LIMIT, Bootstrap
 from .._format import LEAF, OP_CAT, OP_LE, FormatError, ModelKind, TreeArrays, TreeEnsemble
-from .._sklearn_compat import hist_gradient_boosting_categories
+from .._sklearn_compat import SklearnTree, hist_gradient_boosting_categories
 from ._build import build_tree, category_sets, codes_to_words
 
 __all__ = ["from_sklearn", "forest_estimators", "own_trees"]
@@ -62,6 +71,10 @@ _HIST_GRADIENT_BOOSTING = (HistGradientBoostingClassifier, HistGradientBoostingR
 
 def from_sklearn(model, iteration_range=None) -> TreeEnsemble:
     """Convert a fitted scikit-learn tree model (see :func:`sapwood.from_model`)."""
+    if isinstance(model, SklearnTree):
+        if iteration_range is not None:
+            raise ValueError("iteration_range applies to boosting models, not to a Tree")
+        return _from_tree_object(model)
     if not hasattr(model, "n_features_in_"):
         raise ValueError(f"{type(model).__name__} is not fitted; call fit() first")
     if iteration_range is not None and not isinstance(
@@ -86,7 +99,27 @@ def from_sklearn(model, iteration_range=None) -> TreeEnsemble:
     kind = "ensemble" if isinstance(model, BaseEnsemble) else "model"
     raise TypeError(f"sapwood cannot convert the scikit-learn {kind} {type(model).__name__}: "
                     "supported are DecisionTree*, ExtraTree*, RandomForest*, ExtraTrees*, "
-                    "GradientBoosting*, HistGradientBoosting* and IsolationForest")
+                    "GradientBoosting*, HistGradientBoosting*, IsolationForest and an "
+                    "estimator's tree_")
+
+
+def _from_tree_object(tree):
+    """A bare scikit-learn ``Tree`` as a one-tree model (module docstring)."""
+    if tree.node_count == 0:
+        raise ValueError("the scikit-learn Tree has no nodes: it was never built (pass a "
+                         "fitted estimator's tree_)")
+    n_classes = np.asarray(tree.n_classes, dtype=np.int64).reshape(-1)
+    classifier = bool((n_classes > 1).any())
+    classes = None
+    if classifier:
+        groups = [tuple(range(int(k))) for k in n_classes]
+        classes = groups[0] if len(groups) == 1 else tuple(groups)
+    return TreeEnsemble(
+        trees=(_copy_tree(tree, tree.n_features),),
+        task="classification" if classifier else "regression", n_features=tree.n_features,
+        combine="mean", classes=classes, input_dtype=np.float32,
+        kind=ModelKind(library="sklearn", model="Tree", library_version=sklearn.__version__,
+                       family="tree"))
 
 
 def _copy_tree(tree, n_features) -> TreeArrays:

@@ -5,12 +5,22 @@ saved file), so files convert without XGBoost installed. XGBoost stores X as flo
 and sends a sample left when ``x < split_condition``, a missing value (NaN) to the
 ``default_left`` side; leaves keep their (already shrunk) value in
 ``split_conditions``. The margin is ``base_score`` (stored as a mean, turned into a
-margin by the objective's link) plus the sum of tree outputs per output group; DART
-models weight each tree by ``weight_drop``. A vector-leaf tree
+margin by the objective's link) plus the sum of tree outputs per output group, added
+in float32 in tree order. DART models weight each tree by ``weight_drop`` (beside the
+trees before XGBoost 3.3, in the tree model since): XGBoost multiplies the float32 leaf
+value by the float32 weight in float32 and adds the product. Before 3.3 its in-place
+prediction (the scikit-learn wrappers' ``predict``, ``Booster.inplace_predict``) of a
+DART model takes each tree's output from a buffer started at the base score and
+subtracts the base again before weighting (``Dart::InplacePredict``), which rounds the
+leaf value to the base score's precision: a wrapper converted under such an XGBoost
+accumulates that way (``accumulate="float32_rebased"``), a Booster or file as
+``Booster.predict(DMatrix)`` does (``"float32"``), so each gives its own ``predict``
+bit for bit. A vector-leaf tree
 (``multi_strategy="multi_output_tree"``, one K-vector per leaf) becomes K scalar trees
 with its splits, one per output column; files of XGBoost 2.x and 3.x store it in two
 layouts (:func:`_vector_leaf_trees`). XGBoost 2.x records no hessian sums for these
-trees, so they have no cover (path-dependent TreeSHAP refuses them).
+trees, so they have no cover (path-dependent TreeSHAP refuses them); XGBoost >= 3.3
+gives them categorical splits, stored as in one-output trees.
 
 A categorical split (``split_type`` 1, ``enable_categorical``) lists the categories
 that go *right* (``categories`` from ``categories_segments``, ``categories_sizes`` per
@@ -25,6 +35,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 
@@ -66,7 +77,14 @@ def from_xgboost(model, iteration_range=None) -> TreeEnsemble:
     """
     booster = model
     classes = None
+    in_place = False
     if hasattr(model, "get_booster"):
+        # A wrapper predicts in place; XGBoost < 3.3 does so differently for DART
+        # (module docstring). xgboost is imported: the model is one of its objects.
+        import xgboost
+
+        version = re.match(r"(\d+)\.(\d+)", xgboost.__version__)
+        in_place = version is not None and tuple(map(int, version.groups())) < (3, 3)
         missing = getattr(model, "missing", np.nan)
         if missing is not None and not (isinstance(missing, float) and math.isnan(missing)):
             raise ValueError(f"{type(model).__name__} treats {missing!r} as missing; sapwood "
@@ -81,7 +99,7 @@ def from_xgboost(model, iteration_range=None) -> TreeEnsemble:
             classes = tuple(np.asarray(model.classes_).tolist())
     document = json.loads(bytes(booster.save_raw(raw_format="json")))
     return from_xgboost_dict(document, iteration_range, classes=classes,
-                             model_name=type(model).__name__)
+                             model_name=type(model).__name__, in_place=in_place)
 
 
 def read_xgboost_file(data: bytes, iteration_range=None) -> TreeEnsemble:
@@ -99,16 +117,19 @@ def read_xgboost_file(data: bytes, iteration_range=None) -> TreeEnsemble:
 
 
 def from_xgboost_dict(document, iteration_range=None, classes=None,
-                      model_name="Booster") -> TreeEnsemble:
-    """Convert XGBoost's JSON model schema, already parsed into Python objects."""
+                      model_name="Booster", in_place=False) -> TreeEnsemble:
+    """Convert XGBoost's JSON model schema, already parsed into Python objects.
+
+    ``in_place``: reproduce the in-place prediction of XGBoost < 3.3 (a DART model's
+    differs from ``Booster.predict(DMatrix)``, see the module docstring)."""
     try:
-        return _convert(document, iteration_range, classes, model_name)
+        return _convert(document, iteration_range, classes, model_name, in_place)
     except (KeyError, TypeError, IndexError, AttributeError) as error:
         raise FormatError(f"not a valid XGBoost model: missing or malformed field "
                           f"{error}") from None
 
 
-def _convert(document, iteration_range, classes, model_name):
+def _convert(document, iteration_range, classes, model_name, in_place):
     learner = document["learner"]
     params = learner["learner_model_param"]
     n_features = _int(params, "num_feature", 1)
@@ -121,12 +142,12 @@ def _convert(document, iteration_range, classes, model_name):
     booster = learner["gradient_booster"]
     if booster["name"] == "gblinear":
         raise ValueError("an XGBoost gblinear model has no trees")
-    if booster["name"] == "dart":
-        weights = _array(booster, "weight_drop", np.float64)
+    if booster["name"] == "dart":  # XGBoost < 3.3: the weights beside the trees
         forest = booster["gbtree"]["model"]
-    elif booster["name"] == "gbtree":
+        weights = booster["weight_drop"]
+    elif booster["name"] == "gbtree":  # XGBoost >= 3.3 keeps DART weights in the model
         forest = booster["model"]
-        weights = None
+        weights = forest.get("weight_drop")
     else:
         raise ValueError(f"unknown XGBoost booster {booster['name']!r}")
     names = [str(n) for n in learner.get("feature_names") or []] or None
@@ -140,8 +161,14 @@ def _convert(document, iteration_range, classes, model_name):
         raise FormatError(f"learner_model_param declares {n_declared} classes or targets "
                           f"but the model has {len(raw_trees)} trees; each has trees of its "
                           "own")
+    # XGBoost multiplies each tree's float32 leaf value by its float32 weight in float32
+    # (the file prints the weights shortest-repr, so they are rounded back to float32).
     if weights is None:
         weights = np.ones(len(raw_trees))
+    else:
+        weights = _array({"weight_drop": weights}, "weight_drop", np.float64)
+        with np.errstate(over="ignore"):  # past float32: inf, which the format refuses
+            weights = weights.astype(np.float32).astype(np.float64)
     groups = _array(forest, "tree_info", np.int64)
     if groups.shape[0] != len(raw_trees) or weights.shape[0] != len(raw_trees):
         raise FormatError("tree_info / weight_drop do not have one entry per tree")
@@ -154,7 +181,7 @@ def _convert(document, iteration_range, classes, model_name):
         try:
             if _int(raw_trees[t].get("tree_param", {}), "size_leaf_vector", 0,
                     default=1) > 1:
-                parts = _vector_leaf_trees(raw_trees[t], n_features, n_columns, names)
+                parts = _vector_leaf_trees(raw_trees[t], n_features, n_columns)
             else:
                 parts = [(_tree(raw_trees[t], n_features, names), groups[t])]
         except FormatError as error:
@@ -174,7 +201,7 @@ def _convert(document, iteration_range, classes, model_name):
         link=link, classes=classes if task == "classification" else None,
         feature_names=None if names is None else tuple(names), input_dtype=np.float32,
         # XGBoost's predictor sums in float32 (from the float32 base margin, in tree order).
-        accumulate="float32",
+        accumulate="float32_rebased" if in_place and booster["name"] == "dart" else "float32",
         # XGBoost's random forests (XGBRF*) grow their trees on row subsamples drawn
         # without replacement, which the model does not record: not "bagged".
         kind=ModelKind(library="xgboost", model=model_name, objective=objective,
@@ -323,7 +350,7 @@ def _category_splits(raw, left, right, conditions, default_left):
     return left, right, conditions, default_left, operator, cat_bitsets
 
 
-def _vector_leaf_trees(raw, n_features, n_columns, names):
+def _vector_leaf_trees(raw, n_features, n_columns):
     """A vector-leaf tree (``multi_strategy="multi_output_tree"``) as one scalar tree per
     output column, each with the same splits and covers: ``[(tree, column), ...]``.
 
@@ -345,14 +372,6 @@ def _vector_leaf_trees(raw, n_features, n_columns, names):
     feature = _array(raw, "split_indices", np.int64, n)
     conditions = _array(raw, "split_conditions", np.float32, n).astype(np.float64)
     default_left = _array(raw, "default_left", np.uint8, n)
-    if "split_type" in raw:
-        categorical = np.flatnonzero(~leaf & (_array(raw, "split_type", np.int64, n) != 0))
-        if categorical.size:
-            # Not read yet: no XGBoost model of this kind has been checked against.
-            index = int(feature[categorical[0]])
-            name = names[index] if names and 0 <= index < len(names) else f"feature {index}"
-            raise FormatError(f"a vector-leaf tree splits on categories of {name!r}; "
-                              "sapwood reads categorical splits of one-output trees only")
     node_weights = _array(raw, "base_weights", np.float32).astype(np.float64)
     value = np.zeros((n, n_outputs))
     if node_weights.shape[0] == n * n_outputs:
@@ -372,6 +391,9 @@ def _vector_leaf_trees(raw, n_features, n_columns, names):
     elif node_weights.shape[0] != n * n_outputs:
         raise FormatError(f"base_weights has {node_weights.shape[0]} entries for {n} nodes "
                           f"and {n_outputs} outputs, and there are no leaf_weights")
+    # Categorical splits are stored as in one-output trees (XGBoost >= 3.3 grows them).
+    left, right, conditions, default_left, operator, cat_bitsets = _category_splits(
+        raw, left, right, conditions, default_left)
     gain = hessian = None
     if "loss_changes" in raw and "sum_hessian" in raw:
         gain = _array(raw, "loss_changes", np.float32, n).astype(np.float64)
@@ -379,10 +401,10 @@ def _vector_leaf_trees(raw, n_features, n_columns, names):
     # Every output's tree has the covers TreeSHAP weighs by, but only the first carries
     # the split statistics, so that native importances count each split once, as
     # XGBoost's get_score does.
-    return [(build_tree(left, right, feature, conditions, default_left, np.full(n, OP_LT),
+    return [(build_tree(left, right, feature, conditions, default_left, operator,
                         value[:, k].reshape(n, 1, 1), n_features=n_features,
                         weighted_n_node_samples=hessian, gain=gain if k == 0 else None,
-                        cover=hessian if k == 0 else None), k)
+                        cover=hessian if k == 0 else None, cat_bitsets=cat_bitsets), k)
             for k in range(n_outputs)]
 
 

@@ -79,7 +79,7 @@ class TreeEvaluator:
             # While the threads route the rows: the model's own outputs for the check,
             # and the node values.
             theirs.append(self._their_outputs(X if given is None else given))
-            self.node_values, self.tree_column, self.init = ensemble.node_outputs()
+            self.node_values, self.tree_column, self.init = ensemble.node_outputs(native=True)
             # The sums' terms and start in the model's own precision (XGBoost: float32).
             accumulation = ensemble.accumulation_dtype
             self.sum_values = self.node_values.astype(accumulation, copy=False)
