@@ -44,6 +44,7 @@ from joblib import Parallel, delayed, effective_n_jobs
 from .._kernels._shap import leaf_tables, shap_interactions, shap_tables, shap_values
 from .._progress import check_progress, counted, progress_bar
 from ..adapters import as_ensemble
+from ._dask import dask_rows, is_dask_collection
 from ._oob import _feature_names
 from ._result import ImportanceResult, t_interval
 from ._shap_interventional import MODEL_OUTPUTS, interventional_tree_shap
@@ -344,33 +345,17 @@ def _extra(ensemble, X, tree_arrays, phi, interaction_values):
 
 # -- Dask input ---------------------------------------------------------------------
 
-def is_dask_collection(X) -> bool:
-    """Whether ``X`` is a Dask collection (without importing Dask when it is not)."""
-    return type(X).__module__.split(".")[0] in ("dask", "dask_expr")
-
-
 def dask_tree_shap(model, X, interactions, n_jobs) -> ImportanceResult:
     """:func:`~sapwood.importance.tree_shap` for a Dask DataFrame or 2-D Dask array."""
     # Dask is optional and heavy: imported only for Dask input.
     import dask
-    import dask.array as da
 
     ensemble = as_ensemble(model)
-    if hasattr(X, "to_dask_array"):
-        other = [str(c) for c, kind in X.dtypes.items() if kind.kind not in "biuf"]
-        if other:
-            raise ValueError(f"X must have numeric columns only; not numeric: {other}")
-        feature_names = _feature_names(X, model, ensemble.n_features)
-        blocks = X.to_dask_array(lengths=True)
-    elif isinstance(X, da.Array):
-        feature_names = _feature_names(X, model, ensemble.n_features)
-        blocks = X
-    else:
-        raise TypeError(f"X must be a Dask DataFrame or array; got {type(X).__name__}")
-    if blocks.ndim != 2 or blocks.shape[1] != ensemble.n_features:
-        raise ValueError(f"X has {blocks.shape[1:]} features per row; the model was fit "
-                         f"on {ensemble.n_features}")
-    blocks = blocks.rechunk({1: -1})  # every block holds whole rows
+    blocks = dask_rows(X)
+    feature_names = _feature_names(X, model, ensemble.n_features)
+    if blocks.shape[1] != ensemble.n_features:
+        raise ValueError(f"X has {blocks.shape[1]} features; the model was fit on "
+                         f"{ensemble.n_features}")
     tree_arrays = _tree_arrays(ensemble)
     n_columns = tree_arrays[0].n_columns
     n_features = ensemble.n_features
