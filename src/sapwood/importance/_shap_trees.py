@@ -49,10 +49,10 @@ def shap_trees(ensemble) -> ShapTrees:
 
 
 def tree_walks(trees: ShapTrees, cover=None) -> list:
-    """Each tree's :func:`~sapwood._kernels._shap.leaf_paths` (its walk, the path
-    features' bits, the leaves' path features and their zero fractions, which only
-    the path-dependent values read: without ``cover`` they are not computed
-    meaningfully)."""
+    """Each tree's :func:`~sapwood._kernels._shap.leaf_paths`: its walk, the path
+    features' bits, the leaves' path features and their zero fractions from ``cover``
+    (each node's training weight), which only path-dependent TreeSHAP reads (without
+    ``cover`` every fraction is 1)."""
     if cover is None:
         cover = np.ones(trees.children_left.shape[0])
     return [leaf_paths(root, end, trees.children_left, trees.children_right, trees.feature,
