@@ -33,3 +33,14 @@ def assert_close(ours, theirs, rtol=0.0, atol=1e-6):
     """Element-wise agreement to ``atol + rtol * |theirs|``."""
     np.testing.assert_allclose(np.asarray(ours, dtype=np.float64),
                                np.asarray(theirs, dtype=np.float64), rtol=rtol, atol=atol)
+
+
+def catboost_document(n_classes, trees):
+    """A CatBoost JSON model written by hand (its reader needs no catboost): one float
+    feature, ``n_classes`` output columns and the given ``oblivious_trees``."""
+    return {"features_info": {"float_features": [{
+                "borders": [0.0], "feature_index": 0, "flat_feature_index": 0,
+                "feature_id": "", "nan_value_treatment": "AsIs"}]},
+            "model_info": {"params": {"loss_function": {
+                "type": "MultiClass" if n_classes > 1 else "RMSE"}}},
+            "scale_and_bias": [1, [0] * n_classes], "oblivious_trees": trees}

@@ -17,6 +17,8 @@ import pytest
 import sapwood
 from sapwood.adapters import as_ensemble
 
+from ._data import catboost_document
+
 MAX_SECONDS = 20
 # Growth of the process's peak memory during the load (importing sapwood, and Numba
 # compiling on an empty cache, come before and do not count).
@@ -182,25 +184,15 @@ def test_the_format_refuses_what_no_library_writes():
         sapwood.TreeEnsemble(task="regression", link="softmax", **fields)
 
 
-def _catboost_document(n_classes, trees):
-    # A CatBoost JSON model written by hand (the reader needs no catboost).
-    return {"features_info": {"float_features": [{
-                "borders": [0.0], "feature_index": 0, "flat_feature_index": 0,
-                "feature_id": "", "nan_value_treatment": "AsIs"}]},
-            "model_info": {"params": {"loss_function": {
-                "type": "MultiClass" if n_classes > 1 else "RMSE"}}},
-            "scale_and_bias": [1, [0] * n_classes], "oblivious_trees": trees}
-
-
 def test_catboost_counts_must_be_backed_by_the_file(tmp_path):
     path = tmp_path / "model.json"
     # 100 KB of one-leaf trees for 1,000 classes: 50,000 trees of the format, each far
     # dearer than its two bytes of leaf value.
     trees = [{"leaf_values": [0] * 1000, "leaf_weights": [1], "splits": []}] * 50
-    path.write_text(json.dumps(_catboost_document(1000, trees), separators=(",", ":")))
+    path.write_text(json.dumps(catboost_document(1000, trees), separators=(",", ":")))
     check_refused(path, "bytes of leaf values per tree and class")
     # 60 splits declare 2**60 leaves; the file holds two.
     split = {"border": 0.0, "float_feature_index": 0, "split_type": "FloatFeature"}
     trees = [{"leaf_values": [0.5, 1.5], "leaf_weights": [1, 1], "splits": [split] * 60}]
-    path.write_text(json.dumps(_catboost_document(1, trees)))
+    path.write_text(json.dumps(catboost_document(1, trees)))
     check_refused(path, "leaf_values has 2 entries; 60 splits")

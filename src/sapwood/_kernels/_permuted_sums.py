@@ -29,18 +29,11 @@ def sum_leaf_values(leaves, node_values, tree_column, init):
     The sums are kept in ``init``'s dtype (float32: rounded after every addition, as
     XGBoost adds its trees; ``node_values`` then float32 too).
     """
-    n_trees, n_samples = leaves.shape
-    width = node_values.shape[1]
-    out = np.empty((n_samples, init.shape[0]), dtype=init.dtype)
-    for i in range(n_samples):
+    out = np.empty((leaves.shape[1], init.shape[0]), dtype=init.dtype)
+    for i in range(out.shape[0]):
         for c in range(init.shape[0]):
             out[i, c] = init[c]
-    for t in range(n_trees):
-        column = tree_column[t]
-        for i in range(n_samples):
-            leaf = leaves[t, i]
-            for w in range(width):
-                out[i, column + w] += node_values[leaf, w]
+    add_leaf_values(leaves, node_values, tree_column, out)
     return out
 
 
@@ -198,15 +191,15 @@ def accuracy_change(rows, totals, n_trees, offset, y_code, correct):
 # For large forests the evaluator never holds every tree's nodes: it reads a few trees,
 # indexes, re-routes and adds them into running totals, and drops them (see
 # ``sapwood.importance._chunked_evaluator.ChunkedTreeEvaluator``). Every total gets its
-# trees' values added one tree at a time in tree order, the additions of
-# ``sum_leaf_values``, so the bits do not depend on how the trees are cut.
+# trees' values added one tree at a time in tree order by ``add_leaf_values``, the
+# additions ``sum_leaf_values`` makes, so the bits do not depend on how the trees are cut.
 
 
 @kernel
 def add_leaf_values(leaves, node_values, tree_column, totals):
-    """``sum_leaf_values`` continued: adds, in tree order, the values of the leaves
-    ``leaves`` (shape (n_trees, n_samples), the piece's node ids) to the running
-    ``totals`` (n_samples, n_columns), in place."""
+    """What ``sum_leaf_values`` adds, and its continuation: adds, in tree order, the
+    values of the leaves ``leaves`` (shape (n_trees, n_samples), the piece's node ids)
+    to the running ``totals`` (n_samples, n_columns), in place."""
     n_trees, n_samples = leaves.shape
     width = node_values.shape[1]
     for t in range(n_trees):

@@ -281,11 +281,16 @@ def shap_interactions(X, children_left, children_right, feature, threshold, oper
 
 @kernel
 def leaf_paths(root, end, children_left, children_right, feature, cover, max_depth):
-    """Per node of one tree (ids ``root .. end``, local index ``node - root``): the bit
-    its split feature has in the path's list of distinct features (first met first),
-    and whether the split is that feature's first on the path. Per leaf (in the order
-    a depth-first walk meets them): its node, and its d distinct path features and
-    their zero fractions in bit order (CSR over ``leaf_start``)."""
+    """One depth-first walk of a tree (ids ``root .. end``, local index ``node -
+    root``), left child first, and what the walks of :func:`shap_tables` and
+    :func:`sapwood._kernels._shap_interventional.interventional_tree` need from it.
+
+    Per node: the bit its split feature has in the path's list of distinct features
+    (first met first), and whether the split is that feature's first on the path. Per
+    leaf (in the order the walk meets them): its d distinct path features and their
+    zero fractions in bit order (CSR over ``leaf_start``). ``walk``: the nodes in the
+    walk's order, rows (node, depth, parent; -1 for the root), so that the kernels
+    replay it and number the leaves as they meet them."""
     n = end - root
     node_bit = np.zeros(n, dtype=np.intp)
     node_first = np.zeros(n, dtype=np.uint8)
@@ -301,7 +306,7 @@ def leaf_paths(root, end, children_left, children_right, feature, cover, max_dep
     for node in range(root, end):
         if children_left[node] == LEAF:
             n_leaves += 1
-    leaf_node = np.empty(n_leaves, dtype=np.intp)
+    walk = np.empty((n, 3), dtype=np.intp)
     leaf_start = np.zeros(n_leaves + 1, dtype=np.intp)
     leaf_features = np.empty(n_leaves * (max_depth + 1), dtype=np.intp)
     leaf_zero = np.empty(n_leaves * (max_depth + 1))
@@ -309,12 +314,15 @@ def leaf_paths(root, end, children_left, children_right, feature, cover, max_dep
     stack_node[0] = root
     stack_level[0] = 0
     top = 1
+    step = 0
     leaf = 0
     while top > 0:
         top -= 1
         node = stack_node[top]
         level = stack_level[top]
         parent = parent_of[node - root]
+        walk[step, 0], walk[step, 1], walk[step, 2] = node, level, parent
+        step += 1
         count = 0
         if parent >= 0:
             count = level_count[level - 1]
@@ -331,7 +339,6 @@ def leaf_paths(root, end, children_left, children_right, feature, cover, max_dep
                 level_zero[level, bit] *= fraction
         level_count[level] = count
         if children_left[node] == LEAF:
-            leaf_node[leaf] = node
             start = leaf_start[leaf]
             for b in range(count):
                 leaf_features[start + b] = level_features[level, b]
@@ -351,7 +358,7 @@ def leaf_paths(root, end, children_left, children_right, feature, cover, max_dep
             stack_node[top] = child
             stack_level[top] = level + 1
             top += 1
-    return (node_bit, node_first, leaf_node, leaf_start, leaf_features[:leaf_start[-1]],
+    return (walk[:step], node_bit, node_first, leaf_start, leaf_features[:leaf_start[-1]],
             leaf_zero[:leaf_start[-1]])
 
 
@@ -447,14 +454,17 @@ def leaf_tables(leaf_start, leaf_zero, pairs):
 
 
 @kernel
-def _node_masks(X, children_left, feature, threshold, operator, missing_go_to_left,
-                cat_bitsets, root, node_bit, node_first, masks, node, level, parent):
-    """``masks[level]``: for every row, the bits of the path features (``leaf_paths``'
-    order) whose splits down to ``node`` the row satisfies, made from the parent's
-    ``masks[level - 1]`` (the root: none)."""
+def node_masks(X, children_left, feature, threshold, operator, missing_go_to_left,
+               cat_bitsets, root, node_bit, node_first, step, masks):
+    """Replays one ``step`` (node, depth, parent) of :func:`leaf_paths`' walk for every
+    row of ``X``: ``masks[depth]`` gets the bits of the path features whose splits down
+    to the node the row satisfies, made from the parent's ``masks[depth - 1]`` (the
+    walk has made them: a depth is not written again until the walk leaves the parent's
+    subtree). Returns the node and its depth."""
+    node, level, parent = step[0], step[1], step[2]
     if parent < 0:
         masks[0, :] = 0
-        return
+        return node, level
     f = feature[parent]
     bit = np.int64(1) << node_bit[parent - root]
     first = node_first[parent - root] != 0
@@ -467,6 +477,7 @@ def _node_masks(X, children_left, feature, threshold, operator, missing_go_to_le
             masks[level, r] = m | bit if first else m
         else:
             masks[level, r] = m & ~bit
+    return node, level
 
 
 @kernel
@@ -520,39 +531,28 @@ def _leaf_pairs(masks_level, leaf_zero, leaf_features, start, d, table, base, va
 
 
 @kernel
-def shap_tables(X, children_left, children_right, feature, threshold, operator,
-                missing_go_to_left, cat_bitsets, values, root, column, node_bit, node_first,
-                leaf_of_node,
-                leaf_start, leaf_features, leaf_zero, table_start, table, pair_start,
-                pair_table, max_depth, with_pairs, phi, pairs):
+def shap_tables(X, children_left, feature, threshold, operator, missing_go_to_left,
+                cat_bitsets, values, root, column, walk, node_bit, node_first, leaf_start,
+                leaf_features, leaf_zero, table_start, table, pair_start, pair_table,
+                max_depth, with_pairs, phi, pairs):
     """Adds one tree's SHAP values of every row of ``X`` to ``phi`` (n_rows, n_features,
     n_columns) from its leaf tables (``leaf_tables(..., False)``) and, with
     ``with_pairs``, its off-diagonal interaction values to ``pairs`` (n_rows,
     n_features, n_features, n_columns) from ``leaf_tables(..., True)``; the diagonal is
     left to the caller.
 
-    One walk down every branch of the tree, carrying for every row at once the mask of
-    path features whose splits the row satisfies (a node's masks are made from its
-    parent's when it is taken from the stack: the parent's level is not written while
-    the sibling's subtree is done); at a leaf, d (and d (d - 1)) table reads per row.
-    ``leaf_of_node[node - root]`` is the leaf's index in ``leaf_paths``' order.
+    :func:`leaf_paths`' walk replayed (``walk`` to ``leaf_zero``), carrying for every
+    row at once the mask of path features whose splits the row satisfies
+    (:func:`node_masks`); at a leaf, d (and d (d - 1)) table reads per row.
     """
     masks = np.empty((max_depth + 1, X.shape[0]), dtype=np.int64)
-    stack = np.empty((max_depth + 2, 3), dtype=np.intp)
-    stack[0, 0], stack[0, 1], stack[0, 2] = root, 0, -1
-    top = 1
-    while top > 0:
-        top -= 1
-        node, level, parent = stack[top, 0], stack[top, 1], stack[top, 2]
-        _node_masks(X, children_left, feature, threshold, operator, missing_go_to_left,
-                    cat_bitsets, root, node_bit, node_first, masks, node, level, parent)
+    leaf = 0
+    for step in range(walk.shape[0]):
+        node, level = node_masks(X, children_left, feature, threshold, operator,
+                                 missing_go_to_left, cat_bitsets, root, node_bit, node_first,
+                                 walk[step], masks)
         if children_left[node] != LEAF:
-            stack[top, 0], stack[top, 1], stack[top, 2] = children_right[node], level + 1, node
-            stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2] = (
-                children_left[node], level + 1, node)
-            top += 2
             continue
-        leaf = leaf_of_node[node - root]
         start = leaf_start[leaf]
         d = leaf_start[leaf + 1] - start
         if d > 0:
@@ -561,3 +561,4 @@ def shap_tables(X, children_left, children_right, feature, threshold, operator,
         if with_pairs and d > 1:
             _leaf_pairs(masks[level], leaf_zero, leaf_features, start, d, pair_table,
                         pair_start[leaf], values, node, column, pairs)
+        leaf += 1

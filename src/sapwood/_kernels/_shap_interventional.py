@@ -32,7 +32,7 @@ background row that can reach the leaf with x.
 import numpy as np
 
 from ._numba import kernel
-from ._shap import _node_masks
+from ._shap import node_masks
 from ._traverse import LEAF
 
 
@@ -200,51 +200,42 @@ def _add_units(acc, d, full, missing, group_mask, matching, weight, positive, ne
 
 
 @kernel
-def interventional_tree(X, Z, weights, per_row, children_left, children_right, feature,
-                        threshold, operator, missing_go_to_left, cat_bitsets, values, root,
-                        column,
-                        node_bit, node_first, leaf_of_node, leaf_start, leaf_features,
-                        max_depth, positive, negative, dense_features, phi):
+def interventional_tree(X, Z, weights, per_row, children_left, feature, threshold, operator,
+                        missing_go_to_left, cat_bitsets, values, root, column, walk, node_bit,
+                        node_first, leaf_start, leaf_features, max_depth, positive, negative,
+                        dense_features, phi):
     """Adds one tree's interventional SHAP values of every row of ``X`` against the
     background ``Z`` to ``phi`` (n_rows, n_features, n_columns): tree ``root`` (global
     node ids) adds ``values[leaf]`` (already scaled by how the trees combine) to columns
-    ``column ..``; ``node_bit``, ``node_first``, ``leaf_start`` and ``leaf_features``
-    come from :func:`sapwood._kernels._shap.leaf_paths` and ``leaf_of_node[node -
-    root]`` is a leaf's index there. ``weights`` as in :func:`_leaf`; ``positive`` /
-    ``negative`` from :func:`shapley_coefficients` (at least the tree's largest d).
+    ``column ..``; ``walk`` to ``leaf_features`` come from
+    :func:`sapwood._kernels._shap.leaf_paths`. ``weights`` as in :func:`_leaf`;
+    ``positive`` / ``negative`` from :func:`shapley_coefficients` (at least the tree's
+    largest d).
 
-    One walk down every branch, carrying every explained and background row's mask of
-    satisfied path features (a node's masks are made from its parent's when it is taken
-    from the stack); at each leaf, :func:`_leaf`. Time: O(nodes (n + m)) for the masks
-    of n explained and m background rows, plus per leaf O(n + m) to group both (O(.. log
-    ..) past ``dense_features``), O(kinds x groups) to match the k distinct
-    explained masks with the g background ones, O(matches x d) for their units and
-    O(n d) to add them; with per-pair weights, plus per row the background rows that can
-    reach the leaf with it.
+    ``leaf_paths``' walk replayed, carrying every explained and background row's mask
+    of satisfied path features (:func:`sapwood._kernels._shap.node_masks`); at each
+    leaf, :func:`_leaf`. Time: O(nodes (n + m)) for the masks of n explained and m
+    background rows, plus per leaf O(n + m) to group both (O(.. log ..) past
+    ``dense_features``), O(kinds x groups) to match the k distinct explained masks with
+    the g background ones, O(matches x d) for their units and O(n d) to add them; with
+    per-pair weights, plus per row the background rows that can reach the leaf with it.
     """
     x_masks = np.empty((max_depth + 1, X.shape[0]), dtype=np.int64)
     z_masks = np.empty((max_depth + 1, Z.shape[0]), dtype=np.int64)
     scratch = _scratch(X.shape[0], Z.shape[0], max_depth, dense_features)
-    stack = np.empty((max_depth + 2, 3), dtype=np.intp)
-    stack[0, 0], stack[0, 1], stack[0, 2] = root, 0, -1
-    top = 1
-    while top > 0:
-        top -= 1
-        node, level, parent = stack[top, 0], stack[top, 1], stack[top, 2]
-        _node_masks(X, children_left, feature, threshold, operator, missing_go_to_left,
-                    cat_bitsets, root, node_bit, node_first, x_masks, node, level, parent)
-        _node_masks(Z, children_left, feature, threshold, operator, missing_go_to_left,
-                    cat_bitsets, root, node_bit, node_first, z_masks, node, level, parent)
+    leaf = 0
+    for step in range(walk.shape[0]):
+        node, level = node_masks(X, children_left, feature, threshold, operator,
+                                 missing_go_to_left, cat_bitsets, root, node_bit, node_first,
+                                 walk[step], x_masks)
+        node_masks(Z, children_left, feature, threshold, operator, missing_go_to_left,
+                   cat_bitsets, root, node_bit, node_first, walk[step], z_masks)
         if children_left[node] != LEAF:
-            stack[top, 0], stack[top, 1], stack[top, 2] = children_right[node], level + 1, node
-            stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2] = (
-                children_left[node], level + 1, node)
-            top += 2
             continue
-        leaf = leaf_of_node[node - root]
         start = leaf_start[leaf]
         d = leaf_start[leaf + 1] - start
         if d > 0:
             _leaf(x_masks[level], z_masks[level], weights, per_row, d, d <= dense_features,
                   leaf_features[start:start + d], values, node, column, positive, negative,
                   *scratch, phi)
+        leaf += 1

@@ -38,35 +38,27 @@ class _Parser(argparse.ArgumentParser):
         raise InputError(f"{self.prog}: {message}")
 
 
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number in (0, 1); got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must be a number in (0, 1); got {text!r}")
-    return value
+def _number(convert, allowed, expected):
+    """An argparse type: the text read by ``convert`` (int or float) and refused, with
+    the message "must be ``expected``", when it does not read or is not ``allowed``."""
+    def parse(text: str):
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {expected}; got {text!r}") from None
+        if not allowed(value):
+            raise argparse.ArgumentTypeError(f"must be {expected}; got {text!r}")
+        return value
+    return parse
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer; got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer; got {text!r}")
-    return value
-
-
-def _at_least_two(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer of at least 2; got {text!r}"
-                                         ) from None
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"must be an integer of at least 2; got {text!r}")
-    return value
+_fraction = _number(float, lambda value: 0 < value < 1, "a number in (0, 1)")
+_positive_int = _number(int, lambda value: value >= 1, "a positive integer")
+_at_least_two = _number(int, lambda value: value >= 2, "an integer of at least 2")
+_row_position = _number(int, lambda value: value >= 0,
+                        "a row position, 0 or more (0 is the first row under the header)")
+_n_jobs = _number(int, lambda value: value != 0,
+                  "a positive number of threads, or -1 for every core")
 
 
 def _max_rows(text: str):
@@ -78,29 +70,6 @@ def _max_rows(text: str):
     except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(
             f"must be a positive integer, 'auto' or 'all'; got {text!r}") from None
-
-
-def _row_position(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(
-            f"must be a row position, 0 or more (0 is the first row under the header); "
-            f"got {text!r}")
-    return value
-
-
-def _n_jobs(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value == 0:
-        raise argparse.ArgumentTypeError(
-            f"must be a positive number of threads, or -1 for every core; got {text!r}")
-    return value
 
 
 def _output_options(parser):

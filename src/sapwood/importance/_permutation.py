@@ -49,12 +49,12 @@ from .._sklearn_compat import (
     validate_params,
 )
 from ..learners._inputs import check_rows
+from ._dask import is_dask_collection
 from ._permutation_dask import dask_scores
 from ._permutation_engine import tree_evaluator
 from ._permutation_rows import Recorder, RowDraws, row_loss
 from ._ranks import row_blocks
 from ._result import ImportanceResult
-from ._shap import is_dask_collection
 
 __all__ = ["permutation_importance"]
 

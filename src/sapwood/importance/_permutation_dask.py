@@ -47,6 +47,8 @@ import numpy as np
 import pandas as pd
 from sklearn.base import ClassifierMixin, RegressorMixin
 
+from ._dask import dask_rows
+
 __all__ = ["EXACT_SCORERS", "dask_scores"]
 
 
@@ -157,18 +159,7 @@ def as_blocks(X, y, sample_weight):
     # Dask is optional and heavy: imported only for Dask input.
     import dask.array as da
 
-    if hasattr(X, "to_dask_array"):
-        other = [str(c) for c, kind in X.dtypes.items() if kind.kind not in "biuf"]
-        if other:
-            raise ValueError(f"X must have numeric columns only; not numeric: {other}")
-        blocks = X.to_dask_array(lengths=True)
-    elif isinstance(X, da.Array):
-        blocks = X
-    else:
-        raise TypeError(f"X must be a Dask DataFrame or array; got {type(X).__name__}")
-    if blocks.ndim != 2:
-        raise ValueError(f"X must be 2-D; got {blocks.ndim} dimensions")
-    blocks = blocks.rechunk({1: -1})  # every block holds whole rows
+    blocks = dask_rows(X)
     rows = blocks.chunks[0]
 
     def aligned(values, name):

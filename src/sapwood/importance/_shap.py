@@ -40,21 +40,16 @@ from __future__ import annotations
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
-from sklearn.utils import check_array
 
-from .._kernels._shap import (
-    leaf_paths,
-    leaf_tables,
-    shap_interactions,
-    shap_tables,
-    shap_values,
-)
+from .._kernels._shap import leaf_tables, shap_interactions, shap_tables, shap_values
 from .._progress import check_progress, counted, progress_bar
 from ..adapters import as_ensemble
+from ._dask import dask_rows, is_dask_collection
 from ._oob import _feature_names
 from ._result import ImportanceResult, t_interval
 from ._shap_interventional import MODEL_OUTPUTS, interventional_tree_shap
 from ._shap_output import explanation_extra
+from ._shap_trees import explained_rows, shap_trees, tree_walks
 
 __all__ = ["tree_shap"]
 
@@ -154,30 +149,16 @@ def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output=
         return interventional_tree_shap(model, ensemble, X, data, model_output, y,
                                         effective_n_jobs(n_jobs), progress)
     feature_names = _feature_names(X, model, ensemble.n_features)
-    rows = check_array(ensemble.encode(X), dtype=ensemble.input_dtype,
-                       ensure_all_finite="allow-nan")
-    if rows.shape[1] != ensemble.n_features:
-        raise ValueError(f"X has {rows.shape[1]} features; the model was fit on "
-                         f"{ensemble.n_features}")
-    rows = np.ascontiguousarray(rows, dtype=np.float64)
+    rows = explained_rows(X, ensemble, "X")
     tree_arrays = _tree_arrays(ensemble)
-    n_columns = ensemble.base_score.shape[0] if ensemble.combine == "sum" else (
-        tree_arrays[8].shape[1])
     n_threads = max(1, min(effective_n_jobs(n_jobs), rows.shape[0]))
-    n_blocks = -(-rows.shape[0] // _block_rows(tree_arrays, rows.shape[1], n_columns,
-                                              interactions))
-    with progress_bar(n_blocks * tree_arrays[9].shape[0], "TreeSHAP, trees x row blocks",
+    n_blocks = -(-rows.shape[0] // _block_rows(tree_arrays, rows.shape[1], interactions))
+    with progress_bar(n_blocks * len(ensemble.trees), "TreeSHAP, trees x row blocks",
                       progress) as steps:
-        values = _shap_values(rows, tree_arrays, n_columns, n_threads, interactions, steps)
-    expected = _expected_value(ensemble, tree_arrays, n_columns)
+        values = _shap_values(rows, tree_arrays, n_threads, interactions, steps)
     phi = values.sum(axis=2) if interactions else values
     magnitude = np.abs(phi).mean(axis=2).T  # (n_features, n_rows)
-    squeeze = n_columns == 1
-    extra = {"shap_values": phi[..., 0] if squeeze else phi,
-             "expected_value": float(expected[0]) if squeeze else expected,
-             **explanation_extra(ensemble, X, n_columns)}
-    if interactions:
-        extra["interaction_values"] = values[..., 0] if squeeze else values
+    extra = _extra(ensemble, X, tree_arrays, phi, values if interactions else None)
     return ImportanceResult.from_draws(
         magnitude, feature_names=feature_names, method="tree_shap",
         params={"interactions": interactions, "n_rows": int(rows.shape[0]),
@@ -233,31 +214,31 @@ _NO_TABLE = np.zeros(1)
 _NO_PAIRS = np.zeros((1, 1, 1, 1))
 
 
-def _block_rows(tree_arrays, n_features, n_columns, interactions) -> int:
+def _block_rows(tree_arrays, n_features, interactions) -> int:
     """Rows taken at a time, so that the pieces' partial sums fit _PARTIALS_BUDGET."""
-    n_pieces = min(_N_PIECES, tree_arrays[9].shape[0])
-    per_row = 8 * n_pieces * n_features * n_columns * (n_features + 1 if interactions
-                                                       else 1)
+    trees = tree_arrays[0]
+    n_pieces = min(_N_PIECES, trees.roots.shape[0])
+    per_row = 8 * n_pieces * n_features * trees.n_columns * (n_features + 1 if interactions
+                                                             else 1)
     return max(1, _PARTIALS_BUDGET // per_row)
 
 
-def _shap_values(rows, tree_arrays, n_columns, n_threads, interactions, steps=None):
+def _shap_values(rows, tree_arrays, n_threads, interactions, steps=None):
     """SHAP values (n_rows, n_features, n_columns), or with ``interactions`` the
     interaction values (n_rows, n_features, n_features, n_columns): each piece of trees
     on one thread, every tree tabulated (``leaf_tables``) when that is cheaper for these
     rows, else Algorithm 2 (``shap_values`` / ``shap_interactions``). ``steps`` (a
     progress bar's) advances once per tree and block of rows."""
-    roots = tree_arrays[9]
-    n_trees = roots.shape[0]
+    n_trees = tree_arrays[0].roots.shape[0]
     n_rows, n_features = rows.shape
     pieces = np.linspace(0, n_trees, min(_N_PIECES, n_trees) + 1).astype(np.intp)
-    block = _block_rows(tree_arrays, n_features, n_columns, interactions)
-    shape = (n_features,) * (2 if interactions else 1) + (n_columns,)
+    block = _block_rows(tree_arrays, n_features, interactions)
+    shape = (n_features,) * (2 if interactions else 1) + (tree_arrays[0].n_columns,)
     out = np.empty((n_rows, *shape))
     with Parallel(n_jobs=n_threads, prefer="threads") as parallel:
         for lo in range(0, n_rows, block):
             block_rows = rows[lo:lo + block]
-            parts = parallel(delayed(_piece_values)(block_rows, tree_arrays, n_columns, a, b,
+            parts = parallel(delayed(_piece_values)(block_rows, tree_arrays, a, b,
                                                     interactions, steps)
                              for a, b in zip(pieces[:-1], pieces[1:], strict=True))
             phi = np.sum([part[0] for part in parts], axis=0)
@@ -274,20 +255,17 @@ def _shap_values(rows, tree_arrays, n_columns, n_threads, interactions, steps=No
     return out
 
 
-def _piece_values(rows, tree_arrays, n_columns, tree_lo, tree_hi, interactions,
-                  steps=None):
+def _piece_values(rows, tree_arrays, tree_lo, tree_hi, interactions, steps=None):
     """The SHAP values of trees ``tree_lo .. tree_hi`` and, with ``interactions``, their
     off-diagonal interaction values (the diagonal is left at zero)."""
+    trees, cover, walks = tree_arrays
     (children_left, children_right, feature, threshold, operator, missing_go_to_left,
-     cat_bitsets, cover, values, roots, tree_column, max_depth) = tree_arrays
-    ends = np.append(roots[1:], children_left.shape[0])
+     cat_bitsets, values, roots, _, tree_column, max_depth, n_columns) = trees
     n_rows, n_features = rows.shape
     phi = np.zeros((n_rows, n_features, n_columns))
     pairs = np.zeros((n_rows, n_features, n_features, n_columns)) if interactions else None
     for t in counted(range(tree_lo, tree_hi), steps):
-        paths = leaf_paths(roots[t], ends[t], children_left, children_right, feature, cover,
-                           max_depth)
-        node_bit, node_first, leaf_node, leaf_start, leaf_features, leaf_zero = paths
+        leaf_start, leaf_zero = walks[t][3], walks[t][5]
         d = np.diff(leaf_start)
         table_size = int(np.sum(d << np.maximum(d - 1, 0)))
         # Algorithm 2 costs about d^2 per leaf and row, the tables d 2^d per leaf once
@@ -311,24 +289,18 @@ def _piece_values(rows, tree_arrays, n_columns, tree_lo, tree_hi, interactions,
             else:
                 phi += shap_values(*arrays)
             continue
-        leaf_of_node = np.full(ends[t] - roots[t], -1, dtype=np.intp)
-        leaf_of_node[leaf_node - roots[t]] = np.arange(leaf_node.shape[0])
         pair_tables = (leaf_tables(leaf_start, leaf_zero, True) if interactions
                        else (_NO_STARTS, _NO_TABLE))
-        shap_tables(rows, children_left, children_right, feature, threshold, operator,
-                    missing_go_to_left, cat_bitsets, values, roots[t], tree_column[t], node_bit,
-                    node_first, leaf_of_node, leaf_start, leaf_features, leaf_zero,
+        shap_tables(rows, children_left, feature, threshold, operator, missing_go_to_left,
+                    cat_bitsets, values, roots[t], tree_column[t], *walks[t],
                     *leaf_tables(leaf_start, leaf_zero, False), *pair_tables, max_depth,
                     interactions, phi, _NO_PAIRS if pairs is None else pairs)
     return phi, pairs
 
 
 def _tree_arrays(ensemble):
-    """The kernel's view of the trees: packed routing arrays, each node's cover and its
-    value scaled as the trees combine (a forest's mean: 1 / n_trees), the trees' roots,
-    output columns and the depth of the deepest tree."""
-    (children_left, children_right, feature, threshold, missing_go_to_left, operator,
-     cat_bitsets, roots) = ensemble.packed()
+    """What the kernels read: the trees (:func:`shap_trees`), each node's cover and
+    each tree's walk with its leaves' zero fractions (:func:`tree_walks`)."""
     for t, tree in enumerate(ensemble.trees):
         if not tree.weighted_n_node_samples[0] > 0:
             # XGBoost 2.x writes no hessian sums for its vector-leaf trees.
@@ -338,60 +310,54 @@ def _tree_arrays(ensemble):
     # The shap package's covers: scikit-learn's weighted rows, XGBoost's hessian sums
     # and LightGBM's row counts, which is what each adapter puts in this field.
     cover = np.concatenate([tree.weighted_n_node_samples for tree in ensemble.trees])
-    values, tree_column, _ = ensemble.node_outputs()
-    if ensemble.combine == "mean":
-        values = values / ensemble.n_trees
-    max_depth = max(tree.max_depth for tree in ensemble.trees)
-    return (children_left, children_right, feature, threshold, operator,
-            missing_go_to_left, cat_bitsets, cover, values, roots, tree_column, max_depth)
+    trees = shap_trees(ensemble)
+    return trees, cover, tree_walks(trees, cover)
 
 
-def _expected_value(ensemble, tree_arrays, n_columns):
+def _expected_value(ensemble, tree_arrays):
     """``base_score`` plus each tree's cover-weighted mean leaf value."""
-    children_left, *_, cover, values, roots, tree_column, _ = tree_arrays
-    expected = np.zeros(n_columns) + (ensemble.base_score if ensemble.combine == "sum"
-                                      else ensemble.base_score[0])
+    trees, cover, _ = tree_arrays
+    children_left, values = trees.children_left, trees.values
+    expected = np.zeros(trees.n_columns) + (ensemble.base_score if ensemble.combine == "sum"
+                                            else ensemble.base_score[0])
     width = values.shape[1]
-    ends = np.append(roots[1:], children_left.shape[0])
-    for root, end, column in zip(roots, ends, tree_column, strict=True):
+    for root, end, column in zip(trees.roots, trees.ends, trees.tree_column, strict=True):
         leaf = children_left[root:end] == -1
         share = cover[root:end][leaf] / cover[root]
         expected[column:column + width] += share @ values[root:end][leaf]
     return expected
 
 
+def _extra(ensemble, X, tree_arrays, phi, interaction_values):
+    """The result's ``extra``: the values (in memory or lazy), the expected value and
+    what they explain; one output column is squeezed away."""
+    expected = _expected_value(ensemble, tree_arrays)
+    n_columns = tree_arrays[0].n_columns
+    squeeze = n_columns == 1
+    extra = {"shap_values": phi[..., 0] if squeeze else phi,
+             "expected_value": float(expected[0]) if squeeze else expected,
+             **explanation_extra(ensemble, X, n_columns)}
+    if interaction_values is not None:
+        extra["interaction_values"] = (interaction_values[..., 0] if squeeze
+                                       else interaction_values)
+    return extra
+
+
 # -- Dask input ---------------------------------------------------------------------
-
-def is_dask_collection(X) -> bool:
-    """Whether ``X`` is a Dask collection (without importing Dask when it is not)."""
-    return type(X).__module__.split(".")[0] in ("dask", "dask_expr")
-
 
 def dask_tree_shap(model, X, interactions, n_jobs) -> ImportanceResult:
     """:func:`~sapwood.importance.tree_shap` for a Dask DataFrame or 2-D Dask array."""
     # Dask is optional and heavy: imported only for Dask input.
     import dask
-    import dask.array as da
 
     ensemble = as_ensemble(model)
-    if hasattr(X, "to_dask_array"):
-        other = [str(c) for c, kind in X.dtypes.items() if kind.kind not in "biuf"]
-        if other:
-            raise ValueError(f"X must have numeric columns only; not numeric: {other}")
-        feature_names = _feature_names(X, model, ensemble.n_features)
-        blocks = X.to_dask_array(lengths=True)
-    elif isinstance(X, da.Array):
-        feature_names = _feature_names(X, model, ensemble.n_features)
-        blocks = X
-    else:
-        raise TypeError(f"X must be a Dask DataFrame or array; got {type(X).__name__}")
-    if blocks.ndim != 2 or blocks.shape[1] != ensemble.n_features:
-        raise ValueError(f"X has {blocks.shape[1:]} features per row; the model was fit "
-                         f"on {ensemble.n_features}")
-    blocks = blocks.rechunk({1: -1})  # every block holds whole rows
+    blocks = dask_rows(X)
+    feature_names = _feature_names(X, model, ensemble.n_features)
+    if blocks.shape[1] != ensemble.n_features:
+        raise ValueError(f"X has {blocks.shape[1]} features; the model was fit on "
+                         f"{ensemble.n_features}")
     tree_arrays = _tree_arrays(ensemble)
-    n_columns = ensemble.base_score.shape[0] if ensemble.combine == "sum" else (
-        tree_arrays[8].shape[1])
+    n_columns = tree_arrays[0].n_columns
     n_features = ensemble.n_features
     shape = (n_features,) * (2 if interactions else 1) + (n_columns,)
 
@@ -401,7 +367,7 @@ def dask_tree_shap(model, X, interactions, n_jobs) -> ImportanceResult:
             raise ValueError("X holds infinite values")
         rows = np.ascontiguousarray(rows, dtype=np.float64)
         n_threads = max(1, min(n_jobs, rows.shape[0]))
-        return _shap_values(rows, tree_arrays, n_columns, n_threads, interactions)
+        return _shap_values(rows, tree_arrays, n_threads, interactions)
 
     values = blocks.map_blocks(explain, dtype=np.float64,
                                chunks=(blocks.chunks[0], *((size,) for size in shape)),
@@ -413,13 +379,7 @@ def dask_tree_shap(model, X, interactions, n_jobs) -> ImportanceResult:
                                          magnitude.std(axis=0, ddof=1 if n_rows > 1 else 0))
     ci_low, ci_high = (t_interval(mean, sample_std, n_rows) if n_rows > 1
                        else (np.full(n_features, np.nan), np.full(n_features, np.nan)))
-    expected = _expected_value(ensemble, tree_arrays, n_columns)
-    squeeze = n_columns == 1
-    extra = {"shap_values": phi[..., 0] if squeeze else phi,
-             "expected_value": float(expected[0]) if squeeze else expected,
-             **explanation_extra(ensemble, X, n_columns)}
-    if interactions:
-        extra["interaction_values"] = values[..., 0] if squeeze else values
+    extra = _extra(ensemble, X, tree_arrays, phi, values if interactions else None)
     return ImportanceResult(
         importances_mean=np.asarray(mean, dtype=np.float64),
         importances_std=np.asarray(std, dtype=np.float64),

@@ -29,14 +29,13 @@ from __future__ import annotations
 
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.utils import check_array
 
-from .._kernels._shap import leaf_paths
 from .._kernels._shap_interventional import interventional_tree, shapley_coefficients
 from .._progress import counted, progress_bar
 from ._oob import _feature_names
 from ._result import ImportanceResult
 from ._shap_output import explanation_extra
+from ._shap_trees import explained_rows, shap_trees, tree_walks
 
 __all__ = ["MODEL_OUTPUTS", "interventional_tree_shap"]
 
@@ -61,12 +60,12 @@ def interventional_tree_shap(model, ensemble, X, data, model_output, y, n_jobs,
     "interventional"`` (its arguments, already validated; ``ensemble`` is the model
     read by :func:`sapwood.adapters.as_ensemble`)."""
     feature_names = _feature_names(X, model, ensemble.n_features)
-    rows = _rows(X, ensemble, "X")
-    background = _rows(data, ensemble, "data")
+    rows = explained_rows(X, ensemble, "X")
+    background = explained_rows(data, ensemble, "data")
     transform = _transform(ensemble, model, model_output)
     labels = _labels(y, ensemble, transform, rows.shape[0])
-    trees = _tree_arrays(ensemble)
-    n_columns = trees[-1]
+    trees, walks, positive, negative = _tree_arrays(ensemble)
+    n_columns = trees.n_columns
     if transform != "identity" and n_columns != 1:
         raise ValueError(f"model_output={model_output!r} needs a model with one output "
                          f"column; this one has {n_columns}")
@@ -84,7 +83,7 @@ def interventional_tree_shap(model, ensemble, X, data, model_output, y, n_jobs,
             weights = _pair_weights(transform, margin_rows[lo:hi, 0], margin_background[:, 0],
                                     None if labels is None else labels[lo:hi])
             phi[lo:hi] = _values(rows[lo:hi], background, weights, transform != "identity",
-                                 trees, n_threads, steps)
+                                 trees, walks, positive, negative, n_threads, steps)
     expected = _expected_value(transform, margin_background, labels)
     magnitude = np.abs(phi).mean(axis=2).T  # (n_features, n_rows)
     squeeze = n_columns == 1
@@ -97,19 +96,6 @@ def interventional_tree_shap(model, ensemble, X, data, model_output, y, n_jobs,
         params={"interactions": False, "n_rows": int(rows.shape[0]),
                 "feature_perturbation": "interventional", "model_output": model_output,
                 "n_background": int(background.shape[0])}, extra=extra)
-
-
-def _rows(X, ensemble, name):
-    """``X`` as float64 rows, rounded through the model's input type first (the values
-    the model itself compares)."""
-    if np.shape(X)[:1] == (0,):
-        raise ValueError(f"{name} has no rows; at least one is needed")
-    rows = check_array(ensemble.encode(X), dtype=ensemble.input_dtype,
-                       ensure_all_finite="allow-nan", input_name=name)
-    if rows.shape[1] != ensemble.n_features:
-        raise ValueError(f"{name} has {rows.shape[1]} features; the model was fit on "
-                         f"{ensemble.n_features}")
-    return np.ascontiguousarray(rows, dtype=np.float64)
 
 
 def _transform(ensemble, model, model_output):
@@ -198,51 +184,35 @@ def _expected_value(transform, margin_background, labels):
 
 
 def _tree_arrays(ensemble):
-    """Routing arrays, node values scaled as the trees combine, per-tree roots and
-    columns, each tree's leaf paths (:func:`leaf_paths`), the Shapley coefficients up to
-    the largest path and the number of output columns."""
-    (children_left, children_right, feature, threshold, missing_go_to_left, operator,
-     cat_bitsets, roots) = ensemble.packed()
-    values, tree_column, _ = ensemble.node_outputs()
-    if ensemble.combine == "mean":
-        values = values / ensemble.n_trees
-    n_columns = ensemble.base_score.shape[0] if ensemble.combine == "sum" else values.shape[1]
-    max_depth = max(tree.max_depth for tree in ensemble.trees)
-    ends = np.append(roots[1:], children_left.shape[0])
-    cover = np.ones(children_left.shape[0])  # leaf_paths' zero fractions are not used
-    paths = []
-    largest = 0
-    for root, end in zip(roots, ends, strict=True):
-        node_bit, node_first, leaf_node, leaf_start, leaf_features, _ = leaf_paths(
-            root, end, children_left, children_right, feature, cover, max_depth)
-        leaf_of_node = np.full(end - root, -1, dtype=np.intp)
-        leaf_of_node[leaf_node - root] = np.arange(leaf_node.shape[0])
-        largest = max(largest, int(np.diff(leaf_start).max(initial=0)))
-        paths.append((node_bit, node_first, leaf_of_node, leaf_start, leaf_features))
+    """The trees (:func:`shap_trees`), their walks (:func:`tree_walks`) and the Shapley
+    coefficients up to the largest number of distinct features on a leaf's path."""
+    trees = shap_trees(ensemble)
+    walks = tree_walks(trees)
+    largest = max(int(np.diff(walk[3]).max(initial=0)) for walk in walks)
     if largest > _MAX_PATH_FEATURES:
         raise ValueError(f"interventional TreeSHAP handles leaves with at most "
                          f"{_MAX_PATH_FEATURES} distinct features on their path; this model "
                          f"has one with {largest}")
-    positive, negative = shapley_coefficients(largest)
-    routing = (children_left, children_right, feature, threshold, operator,
-               missing_go_to_left, cat_bitsets, values)
-    return routing, roots, tree_column, paths, max_depth, positive, negative, n_columns
+    return trees, walks, *shapley_coefficients(largest)
 
 
-def _values(rows, background, weights, per_row, trees, n_threads, steps):
+def _values(rows, background, weights, per_row, trees, walks, positive, negative,
+            n_threads, steps):
     """The rows' values (n_rows, n_features, n_columns), the rows split among threads
     (each row's numbers do not depend on the split); ``per_row``: ``weights`` holds each
     pair's weight, else one row of weights for all."""
-    routing, roots, tree_column, paths, max_depth, positive, negative, n_columns = trees
     bounds = np.linspace(0, rows.shape[0], n_threads + 1).astype(np.intp)
 
     def part(lo, hi):
-        phi = np.zeros((hi - lo, rows.shape[1], n_columns))
+        phi = np.zeros((hi - lo, rows.shape[1], trees.n_columns))
         w = weights[lo:hi] if per_row else weights
-        for t in counted(range(roots.shape[0]), steps):
-            interventional_tree(rows[lo:hi], background, w, per_row, *routing, roots[t],
-                                tree_column[t], *paths[t], max_depth, positive, negative,
-                                _DENSE_FEATURES, phi)
+        for t in counted(range(trees.roots.shape[0]), steps):
+            # The walk less the leaves' zero fractions, which only path-dependent reads.
+            interventional_tree(rows[lo:hi], background, w, per_row, trees.children_left,
+                                trees.feature, trees.threshold, trees.operator,
+                                trees.missing_go_to_left, trees.cat_bitsets, trees.values,
+                                trees.roots[t], trees.tree_column[t], *walks[t][:5],
+                                trees.max_depth, positive, negative, _DENSE_FEATURES, phi)
         return phi
 
     with Parallel(n_jobs=n_threads, prefer="threads") as parallel:

@@ -1,5 +1,6 @@
 """Writes the hand-made part of the reader corpus (run from the repository root with the
-project's venv; the files are checked in, so the suite does not run this). Each file is
+project's venv, ``python -m tests.adapters.fuzz_corpus.make_corpus``; the files are
+checked in, so the suite does not run this). Each file is
 one known attack, made small; ``make fuzz`` adds ``found-*`` files beside them."""
 
 import io
@@ -14,6 +15,7 @@ import pandas as pd
 import xgboost
 
 import sapwood
+from tests.adapters._data import catboost_document
 
 HERE = Path(__file__).parent
 rng = np.random.default_rng(0)
@@ -98,16 +100,6 @@ def categorical_files():
 def xgboost_document():
     model = xgboost.XGBRegressor(n_estimators=2, max_depth=2).fit(X, X[:, 0])
     return json.loads(bytes(model.get_booster().save_raw(raw_format="json")))
-
-
-def catboost_document(n_classes, trees):
-    # CatBoost's JSON model schema, written by hand (its reader needs no catboost).
-    return {"features_info": {"float_features": [{
-                "borders": [0.0], "feature_index": 0, "flat_feature_index": 0,
-                "feature_id": "", "nan_value_treatment": "AsIs"}]},
-            "model_info": {"params": {"loss_function": {
-                "type": "MultiClass" if n_classes > 1 else "RMSE"}}},
-            "scale_and_bias": [1, [0] * n_classes], "oblivious_trees": trees}
 
 
 def catboost_files():
