@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.sparse import csr_matrix
 from sklearn.utils import check_array
 
 from .._format import LEAF
 from ..adapters import as_ensemble
 from ._oob import _feature_names, _inbag_counter
+from ._ranks import TREES_ONLY, row_blocks
 from ._result import ImportanceResult
 
 __all__ = ["unbiased_mdi"]
@@ -136,19 +138,29 @@ def unbiased_mdi(model, X, y, *, held_out=None) -> ImportanceResult:
             return np.flatnonzero(counts(t) == 0)
 
     importances = np.zeros((ensemble.n_features, ensemble.n_trees))
+    by_row = np.zeros((X.shape[0], ensemble.n_features))
     traces = []
     for t, tree in enumerate(ensemble.trees):
         rows = rows_of(t)
-        node_impurity, n_rows = _node_impurity(tree, X[rows], target[rows], task)
+        node_impurity, n_rows, path = _node_impurity(tree, X[rows], target[rows], task)
         trace = _tree_decrease(tree, node_impurity, n_rows)
         np.add.at(importances[:, t], trace["feature"], trace["decrease"])
         trace["tree"] = t
         traces.append(trace)
+        if rows.shape[0]:
+            by_row[rows] += _row_influence(tree, path, target[rows], task, trace,
+                                           ensemble.n_features) / rows.shape[0]
     trace = _trace_frame(traces)
     trace["feature"] = np.asarray(feature_names, dtype=object)[trace["feature"].to_numpy()]
     params = {"held_out": bool(held_out), "task": task, "n_trees": ensemble.n_trees}
-    return ImportanceResult.from_draws(importances, feature_names=feature_names,
-                                       method="unbiased_mdi", params=params, trace=trace)
+    result = ImportanceResult.from_draws(importances, feature_names=feature_names,
+                                         method="unbiased_mdi", params=params, trace=trace)
+    # Per-row draws D_jr = UFI_j + (n / N) sum_{t: r out of sample} IF_tj(r) / m_t.
+    draws = result.importances_mean[:, None] + by_row.T * (X.shape[0] / ensemble.n_trees)
+    intervals = {"ci": TREES_ONLY, "rank": "the {} rows (one draw per row: its first-order "
+                 "influence)".format("held-out" if held_out else "out-of-bag")}
+    return result.replace(rank_draws=row_blocks(draws),
+                          extra={**result.extra, "intervals": intervals})
 
 
 def _targets(model, ensemble, y, n_samples):
@@ -190,7 +202,42 @@ def _node_impurity(tree, X, target, task):
         total_squares = path.T @ (target * target)
         squared = np.maximum(total_squares - 2.0 * mean * total + n_rows * mean**2, 0.0)
         impurity = tree.impurity + squared / reached
-    return impurity, n_rows
+    return impurity, n_rows, path
+
+
+def _row_influence(tree, path, target, task, trace, n_features):
+    """IF (m, n_features): each out-of-sample row's first-order influence on the tree's
+    UFI, whose mean over the tree's m rows is the error of its UFI to first order.
+
+    H'(i) is a constant plus the mean, over the n'_i rows reaching node i, of
+    h_i(r) = 1 - p_{i, y_r} (gini) or (y_r - mu_i)^2 (squared error), so row r's
+    influence on it is (m / n'_i) (h_i(r) - mean h_i) where r reaches i, and on
+    decrease'(i) the weighted sum (w_i IF_i - w_L IF_L - w_R IF_R) / w_root over a split
+    and its children (none for a split that contributes nothing). The structure of the
+    tree is fixed: it was grown on other rows."""
+    path = path.tocoo()
+    row, node = path.row, path.col
+    if task == "classification":
+        inbag = tree.value[:, 0, :]
+        h = 1.0 - (inbag / inbag.sum(axis=1, keepdims=True))[node, target[row]]
+    else:
+        h = (target[row] - tree.value[node, 0, 0]) ** 2
+    n_rows = np.bincount(node, minlength=tree.node_count).astype(np.float64)
+    mean = np.bincount(node, weights=h, minlength=tree.node_count) / np.maximum(n_rows, 1)
+    influence = (h - mean[node]) * (path.shape[0] / np.maximum(n_rows, 1)[node])
+    # Each node's weight in the decreases: +w_i in its own split's, -w_i in its parent's.
+    w = tree.weighted_n_node_samples / tree.weighted_n_node_samples[0]
+    split = trace["node"]
+    counted = (n_rows[tree.children_left[split]] > 0) & (n_rows[tree.children_right[split]] > 0)
+    split, feature = split[counted], trace["feature"][counted]
+    children = np.concatenate([tree.children_left[split], tree.children_right[split]])
+    nodes = np.concatenate([split, children])
+    features = np.concatenate([feature, feature, feature])
+    signs = np.concatenate([np.ones(split.shape[0]), -np.ones(children.shape[0])])
+    coefficient = csr_matrix((signs * w[nodes], (nodes, features)),
+                             shape=(tree.node_count, n_features))
+    return np.asarray((csr_matrix((influence, (row, node)), shape=path.shape)
+                       @ coefficient).todense())
 
 
 def _tree_decrease(tree, impurity, n_rows):
