@@ -377,16 +377,30 @@ def test_unbiased_mdi_row_influence_matches_the_jackknife():
         np.testing.assert_allclose(np.std(influence[j]), np.std(jackknife[j]), rtol=0.15)
 
 
-def test_held_out_permutation_covers_the_rows_not_only_the_shuffles():
+@pytest.mark.parametrize("task, scoring", [("regression", None),
+                                           ("classification", "roc_auc")])
+def test_held_out_permutation_covers_the_rows_not_only_the_shuffles(task, scoring):
     # 20 repeats make the shuffles' noise small: intervals from the repeats alone then
     # ignore the choice of held-out rows and miss the population ranks often (about
-    # half the time here); the per-row draws sapwood uses cover them.
+    # half the time here); the per-row draws sapwood uses cover them (for ROC AUC its
+    # DeLong projection).
     runs = 25
-    reported, repeats, _, _ = held_out_coverage("permutation", "regression", n_test=300,
+    reported, repeats, _, _ = held_out_coverage("permutation", task, n_test=300,
                                                 runs=runs, seed=1, n_repeats=20,
-                                                n_population=POPULATION // 2)
+                                                n_population=POPULATION // 2,
+                                                scoring=scoring)
     assert reported >= floor(runs)
     assert repeats < floor(runs)
+
+
+def test_air_covers_the_training_sample_not_only_the_trees():
+    # The trees of one AIR forest share its training sample: their spread misses it, and
+    # intervals from them miss the expected AIR about half the time; the jackknife's
+    # cover it.
+    runs = 20
+    reported, trees, _, _ = air_coverage("regression", 300, 30, runs, seed=2)
+    assert reported >= floor(runs)
+    assert trees < floor(runs)
 
 
 def test_many_rows_are_summed_into_blocks():

@@ -224,7 +224,10 @@ def _row_influence(tree, path, target, task, trace, n_features):
         h = (target[row] - tree.value[node, 0, 0]) ** 2
     n_rows = np.bincount(node, minlength=tree.node_count).astype(np.float64)
     mean = np.bincount(node, weights=h, minlength=tree.node_count) / np.maximum(n_rows, 1)
-    influence = (h - mean[node]) * (path.shape[0] / np.maximum(n_rows, 1)[node])
+    # The factor sqrt(n' / (n' - 1)) makes each node's spread the unbiased variance of
+    # its rows (a leaf of UFI's out-of-sample rows often holds two or three).
+    scale = path.shape[0] / np.maximum(n_rows, 1) * np.sqrt(n_rows / np.maximum(n_rows - 1, 1))
+    influence = (h - mean[node]) * scale[node]
     # Each node's weight in the decreases: +w_i in its own split's, -w_i in its parent's.
     w = tree.weighted_n_node_samples / tree.weighted_n_node_samples[0]
     split = trace["node"]
