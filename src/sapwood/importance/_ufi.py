@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.sparse import csr_matrix
 from sklearn.utils import check_array
 
 from .._format import LEAF
@@ -148,8 +147,8 @@ def unbiased_mdi(model, X, y, *, held_out=None) -> ImportanceResult:
         trace["tree"] = t
         traces.append(trace)
         if rows.shape[0]:
-            by_row[rows] += _row_influence(tree, path, target[rows], task, trace,
-                                           ensemble.n_features) / rows.shape[0]
+            by_row[rows] += _row_influence(tree, path, target[rows], task, node_impurity,
+                                           trace, ensemble.n_features) / rows.shape[0]
     trace = _trace_frame(traces)
     trace["feature"] = np.asarray(feature_names, dtype=object)[trace["feature"].to_numpy()]
     params = {"held_out": bool(held_out), "task": task, "n_trees": ensemble.n_trees}
@@ -157,7 +156,7 @@ def unbiased_mdi(model, X, y, *, held_out=None) -> ImportanceResult:
                                          method="unbiased_mdi", params=params, trace=trace)
     # Per-row draws D_jr = UFI_j + (n / N) sum_{t: r out of sample} IF_tj(r) / m_t.
     draws = result.importances_mean[:, None] + by_row.T * (X.shape[0] / ensemble.n_trees)
-    intervals = {"ci": TREES_ONLY, "rank": "the {} rows (one draw per row: its first-order "
+    intervals = {"ci": TREES_ONLY, "rank": "the {} rows (one draw per row: its jackknife "
                  "influence)".format("held-out" if held_out else "out-of-bag")}
     return result.replace(rank_draws=row_blocks(draws),
                           extra={**result.extra, "intervals": intervals})
@@ -205,42 +204,55 @@ def _node_impurity(tree, X, target, task):
     return impurity, n_rows, path
 
 
-def _row_influence(tree, path, target, task, trace, n_features):
-    """IF (m, n_features): each out-of-sample row's first-order influence on the tree's
-    UFI, whose mean over the tree's m rows is the error of its UFI to first order.
+def _row_influence(tree, path, target, task, impurity, trace, n_features):
+    """IF (m, n_features): each out-of-sample row's delete-one jackknife influence on the
+    tree's UFI, (m - 1) (UFI_t - UFI_t without the row), centred over the tree's m rows.
 
-    H'(i) is a constant plus the mean, over the n'_i rows reaching node i, of
-    h_i(r) = 1 - p_{i, y_r} (gini) or (y_r - mu_i)^2 (squared error), so row r's
-    influence on it is (m / n'_i) (h_i(r) - mean h_i) where r reaches i, and on
-    decrease'(i) the weighted sum (w_i IF_i - w_L IF_L - w_R IF_R) / w_root over a split
-    and its children (none for a split that contributes nothing). The structure of the
-    tree is fixed: it was grown on other rows."""
+    Deleting row r changes only the nodes on its path: H'(i) is a constant plus the
+    mean, over the n'_i rows reaching node i, of h_i(r) = 1 - p_{i, y_r} (gini) or
+    (y_r - mu_i)^2 (squared error), so without r it is H'(i) - (h_i(r) - mean h_i) /
+    (n'_i - 1); and only the splits on its path, each through the child r reaches,
+    which counts nothing when r was its only row. The jackknife rather than the
+    first-order influence: most leaves hold one or two out-of-sample rows, where a row's
+    first-order influence on the leaf's mean is zero or understated. The structure of
+    the tree is fixed: it was grown on other rows."""
     path = path.tocoo()
     row, node = path.row, path.col
-    if task == "classification":
-        inbag = tree.value[:, 0, :]
-        h = 1.0 - (inbag / inbag.sum(axis=1, keepdims=True))[node, target[row]]
-    else:
-        h = (target[row] - tree.value[node, 0, 0]) ** 2
-    n_rows = np.bincount(node, minlength=tree.node_count).astype(np.float64)
-    mean = np.bincount(node, weights=h, minlength=tree.node_count) / np.maximum(n_rows, 1)
-    # The factor sqrt(n' / (n' - 1)) makes each node's spread the unbiased variance of
-    # its rows (a leaf of UFI's out-of-sample rows often holds two or three).
-    scale = path.shape[0] / np.maximum(n_rows, 1) * np.sqrt(n_rows / np.maximum(n_rows - 1, 1))
-    influence = (h - mean[node]) * scale[node]
-    # Each node's weight in the decreases: +w_i in its own split's, -w_i in its parent's.
-    w = tree.weighted_n_node_samples / tree.weighted_n_node_samples[0]
-    split = trace["node"]
-    counted = (n_rows[tree.children_left[split]] > 0) & (n_rows[tree.children_right[split]] > 0)
-    split, feature = split[counted], trace["feature"][counted]
-    children = np.concatenate([tree.children_left[split], tree.children_right[split]])
-    nodes = np.concatenate([split, children])
-    features = np.concatenate([feature, feature, feature])
-    signs = np.concatenate([np.ones(split.shape[0]), -np.ones(children.shape[0])])
-    coefficient = csr_matrix((signs * w[nodes], (nodes, features)),
-                             shape=(tree.node_count, n_features))
-    return np.asarray((csr_matrix((influence, (row, node)), shape=path.shape)
-                       @ coefficient).todense())
+    # Each (row, non-root node c) on a path: the split p above c and c's sibling o.
+    below = node != 0
+    row, child = row[below], node[below]
+    split = np.flatnonzero(tree.children_left != LEAF)
+    parent = np.empty(tree.node_count, dtype=np.intp)
+    parent[tree.children_left[split]] = split
+    parent[tree.children_right[split]] = split
+    above = parent[child]
+    sibling = np.where(tree.children_left[above] == child, tree.children_right[above],
+                       tree.children_left[above])
+    n_rows = np.bincount(path.col, minlength=tree.node_count).astype(np.float64)
+    mean = np.zeros(tree.node_count)
+    for nodes in (above, child):  # mean h_i = H'(i) minus its constant
+        mean[nodes] = impurity[nodes] - (tree.impurity[nodes] if task == "regression"
+                                         else 0.0)
+
+    def h(nodes):
+        if task == "classification":
+            inbag = tree.value[nodes, 0, :]
+            return 1.0 - inbag[np.arange(nodes.shape[0]), target[row]] / inbag.sum(axis=1)
+        return (target[row] - tree.value[nodes, 0, 0]) ** 2
+
+    def without(nodes):  # H'(i) without the row (nodes with one row: unused)
+        return impurity[nodes] - (h(nodes) - mean[nodes]) / np.maximum(n_rows[nodes] - 1, 1)
+
+    w = tree.weighted_n_node_samples
+    decrease = np.zeros(tree.node_count)
+    decrease[trace["node"]] = trace["decrease"]
+    new = (w[above] * without(above) - w[child] * without(child)
+           - w[sibling] * impurity[sibling]) / w[0]
+    new[(n_rows[child] == 1) | (n_rows[sibling] == 0)] = 0.0
+    m = path.shape[0]
+    influence = np.zeros((m, n_features))
+    np.add.at(influence, (row, tree.feature[above]), (m - 1) * (decrease[above] - new))
+    return influence - influence.mean(axis=0)
 
 
 def _tree_decrease(tree, impurity, n_rows):
