@@ -35,7 +35,7 @@ from ._mdi import _node_decrease
 from ._ranks import TREES_ONLY, covariance_draws
 from ._result import ImportanceResult
 
-__all__ = ["impurity_corrected"]
+__all__ = ["impurity_corrected", "infinitesimal_jackknife"]
 
 def impurity_corrected(estimator, X, y, *, random_state=None,
                        progress=False) -> ImportanceResult:
@@ -120,7 +120,12 @@ def impurity_corrected(estimator, X, y, *, random_state=None,
         for a split on the shadow copy), w and decrease (d_i); per tree, the decreases
         of a feature minus those of its shadow sum to ``importances``. ``params``:
         random_state, forest_random_state, max_features (the settled count),
-        n_trees, task.
+        n_trees, task. For a bagged forest (bootstrap draws recorded), ``rank_draws``
+        holds pseudo-draws whose mean is AIR and whose standard-error covariance is the
+        bias-corrected infinitesimal jackknife's over training samples
+        (:func:`infinitesimal_jackknife`); the rank intervals rest on them (the trees
+        share their training sample: their spread is far too narrow). Otherwise the
+        rank intervals rest on the trees, and ``extra["intervals"]`` says so.
 
     Raises
     ------

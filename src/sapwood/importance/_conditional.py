@@ -160,7 +160,15 @@ def conditional_permutation_importance(model, X, y, *, threshold=0.2, n_repeats=
         - ``"conditioning"``: {feature: [names of its conditioning set]};
         - ``"association_pvalues"``: DataFrame (features x features) of the test's p;
         - ``"n_cells"``: (n_features, n_trees) number of non-empty cells X_j was
-          permuted within in each tree (0 where the tree does not split on j).
+          permuted within in each tree (0 where the tree does not split on j);
+        - ``"intervals"``: what ``ci_low`` / ``ci_high`` (the trees, or a boosted
+          model's repeats) and the rank intervals cover.
+
+        Forests and single trees: ``rank_draws`` (n_features, n_samples), per-row draws
+        whose mean is CPI, each loss change counted at the row that read the permuted
+        value and at the row of its cell it came from, as for
+        :func:`oob_permutation_importance`; the rank intervals rest on them (the trees
+        share their rows). Definition: docs/measures.md, section 'Rank intervals'.
 
     Raises
     ------

@@ -209,6 +209,7 @@ class RowDraws:
             draws += np.mean(importances - draws.mean(axis=1))
         return draws
 
+
 def read_response(loss, model):
     """What ``loss`` reads of a model's outputs: the predictions, or the positive class's
     score; from a :class:`Recorder`'s recorded outputs, or by asking a stand-in model

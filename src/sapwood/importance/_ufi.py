@@ -88,7 +88,10 @@ def unbiased_mdi(model, X, y, *, held_out=None) -> ImportanceResult:
         (name), w, impurity (H'), w_left, impurity_left, w_right, impurity_right,
         n_oob (out-of-sample rows reaching the node) and decrease (decrease'(i), 0
         where a child has no out-of-sample row); per tree and feature the decreases
-        sum to ``importances``.
+        sum to ``importances``. ``rank_draws`` (n_features, n_samples): per-row draws
+        whose mean is UFI, from each row's delete-one jackknife influence on the trees
+        it is out of sample for; the rank intervals rest on them (the trees share their
+        rows). ``extra["intervals"]`` says what the intervals cover.
 
     Raises
     ------
