@@ -112,11 +112,15 @@ def row_loss(model, scoring, y, is_classifier, sample_weight=None):
         # R^2 = 1 - SSE / SST: its drop is the rise in SSE over SST, a mean over rows of
         # n (y - f)^2 / SST (weighted: sum w (y - f)^2 / sum w (y - mean_w y)^2). A
         # constant target has no R^2 to decompose.
-        w = np.ones(y.shape[0]) if sample_weight is None else sample_weight
-        total = float(np.sum(w * (y - np.average(y, weights=w)) ** 2))
+        if sample_weight is None:
+            total, mass = float(np.sum((y - y.mean()) ** 2)), y.shape[0]
+        else:
+            mass = float(np.sum(sample_weight))
+            total = float(np.sum(sample_weight * (y - np.average(y, weights=sample_weight))
+                                 ** 2))
         if not total > 0:
             return None
-        scale = float(np.sum(w)) / total
+        scale = mass / total
     return lambda predicted, truth, index: at(index) * (scale * (truth - predicted) ** 2)
 
 
