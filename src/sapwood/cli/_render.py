@@ -171,7 +171,7 @@ def print_run(run: Run, console):
         _print_table(console, measure_frame(run, name), _MEASURE_DROPS)
         line = intervals_line(run.results[name])
         if line:
-            console.print(visible(line), markup=False, highlight=False, soft_wrap=True)
+            console.print(visible(line), markup=False, highlight=False)  # wrapped
     if len(run.results) > 1:
         _title(console, "Ranks side by side (1 = most important)")
         frame = _ranks_frame(run, short=False)
