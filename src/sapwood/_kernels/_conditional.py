@@ -190,6 +190,9 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
     n_cells : intp array (n_features,)
         Number of non-empty cells column j was permuted within (0 if the tree does not
         split on j).
+    source : intp array (n_changes,)
+        Index into ``rows`` of the row whose value of column j it read (the giver; the
+        rank intervals count each change at both rows).
     """
     m = rows.shape[0]
     n_features = X.shape[1]
@@ -207,6 +210,7 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
     slot = np.empty(capacity, dtype=np.intp)
     position = np.empty(capacity, dtype=np.intp)
     new_leaf = np.empty(capacity, dtype=np.intp)
+    source = np.empty(capacity, dtype=np.intp)
     n_changes = 0
     n_cells = np.zeros(n_features, dtype=np.intp)
     source_of = np.empty(m, dtype=np.intp)
@@ -300,13 +304,15 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
                     slot = _grow(slot, capacity)
                     position = _grow(position, capacity)
                     new_leaf = _grow(new_leaf, capacity)
+                    source = _grow(source, capacity)
                 slot[n_changes] = r * n_features + j
                 position[n_changes] = k
                 new_leaf[n_changes] = node
+                source[n_changes] = source_of[k]
                 n_changes += 1
         in_group[j] = 0
     return leaf, slot[:n_changes].copy(), position[:n_changes].copy(), \
-        new_leaf[:n_changes].copy(), n_cells
+        new_leaf[:n_changes].copy(), n_cells, source[:n_changes].copy()
 
 
 @kernel

@@ -19,8 +19,9 @@ from ._measures import MEASURES
 from ._rows import print_rows, rows_to_json
 from ._run import Run, top_nodes
 
-__all__ = ["AGREEMENT_RULE", "TEXT_COLUMNS", "agreement_frame", "measure_frame",
-           "measure_title", "print_run", "run_to_json", "summary_lines", "truth_lines"]
+__all__ = ["AGREEMENT_RULE", "TEXT_COLUMNS", "agreement_frame", "intervals_line",
+           "measure_frame", "measure_title", "print_run", "run_to_json", "summary_lines",
+           "truth_lines"]
 
 AGREEMENT_RULE = ("over the features that either measure finds above zero (a "
                   "permutation-type measure's 95% interval), or all features when neither "
@@ -120,6 +121,15 @@ def measure_frame(run: Run, name: str) -> pd.DataFrame:
     return table
 
 
+def intervals_line(result) -> str | None:
+    """What the measure's intervals cover (``extra["intervals"]``), or None when it does
+    not say: "95% CI" and "rank (95%)" are not always intervals over new rows."""
+    intervals = result.extra.get("intervals")
+    if not intervals:
+        return None
+    return f"95% CI covers {intervals['ci']}; rank (95%) covers {intervals['rank']}."
+
+
 def _rank(row) -> str:
     """``3`` when the rank is certain or has no interval, ``3 (2-5)`` otherwise."""
     low, high = row.rank_low, row.rank_high
@@ -159,6 +169,9 @@ def print_run(run: Run, console):
     for name in run.results:
         _title(console, measure_title(run, name))
         _print_table(console, measure_frame(run, name), _MEASURE_DROPS)
+        line = intervals_line(run.results[name])
+        if line:
+            console.print(visible(line), markup=False, highlight=False)  # wrapped
     if len(run.results) > 1:
         _title(console, "Ranks side by side (1 = most important)")
         frame = _ranks_frame(run, short=False)
@@ -270,6 +283,8 @@ def run_to_json(run: Run, report=None) -> str:
         "warnings": [finding.to_dict() for finding in run.warnings],
         "verdict": None if run.verdict is None else run.verdict.to_dict(),
         "notes": run.notes,
+        "intervals": {name: result.extra["intervals"] for name, result in run.results.items()
+                      if result.extra.get("intervals")},
         "rows": rows_to_json(run.rows),
         "report": None if report is None else str(report),
         "selection": None if run.selection is None else _selection_json(run.selection),

@@ -19,6 +19,7 @@ from ._render import (
     AGREEMENT_RULE,
     TEXT_COLUMNS,
     agreement_frame,
+    intervals_line,
     measure_frame,
     measure_title,
     summary_lines,
@@ -91,6 +92,9 @@ def _document(run: Run, title: str) -> str:
         # The chart and its table side by side when the page is wide enough.
         parts.append(f"<div class='measure'>{_img(_bar_chart(result), f'{name} importance')}"
                      f"{_table(measure_frame(run, name))}</div>")
+        line = intervals_line(result)
+        if line:
+            parts.append(f"<p class='note'>{_e(line)}</p>")
     parts += _shap_section(run)
     if len(run.results) > 1:
         parts.append("<h2>Ranks side by side</h2><p>1 = most important.</p>")

@@ -32,9 +32,10 @@ from .._progress import check_progress
 from ..adapters import as_ensemble
 from ..adapters._estimators import split_statistic
 from ._mdi import _node_decrease
+from ._ranks import TREES_ONLY, covariance_draws
 from ._result import ImportanceResult
 
-__all__ = ["impurity_corrected"]
+__all__ = ["impurity_corrected", "infinitesimal_jackknife"]
 
 def impurity_corrected(estimator, X, y, *, random_state=None,
                        progress=False) -> ImportanceResult:
@@ -119,7 +120,12 @@ def impurity_corrected(estimator, X, y, *, random_state=None,
         for a split on the shadow copy), w and decrease (d_i); per tree, the decreases
         of a feature minus those of its shadow sum to ``importances``. ``params``:
         random_state, forest_random_state, max_features (the settled count),
-        n_trees, task.
+        n_trees, task. For a bagged forest (bootstrap draws recorded), ``rank_draws``
+        holds pseudo-draws whose mean is AIR and whose standard-error covariance is the
+        bias-corrected infinitesimal jackknife's over training samples
+        (:func:`infinitesimal_jackknife`); the rank intervals rest on them (the trees
+        share their training sample: their spread is far too narrow). Otherwise the
+        rank intervals rest on the trees, and ``extra["intervals"]`` says so.
 
     Raises
     ------
@@ -210,10 +216,41 @@ def impurity_corrected(estimator, X, y, *, random_state=None,
         "task": ensemble.task,
         "decrease": "split gain / root cover" if boosting_library else "impurity decrease",
     }
-    return ImportanceResult.from_draws(
+    result = ImportanceResult.from_draws(
         importances, feature_names=names, method="impurity_corrected", params=params,
         trace=pd.concat(traces, ignore_index=True),
         extra={"shadow": shadow.mean(axis=1), "row_permutation": permutation})
+    if ensemble.bootstrap is None or ensemble.n_trees < 2:
+        # No record of the rows each tree drew: the trees are the only draws.
+        intervals = {"ci": TREES_ONLY, "rank": TREES_ONLY}
+        return result.replace(extra={**result.extra, "intervals": intervals})
+    counts = np.stack([ensemble.bootstrap.counts(t) for t in range(ensemble.n_trees)])
+    covariance = infinitesimal_jackknife(counts, importances)
+    intervals = {"ci": TREES_ONLY, "rank": "new training samples (the bias-corrected "
+                 "infinitesimal jackknife over the trees' bootstrap draws)"}
+    return result.replace(rank_draws=covariance_draws(result.importances_mean, covariance),
+                          extra={**result.extra, "intervals": intervals})
+
+
+def infinitesimal_jackknife(counts, per_tree):
+    """The bias-corrected infinitesimal-jackknife covariance (V_IJ-U) of the mean over
+    the trees of ``per_tree`` (n_features, n_trees), from how often each training row was
+    drawn for each tree, ``counts`` (n_trees, n_samples) (Wager, Hastie & Efron 2014,
+    doi:10.48550/arXiv.1311.4555, eq. 7 and 13)::
+
+        U_ij   = cov_t(N_ti, T_jt)
+        V_jk   = sum_i U_ij U_ik - (sum_i var_t(N_ti) / B) cov_t(T_jt, T_kt)
+
+    (covariances over the B trees with divisor B). The first term is the covariance of
+    the forest's mean over new training samples plus, for B trees, noise of about
+    sum_i var(N_ti) / B times the trees' own covariance, which the second removes."""
+    counts = np.asarray(counts, dtype=np.float64)
+    n_trees = counts.shape[0]
+    counts = counts - counts.mean(axis=0)
+    centred = per_tree.T - per_tree.mean(axis=1)
+    influence = counts.T @ centred / n_trees
+    noise = np.sum(counts**2) / n_trees / n_trees
+    return influence.T @ influence - noise * (centred.T @ centred / n_trees)
 
 
 def _tree_decreases(tree, use_gain):

@@ -31,12 +31,15 @@ from .._progress import counted, progress_bar
 from .._sklearn_compat import Interval, validate_params
 from ..adapters import as_ensemble
 from ..adapters._predict import _classes_per_output
-from ._oob import _bootstrap_of, _feature_names, randomforest_summary
+from ._oob import _bootstrap_of, _feature_names, _row_draws, randomforest_summary
+from ._ranks import TREES_ONLY, row_blocks
 from ._result import ImportanceResult, mean_interval
 
 __all__ = ["association_test", "conditional_permutation_importance"]
 
 TEST_NAME = "party ctree quad univariate: (n-1) r^2 ~ chi2(1), pairwise complete rows"
+# What a boosted model's intervals cover: its draws are the repeats.
+_SHUFFLES = "the spread of the repeats' shuffles only, not the choice of rows"
 
 
 @validate_params(
@@ -157,7 +160,15 @@ def conditional_permutation_importance(model, X, y, *, threshold=0.2, n_repeats=
         - ``"conditioning"``: {feature: [names of its conditioning set]};
         - ``"association_pvalues"``: DataFrame (features x features) of the test's p;
         - ``"n_cells"``: (n_features, n_trees) number of non-empty cells X_j was
-          permuted within in each tree (0 where the tree does not split on j).
+          permuted within in each tree (0 where the tree does not split on j);
+        - ``"intervals"``: what ``ci_low`` / ``ci_high`` (the trees, or a boosted
+          model's repeats) and the rank intervals cover.
+
+        Forests and single trees: ``rank_draws`` (n_features, n_samples), per-row draws
+        whose mean is CPI, each loss change counted at the row that read the permuted
+        value and at the row of its cell it came from, as for
+        :func:`oob_permutation_importance`; the rank intervals rest on them (the trees
+        share their rows). Definition: docs/measures.md, section 'Rank intervals'.
 
     Raises
     ------
@@ -239,11 +250,13 @@ def conditional_permutation_importance(model, X, y, *, threshold=0.2, n_repeats=
         per_tree = counted(per_tree, steps)
         if ensemble.combine == "mean":
             scoring = "per tree"
-            importances, n_cells = _score_per_tree(ensemble, per_tree, target,
-                                                   classification, n_repeats, n_features)
+            importances, n_cells, rank_draws = _score_per_tree(
+                ensemble, per_tree, target, classification, n_repeats, n_features,
+                n_samples)
             mean, std, _ = randomforest_summary(importances)
         else:
             scoring = "model"
+            rank_draws = None
             importances, n_cells = _score_model(ensemble, per_tree, X, target,
                                                 classification, n_repeats, n_features)
             mean, std = importances.mean(axis=1), importances.std(axis=1)
@@ -254,6 +267,9 @@ def conditional_permutation_importance(model, X, y, *, threshold=0.2, n_repeats=
         "association_pvalues": pd.DataFrame(pvalues, index=feature_names,
                                             columns=feature_names),
         "n_cells": n_cells,
+        "intervals": {"ci": TREES_ONLY, "rank": "the {} rows and the shuffles (one draw "
+                      "per row)".format("out-of-bag" if bagged else "held-out")}
+        if rank_draws is not None else {"ci": _SHUFFLES, "rank": _SHUFFLES},
     }
     params = {"threshold": threshold, "test": TEST_NAME, "n_repeats": n_repeats,
               "random_state": random_state, "n_jobs": n_jobs, "n_trees": n_trees,
@@ -263,7 +279,8 @@ def conditional_permutation_importance(model, X, y, *, threshold=0.2, n_repeats=
     return ImportanceResult(importances_mean=mean, importances_std=std,
                             feature_names=feature_names, method="conditional_permutation",
                             params=params, importances=importances, ci_low=ci_low,
-                            ci_high=ci_high, extra=extra)
+                            ci_high=ci_high, extra=extra,
+                            rank_draws=None if rank_draws is None else row_blocks(rank_draws))
 
 
 def association_test(X):
@@ -296,14 +313,19 @@ def _encode_targets(y, n_samples, classes):
     return codes.astype(np.float64)
 
 
-def _score_per_tree(ensemble, per_tree, target, classification, n_repeats, n_features):
-    """CPI_t(j), shape (n_features, n_trees), and the cell counts: each tree scored on
-    its own predictions (class with the largest leaf value, or leaf mean)."""
+def _score_per_tree(ensemble, per_tree, target, classification, n_repeats, n_features,
+                    n_samples):
+    """CPI_t(j), shape (n_features, n_trees), the cell counts, and the rank intervals'
+    per-row draws (n_features, n_samples): each tree scored on its own predictions
+    (class with the largest leaf value, or leaf mean), every loss change also counted
+    at both rows it involves, the row that read the permuted value and the row it came
+    from, as for the out-of-bag importance (:func:`._oob._row_draws`)."""
     n_trees = ensemble.n_trees
     importances = np.zeros((n_features, n_trees))
     n_cells = np.zeros((n_features, n_trees), dtype=np.intp)
+    by_row = np.zeros((n_samples, n_features))
     # Results arrive in tree order whatever n_jobs is, so every sum has the same order.
-    for t, (rows, (leaf, slot, position, new_leaf, cells)) in enumerate(per_tree):
+    for t, (rows, (leaf, slot, position, new_leaf, cells, source)) in enumerate(per_tree):
         n_cells[:, t] = cells
         m = rows.shape[0]
         if m == 0:
@@ -320,7 +342,11 @@ def _score_per_tree(ensemble, per_tree, target, classification, n_repeats, n_fea
         increase = np.bincount(slot, weights=change, minlength=n_repeats * n_features)
         importances[:, t] = increase.reshape(n_repeats, n_features).sum(axis=0) / (
             n_repeats * m)
-    return importances, n_cells
+        feature = slot % n_features
+        weight = change / (n_repeats * m)
+        np.add.at(by_row, (rows[position], feature), weight)  # as receivers
+        np.add.at(by_row, (rows[source], feature), weight)  # as givers
+    return importances, n_cells, _row_draws(by_row, n_trees)
 
 
 def _score_model(ensemble, per_tree, X, target, classification, n_repeats, n_features):
@@ -330,7 +356,7 @@ def _score_model(ensemble, per_tree, X, target, classification, n_repeats, n_fea
     n_slots = n_repeats * n_features
     delta = np.zeros((n_slots,) + margin.shape)
     n_cells = np.zeros((n_features, ensemble.n_trees), dtype=np.intp)
-    for t, (_, (leaf, slot, position, new_leaf, cells)) in enumerate(per_tree):
+    for t, (_, (leaf, slot, position, new_leaf, cells, _)) in enumerate(per_tree):
         n_cells[:, t] = cells
         values = ensemble.trees[t].value[:, 0, 0] * ensemble.tree_weights[t]
         column = ensemble.tree_output[t]

@@ -27,7 +27,7 @@ from .._kernels._oob import oob_tree_permutation_rows
 from .._progress import counted, progress_bar
 from .._sklearn_compat import Interval, validate_params
 from ..adapters import as_ensemble
-from ._ranks import row_blocks
+from ._ranks import TREES_ONLY, row_blocks
 from ._result import ImportanceResult, mean_interval
 
 __all__ = ["oob_permutation_importance", "randomforest_summary"]
@@ -209,7 +209,9 @@ def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, 
     with np.errstate(invalid="ignore", divide="ignore"):
         casewise /= n_oob_trees[:, None]
     mean, std, zscore = randomforest_summary(importances)
-    extra = {"zscore": zscore, "casewise": casewise, "n_oob_trees": n_oob_trees}
+    extra = {"zscore": zscore, "casewise": casewise, "n_oob_trees": n_oob_trees,
+             "intervals": {"ci": TREES_ONLY, "rank": "the out-of-bag rows and the "
+                           "shuffles (one draw per row)"}}
     if classification:
         class_mean, class_std, _ = randomforest_summary(by_class)
         extra["per_class"] = pd.DataFrame(class_mean, index=feature_names,

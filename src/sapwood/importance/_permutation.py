@@ -52,7 +52,7 @@ from ..learners._inputs import check_rows
 from ._dask import is_dask_collection
 from ._permutation_dask import dask_scores
 from ._permutation_engine import tree_evaluator
-from ._permutation_rows import Recorder, RowDraws, row_loss
+from ._permutation_rows import Recorder, RowDraws, interval_notes, read_response, row_loss
 from ._ranks import row_blocks
 from ._result import ImportanceResult
 
@@ -210,12 +210,11 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
     n_jobs = effective_n_jobs(n_jobs)
 
     evaluator = tree_evaluator(model, X, n_jobs, uses_estimator_score(scorer))
-    # Per-row draws for the rank intervals, where the score is a mean over all the rows
-    # of a loss (see _permutation_rows).
-    loss = None
-    if rows is None and sample_weight is None:
-        loss = row_loss(model, scoring, y, is_classifier(model) if evaluator is None
-                        else evaluator.is_classifier)
+    # Per-row draws for the rank intervals, where the score is a (weighted) mean over the
+    # evaluated rows of a loss, or binary ROC AUC (see _permutation_rows).
+    loss = row_loss(model, scoring, *_subset(rows, y),
+                    is_classifier(model) if evaluator is None else evaluator.is_classifier,
+                    *_subset(rows, sample_weight))
     with progress_bar(len(columns) * n_repeats, "permuted scores", progress) as steps:
         if evaluator is not None:
             try:
@@ -346,10 +345,11 @@ def _generic_scores(model, X, y, sample_weight, scorer, rows, sources, columns, 
     the predictions the scores make, recorded)."""
     recorder = None if loss is None else Recorder(model)
     baseline = _score(scorer, recorder or model, X, y, sample_weight)
-    by_row = None
-    if recorder is not None and recorder.predicted is not None:
-        by_row = RowDraws(loss, recorder.predicted, y, sources, len(columns))
     X_eval, y_eval, w_eval = _subset(rows, X, y, sample_weight)
+    by_row = None
+    if recorder is not None and read_response(loss, recorder) is not None:
+        by_row = RowDraws(loss, _subset(rows, read_response(loss, recorder))[0], y_eval,
+                          sources, len(columns), offset=rows is not None)
     scores = Parallel(n_jobs=n_jobs, prefer="threads")(
         delayed(_group_scores)(model, X_eval, y_eval, w_eval, scorer, group, sources, steps,
                                by_row, g)
@@ -377,7 +377,7 @@ def _group_scores(model, X, y, sample_weight, scorer, group, sources, steps, by_
             X_permuted[:, group] = X[np.ix_(source, group)]
         scores.append(_score(scorer, model, X_permuted, y, sample_weight))
         if by_row is not None:
-            by_row.add(g, k, every_row, model.predicted)
+            by_row.add(g, k, every_row, read_response(by_row.loss, model))
         steps.advance()
     return scores
 
@@ -397,8 +397,8 @@ def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns,
     read = sorted(reference.responses_used)
     scores = [[unchanged] * sources.shape[0] for _ in columns]
     by_row = None if loss is None else RowDraws(
-        loss, evaluator.responses(evaluator.baseline_eval).predict(None), y_eval, sources,
-        len(columns))
+        loss, read_response(loss, evaluator.responses(evaluator.baseline_eval)), y_eval,
+        sources, len(columns), offset=rows is not None)
     accuracy = _IncrementalAccuracy.make(scorer, evaluator, reference, y_eval, w_eval,
                                          unchanged)
     if accuracy is not None:
@@ -415,7 +415,8 @@ def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns,
         changed_raw = None
         if by_row is not None:
             changed_raw = evaluator.finalize(changed_totals)
-            by_row.add(g, k, changed_rows, evaluator.responses(changed_raw).predict(None))
+            by_row.add(g, k, changed_rows,
+                       read_response(by_row.loss, evaluator.responses(changed_raw)))
         if accuracy is not None:
             value = accuracy.score(changed_rows, changed_totals)
             if accuracy.checks_left > 0:
@@ -533,7 +534,8 @@ def _result(baseline, scores, names, params, labels, by_row=None):
     baseline = np.asarray(baseline, dtype=np.float64)
     scores = np.array(scores, dtype=np.float64)
     importances = baseline - scores
-    extra = {"baseline_score": baseline, "scores": scores}
+    extra = {"baseline_score": baseline, "scores": scores,
+             "intervals": interval_notes(importances.shape[1], by_row is not None)}
     if importances.ndim == 3:
         n_outputs = importances.shape[2]
         extra["importances_by_output"] = importances
@@ -544,4 +546,4 @@ def _result(baseline, scores, names, params, labels, by_row=None):
         importances = importances.mean(axis=2)
     return ImportanceResult.from_draws(
         importances, feature_names=names, method="permutation", params=params, extra=extra,
-        rank_draws=None if by_row is None else row_blocks(by_row.draws()))
+        rank_draws=None if by_row is None else row_blocks(by_row.draws(importances.mean(axis=1))))

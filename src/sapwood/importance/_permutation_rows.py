@@ -21,15 +21,37 @@ held-out rows and new shuffles together (the receiving role alone would miss the
 giving one, about half the variance for a feature with a monotone effect). The draws
 are paired across features (every feature sees the same shuffles), as the rank
 intervals need.
+
+Sample weights: a weighted score is sum_i w_i l_i / sum_i w_i, the same mean with each
+row's loss multiplied by n w_i / sum_i w_i (R²'s total sum of squares weighted too).
+
+A row subset (``max_samples = m < n``): the permuted scores are on the m rows, the
+baseline on all n, so importance_j = (baseline - score on the m rows) + (mean over the
+m rows of the loss changes). The first term is the same for every feature: it is added
+to every draw (the rank intervals read only differences), and the draws are the m
+rows'.
+
+ROC AUC (binary; ``scoring="roc_auc"``, unweighted) is no mean over rows but a
+two-sample U-statistic, whose first-order projection on the rows is DeLong's: a
+positive row i contributes (V_i - AUC) / pi, V_i its share of negatives scored below it
+(ties one half) and pi the share of positive rows; a negative row likewise with the
+positives above it and 1 - pi. The loss change of a row is then::
+
+    delta_kji = AUC + IF_i(baseline scores) - AUC_kj - IF_i(scores with x_j shuffled)
+
+(its mean over rows is the drop AUC - AUC_kj, the influences having mean zero), counted
+at the row that receives the value and the row that gives it as above.
 """
 
 from __future__ import annotations
+
+from functools import wraps
 
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils import get_tags
 
-__all__ = ["Recorder", "RowDraws", "row_loss"]
+__all__ = ["AucLoss", "Recorder", "RowDraws", "interval_notes", "read_response", "row_loss"]
 
 # Named scores that are the mean over rows of a loss (with the sign that makes higher
 # better), and the loss.
@@ -41,9 +63,23 @@ _NAMED = {
 }
 
 
-def row_loss(model, scoring, y, is_classifier):
-    """The per-row loss whose mean change is the drop in the score (a function of the
-    predictions and the rows' labels), or None where the score is not such a mean."""
+def interval_notes(n_repeats, rows):
+    """What the result's intervals cover (``extra["intervals"]``), ``rows``: whether the
+    rank intervals rest on per-row draws."""
+    shuffles = (f"the spread of the {n_repeats} shuffles only, not the choice of held-out "
+                "rows")
+    return {"ci": shuffles,
+            "rank": "the held-out rows and the shuffles (one draw per row)" if rows else
+            shuffles + " (this score has no per-row draws)"}
+
+
+def row_loss(model, scoring, y, is_classifier, sample_weight=None):
+    """The per-row loss whose mean change is the drop in the score, as a function
+    ``loss(predicted, truth, index)`` of the predictions and labels of the rows
+    ``index`` (of the rows y lists), or :class:`AucLoss` for ``scoring="roc_auc"``, or
+    None where the score is neither."""
+    if scoring == "roc_auc":
+        return AucLoss.make(model, y, is_classifier, sample_weight)
     kind = _NAMED.get(scoring) if isinstance(scoring, str) else None
     if scoring is None:
         score = getattr(type(model), "score", None)
@@ -55,63 +91,176 @@ def row_loss(model, scoring, y, is_classifier):
     y = np.asarray(y)
     if y.ndim != 1 or y.dtype == object and kind != "error":
         return None
+    # Each row's share of the weighted mean, times n (1 without weights).
+    weight = 1.0
+    if sample_weight is not None:
+        sample_weight = np.asarray(sample_weight, dtype=np.float64)
+        if sample_weight.shape != y.shape or not sample_weight.sum() > 0:
+            return None
+        weight = sample_weight * (y.shape[0] / sample_weight.sum())
+
+    def at(index):
+        return weight if np.ndim(weight) == 0 else weight[index]
+
     if kind == "error":
-        return lambda predicted, truth: np.asarray(predicted != truth, dtype=np.float64)
+        return lambda predicted, truth, index: at(index) * np.asarray(predicted != truth,
+                                                                      dtype=np.float64)
     if kind == "absolute":
-        return lambda predicted, truth: np.abs(truth - predicted)
+        return lambda predicted, truth, index: at(index) * np.abs(truth - predicted)
     scale = 1.0
     if kind == "r2":
         # R^2 = 1 - SSE / SST: its drop is the rise in SSE over SST, a mean over rows of
-        # n (y - f)^2 / SST. A constant target has no R^2 to decompose.
-        total = float(np.sum((y - y.mean()) ** 2))
+        # n (y - f)^2 / SST (weighted: sum w (y - f)^2 / sum w (y - mean_w y)^2). A
+        # constant target has no R^2 to decompose.
+        if sample_weight is None:
+            total, mass = float(np.sum((y - y.mean()) ** 2)), y.shape[0]
+        else:
+            mass = float(np.sum(sample_weight))
+            total = float(np.sum(sample_weight * (y - np.average(y, weights=sample_weight))
+                                 ** 2))
         if not total > 0:
             return None
-        scale = y.shape[0] / total
-    return lambda predicted, truth: scale * (truth - predicted) ** 2
+        scale = mass / total
+    return lambda predicted, truth, index: at(index) * (scale * (truth - predicted) ** 2)
+
+
+class AucLoss:
+    """Binary ROC AUC's per-row influence (module docstring), on the score of the
+    positive class (``predict_proba``'s column of ``classes_[1]``, or
+    ``decision_function``, whichever the scorer read)."""
+
+    def __init__(self, positive):
+        self.positive = positive
+        self.pi = positive.mean()
+
+    @classmethod
+    def make(cls, model, y, is_classifier, sample_weight):
+        classes = getattr(model, "classes_", None)
+        y = np.asarray(y)
+        if not is_classifier or sample_weight is not None or classes is None \
+                or len(classes) != 2 or y.ndim != 1:
+            return None
+        positive = np.asarray(y == classes[1], dtype=bool)
+        if positive.all() or not positive.any():
+            return None
+        return cls(positive)
+
+    def influence(self, score):
+        """AUC of ``score`` and every row's influence on it."""
+        positive = self.positive
+        pos, neg = score[positive], score[~positive]
+        below_neg, above_neg = np.sort(neg), np.sort(pos)
+        v = np.empty(score.shape[0])
+        # Positive rows: the share of negatives below (ties 1/2); negatives: of
+        # positives above.
+        v[positive] = (np.searchsorted(below_neg, pos, side="left")
+                       + np.searchsorted(below_neg, pos, side="right")) / (2 * neg.shape[0])
+        v[~positive] = (2 * pos.shape[0] - np.searchsorted(above_neg, neg, side="left")
+                        - np.searchsorted(above_neg, neg, side="right")) / (2 * pos.shape[0])
+        auc = v[positive].mean()
+        return auc, np.where(positive, (v - auc) / self.pi, (v - auc) / (1 - self.pi))
+
+    def read(self, outputs):
+        """The positive class's score from a model's recorded outputs (None if the
+        scorer read neither)."""
+        if "decision_function" in outputs:
+            return np.asarray(outputs["decision_function"], dtype=np.float64)
+        if "predict_proba" in outputs:
+            return np.asarray(outputs["predict_proba"], dtype=np.float64)[:, 1]
+        return None
 
 
 class RowDraws:
     """Accumulates the per-row draws D (n_groups, n_rows) from the rows each shuffle
     changed."""
 
-    def __init__(self, loss, predicted, y, sources, n_groups):
+    def __init__(self, loss, predicted, y, sources, n_groups, offset=False):
         self.loss = loss
+        # Rows a subset of those of the baseline: the draws take the common term.
+        self.offset = offset
         self.y = np.asarray(y)
-        self.unchanged = loss(np.asarray(predicted), self.y)
+        self.auc = isinstance(loss, AucLoss)
+        self.every_row = np.arange(self.y.shape[0])
+        if self.auc:
+            self.score = predicted
+            self.unchanged = loss.influence(predicted)
+        else:
+            self.unchanged = loss(np.asarray(predicted), self.y, self.every_row)
         self.sources = sources
         self.sums = np.zeros((n_groups, self.y.shape[0]))
 
     def add(self, g, k, rows, predicted):
         """Shuffle k of group g changed the predictions of ``rows`` to ``predicted``."""
-        delta = self.loss(np.asarray(predicted), self.y[rows]) - self.unchanged[rows]
+        if self.auc:
+            score = self.score.copy()
+            score[rows] = predicted
+            auc, influence = self.loss.influence(score)
+            base_auc, base_influence = self.unchanged
+            delta = base_auc + base_influence - auc - influence  # on every row
+            rows = self.every_row
+        else:
+            delta = self.loss(np.asarray(predicted), self.y[rows], rows) - self.unchanged[rows]
         self.sums[g, rows] += delta  # as receivers
         self.sums[g, self.sources[k, rows]] += delta  # as givers (sources is a permutation)
 
-    def draws(self):
+    def draws(self, importances):
+        """The draws, whose means are ``importances`` (n_groups,)."""
         per_row = self.sums / self.sources.shape[0]
         # Every term was counted twice, so the importance is half the mean.
-        return per_row - per_row.mean(axis=1, keepdims=True) / 2
+        draws = per_row - per_row.mean(axis=1, keepdims=True) / 2
+        if self.offset:
+            # baseline - (unpermuted score on the subset), the same for every group.
+            draws += np.mean(importances - draws.mean(axis=1))
+        return draws
+
+
+def read_response(loss, model):
+    """What ``loss`` reads of a model's outputs: the predictions, or the positive class's
+    score; from a :class:`Recorder`'s recorded outputs, or by asking a stand-in model
+    whose methods ignore X (the tree evaluator's)."""
+    auc = isinstance(loss, AucLoss)
+    if isinstance(model, Recorder):
+        outputs = model.outputs
+    else:
+        outputs = ({"predict_proba": model.predict_proba(None)} if auc
+                   else {"predict": model.predict(None)})
+    return loss.read(outputs) if auc else outputs.get("predict")
 
 
 class Recorder:
-    """The model inside a scorer, keeping its last predictions: the generic evaluator's
-    per-row draws come from the predictions its scores already made, not from extra
-    calls. Everything else is the model's: its fitted attributes, tags and ``score``
-    (bound to the recorder, so that the score's ``predict`` is recorded)."""
+    """The model inside a scorer, keeping its last outputs (``outputs``, by method): the
+    generic evaluator's per-row draws come from the outputs its scores already made, not
+    from extra calls. Everything else is the model's: its fitted attributes, tags, its
+    other methods and ``score`` (bound to the recorder, so that the score's
+    ``predict`` is recorded)."""
+
+    _RECORDED = ("predict_proba", "decision_function")
 
     def __init__(self, model):
         self._model = model
-        self.predicted = None
+        self.outputs = {}
+
+    @property
+    def predicted(self):
+        return self.outputs.get("predict")
 
     def predict(self, X):
-        self.predicted = self._model.predict(X)
-        return self.predicted
+        self.outputs["predict"] = self._model.predict(X)
+        return self.outputs["predict"]
 
     def score(self, X, y, sample_weight=None):
         return type(self._model).score(self, X, y, sample_weight=sample_weight)
 
     def __getattr__(self, name):
-        return getattr(self._model, name)
+        method = getattr(self._model, name)
+        if name not in self._RECORDED:
+            return method
+
+        @wraps(method)  # scorers read the method's name to pick its output
+        def recorded(X):
+            self.outputs[name] = method(X)
+            return self.outputs[name]
+        return recorded
 
     def __sklearn_tags__(self):
         return get_tags(self._model)

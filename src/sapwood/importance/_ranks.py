@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["RankIntervals", "rank_intervals", "row_blocks"]
+__all__ = ["TREES_ONLY", "RankIntervals", "covariance_draws", "rank_intervals", "row_blocks"]
 
 LEVEL = 0.95
 N_SIMULATIONS = 1000
@@ -148,6 +148,12 @@ def _critical_value(centred, se, pairs, level, n_simulations) -> float:
     return float(np.quantile(np.concatenate(maxima), level))
 
 
+# What ``ci_low`` / ``ci_high`` of a mean over trees cover (``extra["intervals"]``).
+TREES_ONLY = ("the spread over the trees only: the trees share their rows (and their "
+              "training sample), so it understates the error over new rows "
+              "(docs/measures.md, 'Rank intervals')")
+
+
 def row_blocks(draws, max_draws: int = MAX_ROW_DRAWS) -> np.ndarray:
     """Per-row draws (n_features, n_rows), or for more than ``max_draws`` rows the draws
     of ``max_draws`` blocks of rows: a fixed random partition into blocks whose sizes
@@ -163,3 +169,24 @@ def row_blocks(draws, max_draws: int = MAX_ROW_DRAWS) -> np.ndarray:
     sums = np.zeros((draws.shape[0], max_draws))
     np.add.at(sums.T, block, draws.T)
     return sums * (max_draws / n)
+
+
+def covariance_draws(mean, covariance) -> np.ndarray:
+    """Draws (n_features, n) whose mean is ``mean`` and whose standard error of the mean
+    (sample covariance / n) is ``covariance``, negative eigenvalues set to 0: for a
+    measure whose standard errors come from a formula rather than from draws, so that
+    the rank intervals rest on them. n = max(STUDENTISED_BELOW, n_features + 1), so
+    that the normal limit is used (the covariance is no estimate from n draws).
+
+    Built as ``mean + sqrt(n (n - 1)) L Q'`` with L L' = covariance and Q (n x p)
+    orthonormal columns orthogonal to the ones vector (a QR factor of a fixed centred
+    Gaussian matrix): every draw is a pseudo-draw, only their mean and covariance
+    mean anything."""
+    mean = np.asarray(mean, dtype=np.float64)
+    p = mean.shape[0]
+    n = max(STUDENTISED_BELOW, p + 1)
+    values, vectors = np.linalg.eigh(np.asarray(covariance, dtype=np.float64))
+    root = vectors * np.sqrt(np.clip(values, 0.0, None))
+    gaussian = np.random.default_rng(SEED).standard_normal((n, p))
+    q, _ = np.linalg.qr(gaussian - gaussian.mean(axis=0))
+    return mean[:, None] + np.sqrt(n * (n - 1)) * root @ q.T

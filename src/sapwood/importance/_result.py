@@ -56,7 +56,9 @@ class ImportanceResult:
     ci_low, ci_high : ndarray of shape (n_features,) or None
         Confidence interval bounds, when the measure provides them: where the
         importance is the mean of its draws (repeats, trees, folds, rows), the 95%
-        Student-t interval of that mean (:meth:`from_draws`; NaN below two draws).
+        Student-t interval of that mean (:meth:`from_draws`; NaN below two draws). It
+        covers what varies between those draws only (the shuffles, the trees), which
+        ``extra["intervals"]["ci"]`` says where the measure knows it.
     pvalues : ndarray of shape (n_features,) or None
     trace : pandas.DataFrame or None
         Per-node (or per-tree) table the numbers were computed from. A measure may
@@ -66,15 +68,17 @@ class ImportanceResult:
         Further named arrays a measure provides (e.g. per-class importances).
     rank_draws : ndarray of shape (n_features, n_draws) or None
         The draws the simultaneous 95% rank intervals rest on (:meth:`rank_intervals`)
-        when they are not ``importances``: for held-out permutation with a score that
-        is a mean over rows (the default scores, accuracy, R², mean squared or
-        absolute error) and OOB permutation, one draw per row (random blocks of rows
-        beyond 10,000), whose spread covers the choice of rows as well as the shuffles
-        (:mod:`sapwood.importance._permutation_rows`).
-        Otherwise the draws are ``importances``: trees for conditional, UFI, AIR
-        and a forest's MDI, folds for drop-column by cross-validation, rows for
-        tree_shap, and repeats for held-out permutation with other scores (which cover
-        the shuffles only).
+        when they are not ``importances``: one draw per row (random blocks of rows
+        beyond 10,000), whose spread covers the choice of rows as well as the shuffles,
+        for held-out permutation with a score that is a (weighted) mean over rows or
+        binary ROC AUC (:mod:`sapwood.importance._permutation_rows`), OOB permutation,
+        conditional permutation of forests and trees, and UFI; for AIR of a bagged
+        forest, pseudo-draws with the infinitesimal jackknife's covariance over
+        training samples. Otherwise the draws are ``importances``: trees for AIR of
+        other models and a forest's MDI, folds for drop-column by cross-validation, rows
+        for tree_shap, and repeats for held-out permutation with other scores and
+        boosted conditional permutation (which cover the shuffles only).
+        ``extra["intervals"]["rank"]`` says what they cover where the measure knows it.
 
     Each field also answers by key, as scikit-learn's ``Bunch`` result does:
     ``result["importances_mean"]`` is ``result.importances_mean``, so code written for
@@ -167,8 +171,9 @@ class ImportanceResult:
         What they cover: the ranks of the importances this model would show on the
         whole population the rows were drawn from (held-out permutation and tree_shap:
         the expected importance of this fitted model over new held-out rows and new
-        shuffles; OOB permutation: the mean over this forest's trees of each tree's
-        expected importance on new rows). All features' ranks lie in their intervals
+        shuffles; OOB and conditional permutation and UFI: the mean over this forest's
+        trees of each tree's expected importance on new rows; AIR: its expectation over
+        training samples). All features' ranks lie in their intervals
         at once in at least 95% of samples; features whose importance is exactly equal
         (never used by the model) share their places. Checked by simulation against
         populations of 20,000 to 100,000 rows: docs/measures.md, section 'Rank intervals'."""

@@ -29,6 +29,7 @@ from sklearn.utils import check_array
 from .._format import LEAF
 from ..adapters import as_ensemble
 from ._oob import _feature_names, _inbag_counter
+from ._ranks import TREES_ONLY, row_blocks
 from ._result import ImportanceResult
 
 __all__ = ["unbiased_mdi"]
@@ -87,7 +88,10 @@ def unbiased_mdi(model, X, y, *, held_out=None) -> ImportanceResult:
         (name), w, impurity (H'), w_left, impurity_left, w_right, impurity_right,
         n_oob (out-of-sample rows reaching the node) and decrease (decrease'(i), 0
         where a child has no out-of-sample row); per tree and feature the decreases
-        sum to ``importances``.
+        sum to ``importances``. ``rank_draws`` (n_features, n_samples): per-row draws
+        whose mean is UFI, from each row's delete-one jackknife influence on the trees
+        it is out of sample for; the rank intervals rest on them (the trees share their
+        rows). ``extra["intervals"]`` says what the intervals cover.
 
     Raises
     ------
@@ -136,19 +140,29 @@ def unbiased_mdi(model, X, y, *, held_out=None) -> ImportanceResult:
             return np.flatnonzero(counts(t) == 0)
 
     importances = np.zeros((ensemble.n_features, ensemble.n_trees))
+    by_row = np.zeros((X.shape[0], ensemble.n_features))
     traces = []
     for t, tree in enumerate(ensemble.trees):
         rows = rows_of(t)
-        node_impurity, n_rows = _node_impurity(tree, X[rows], target[rows], task)
+        node_impurity, n_rows, path = _node_impurity(tree, X[rows], target[rows], task)
         trace = _tree_decrease(tree, node_impurity, n_rows)
         np.add.at(importances[:, t], trace["feature"], trace["decrease"])
         trace["tree"] = t
         traces.append(trace)
+        if rows.shape[0]:
+            by_row[rows] += _row_influence(tree, path, target[rows], task, node_impurity,
+                                           trace, ensemble.n_features) / rows.shape[0]
     trace = _trace_frame(traces)
     trace["feature"] = np.asarray(feature_names, dtype=object)[trace["feature"].to_numpy()]
     params = {"held_out": bool(held_out), "task": task, "n_trees": ensemble.n_trees}
-    return ImportanceResult.from_draws(importances, feature_names=feature_names,
-                                       method="unbiased_mdi", params=params, trace=trace)
+    result = ImportanceResult.from_draws(importances, feature_names=feature_names,
+                                         method="unbiased_mdi", params=params, trace=trace)
+    # Per-row draws D_jr = UFI_j + (n / N) sum_{t: r out of sample} IF_tj(r) / m_t.
+    draws = result.importances_mean[:, None] + by_row.T * (X.shape[0] / ensemble.n_trees)
+    intervals = {"ci": TREES_ONLY, "rank": "the {} rows (one draw per row: its jackknife "
+                 "influence)".format("held-out" if held_out else "out-of-bag")}
+    return result.replace(rank_draws=row_blocks(draws),
+                          extra={**result.extra, "intervals": intervals})
 
 
 def _targets(model, ensemble, y, n_samples):
@@ -190,7 +204,58 @@ def _node_impurity(tree, X, target, task):
         total_squares = path.T @ (target * target)
         squared = np.maximum(total_squares - 2.0 * mean * total + n_rows * mean**2, 0.0)
         impurity = tree.impurity + squared / reached
-    return impurity, n_rows
+    return impurity, n_rows, path
+
+
+def _row_influence(tree, path, target, task, impurity, trace, n_features):
+    """IF (m, n_features): each out-of-sample row's delete-one jackknife influence on the
+    tree's UFI, (m - 1) (UFI_t - UFI_t without the row), centred over the tree's m rows.
+
+    Deleting row r changes only the nodes on its path: H'(i) is a constant plus the
+    mean, over the n'_i rows reaching node i, of h_i(r) = 1 - p_{i, y_r} (gini) or
+    (y_r - mu_i)^2 (squared error), so without r it is H'(i) - (h_i(r) - mean h_i) /
+    (n'_i - 1); and only the splits on its path, each through the child r reaches,
+    which counts nothing when r was its only row. The jackknife rather than the
+    first-order influence: most leaves hold one or two out-of-sample rows, where a row's
+    first-order influence on the leaf's mean is zero or understated. The structure of
+    the tree is fixed: it was grown on other rows."""
+    path = path.tocoo()
+    row, node = path.row, path.col
+    # Each (row, non-root node c) on a path: the split p above c and c's sibling o.
+    below = node != 0
+    row, child = row[below], node[below]
+    split = np.flatnonzero(tree.children_left != LEAF)
+    parent = np.empty(tree.node_count, dtype=np.intp)
+    parent[tree.children_left[split]] = split
+    parent[tree.children_right[split]] = split
+    above = parent[child]
+    sibling = np.where(tree.children_left[above] == child, tree.children_right[above],
+                       tree.children_left[above])
+    n_rows = np.bincount(path.col, minlength=tree.node_count).astype(np.float64)
+    mean = np.zeros(tree.node_count)
+    for nodes in (above, child):  # mean h_i = H'(i) minus its constant
+        mean[nodes] = impurity[nodes] - (tree.impurity[nodes] if task == "regression"
+                                         else 0.0)
+
+    def h(nodes):
+        if task == "classification":
+            inbag = tree.value[nodes, 0, :]
+            return 1.0 - inbag[np.arange(nodes.shape[0]), target[row]] / inbag.sum(axis=1)
+        return (target[row] - tree.value[nodes, 0, 0]) ** 2
+
+    def without(nodes):  # H'(i) without the row (nodes with one row: unused)
+        return impurity[nodes] - (h(nodes) - mean[nodes]) / np.maximum(n_rows[nodes] - 1, 1)
+
+    w = tree.weighted_n_node_samples
+    decrease = np.zeros(tree.node_count)
+    decrease[trace["node"]] = trace["decrease"]
+    new = (w[above] * without(above) - w[child] * without(child)
+           - w[sibling] * impurity[sibling]) / w[0]
+    new[(n_rows[child] == 1) | (n_rows[sibling] == 0)] = 0.0
+    m = path.shape[0]
+    influence = np.zeros((m, n_features))
+    np.add.at(influence, (row, tree.feature[above]), (m - 1) * (decrease[above] - new))
+    return influence - influence.mean(axis=0)
 
 
 def _tree_decrease(tree, impurity, n_rows):

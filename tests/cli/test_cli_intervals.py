@@ -1,0 +1,44 @@
+"""The command line says what each measure's intervals cover: the 95% CI column is the
+t interval of the measure's draws (shuffles, trees), which is no interval over new rows;
+the rank intervals of most measures are (docs/measures.md, 'Confidence intervals of the
+importances')."""
+
+import contextlib
+import io
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sapwood.cli import main
+
+
+@pytest.fixture(scope="module")
+def csv(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=300), "b": rng.normal(size=300),
+                          "c": rng.normal(size=300)})
+    frame["y"] = (frame["a"] + 0.5 * frame["b"] + rng.normal(size=300) > 0).astype(int)
+    path = tmp_path_factory.mktemp("intervals") / "data.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def run(argv):
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(io.StringIO()):
+        assert main(argv) == 0
+    return stdout.getvalue()
+
+
+def test_the_tables_and_json_say_what_the_intervals_cover(csv):
+    argv = ["explain", str(csv), "--target", "y", "--methods", "permutation,oob"]
+    document = json.loads(run(argv + ["--json"]))
+    permutation = document["intervals"]["permutation"]
+    assert "shuffles only" in permutation["ci"]
+    assert "held-out rows" in permutation["rank"]
+    assert "trees only" in document["intervals"]["oob"]["ci"]
+    text = " ".join(run(argv).split())
+    assert "95% CI covers the spread of the 5 shuffles only" in text
+    assert "rank (95%) covers the held-out rows and the shuffles" in text
