@@ -6,34 +6,33 @@ its sum must be redone in the model's own order and precision (XGBoost's float32
 round after every addition). :func:`boosted_permuted_totals` therefore walks each row
 through each tree once and answers every (feature, repeat) "slot" of that row there:
 
-- the row's path gives, per feature on it, the interval of values that keeps the path
-  (``lo <= v < hi``; the interval test): a permuted value inside it reaches the row's
-  own leaf; one outside it leaves the path at the first split on the feature where it
-  goes the other way, and is re-routed from the other child of that split only (the
-  path above is the row's own);
+- down the row's path, at each split the slots of its feature whose value goes the
+  other way leave the path (the first such split of a slot; a value that never does
+  reaches the row's own leaf): the path above is the row's own, so the value is
+  re-routed from the other child of that split only;
 - the row keeps one running total per slot; each tree adds its leaf value to all of
-  them (a vector add over slots) after the slots whose value left the interval have
-  their new leaf's value put in, so every total is the model's own sum: the same
-  terms, in tree order, in the same precision (the dtype of ``node_value``).
+  them (a vector add over slots) after the slots whose value left the path have their
+  new leaf's value put in, so every total is the model's own sum: the same terms, in
+  tree order, in the same precision (the dtype of ``node_value``).
 
 Rows are taken a block at a time: the block's rows walk each tree side by side, and the
-block's re-routings advance side by side too, one step per round, so that their memory
-reads overlap instead of each waiting on the one before (a traversal is a chain of
-dependent reads). Row ranges are independent: threads split the rows.
+block's re-routings advance side by side too, one step per round (a re-routing that
+reaches a leaf drops out), so that their memory reads overlap instead of each waiting
+on the one before (a traversal is a chain of dependent reads). Row ranges are
+independent: threads split the rows.
 
 The nodes are in :func:`boosted_layout`'s form: a split sends ``v`` left when
 ``v < cut`` (a ``<=`` split's threshold moved up by one float) or, with flag
-``_MISSING_LEFT``, when ``v`` is missing; one comparison, and its cut is directly the
-interval's bound. Splits it cannot state that way (categorical, ``<= inf``: flag
-``_SLOW``) route through ``goes_left`` with their own threshold and operator and
-give their feature an empty interval, as does a row's own missing value: every
-permuted value of that feature is then re-routed, still exactly.
+``_MISSING_LEFT``, when ``v`` is missing: one comparison. Splits it cannot state that
+way (categorical, ``<= inf``: flag ``_SLOW``) route through ``goes_left`` with their own
+threshold and operator. A leaf child is stored as ``~id``, so a walk knows it has
+arrived without reading the leaf.
 """
 
 import numpy as np
 
 from ._numba import kernel
-from ._traverse import LEAF, OP_CAT, OP_LE, OP_LT, goes_left
+from ._traverse import LEAF, OP_LE, OP_LT, goes_left
 
 __all__ = ["boosted_layout", "boosted_permuted_totals"]
 
