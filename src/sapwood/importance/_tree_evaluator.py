@@ -20,7 +20,7 @@ import numpy as np
 from joblib import delayed
 from sklearn.utils.validation import validate_data
 
-from .._kernels._boosted_permutation import boosted_permuted_totals
+from .._kernels._boosted_permutation import boosted_layout, boosted_permuted_totals
 from .._kernels._permutation import flip_potential, permuted_values, reroute_packed
 from .._kernels._permuted_sums import (
     checkpoint_sums,
@@ -61,6 +61,7 @@ class TreeEvaluator:
         self.ensemble = ensemble
         self.n_jobs = n_jobs
         self._pool = None
+        self._layout = None  # the boosted kernel's node layout, made on first use
         self.X = X = np.ascontiguousarray(X)
         self.is_classifier = ensemble.task == "classification"
         self.n_classes = len(model.classes_) if self.is_classifier else 0
@@ -404,24 +405,31 @@ class TreeEvaluator:
         bounds = np.linspace(0, m, n_chunks + 1).astype(np.intp)
         row_ranges = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)
                       if b > a]
+        if self._layout is None:
+            self._layout = boosted_layout(self.nodes, self.threshold, self.operator,
+                                          self.roots)
+        records, cut, root_code, max_depth = self._layout
         for begin in range(0, len(slots), batch_size):
             batch = slots[begin:begin + batch_size]
             slot_repeat = np.array([r for _, r in batch], dtype=np.intp)
             slot_column = self.group_columns[self.group_ptr[[g for g, _ in batch]]]
-            permuted = permuted_values(self.X_eval, sources, slot_repeat, slot_column)
+            # The kernel takes each feature's slots side by side.
             order = np.argsort(slot_column, kind="stable")
+            permuted = permuted_values(self.X_eval, sources, slot_repeat[order],
+                                       slot_column[order])
             feature_slot_ptr = np.searchsorted(slot_column[order],
                                                np.arange(self.X.shape[1] + 1)).astype(np.intp)
             totals = np.empty((m, len(batch)), dtype=node_value.dtype)
             self._parallel(
                 delayed(boosted_permuted_totals)(self.X_eval, permuted, feature_slot_ptr,
-                                                 order.astype(np.intp), self.nodes,
-                                                 self.threshold, self.operator,
-                                                 self.cat_bitsets, self.roots, node_value,
-                                                 start, lo, hi, totals)
+                                                 records, cut, self.threshold, self.operator,
+                                                 self.cat_bitsets, root_code, max_depth,
+                                                 node_value, start, lo, hi, totals)
                 for lo, hi in row_ranges)
+            position = np.empty_like(order)
+            position[order] = np.arange(order.shape[0])
             for s, (g, r) in enumerate(batch):
-                column = totals[:, s]
+                column = totals[:, position[s]]
                 rows = np.flatnonzero(column != baseline)
                 yield g, r, rows, column[rows].reshape(-1, 1)
 
