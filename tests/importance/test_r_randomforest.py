@@ -106,17 +106,3 @@ def test_unnormalised_mdi_equals_randomforest_type2(name, classification):
                                rtol=1e-12)
     # importance(type = 2) is the same whatever scale says.
     np.testing.assert_array_equal(expected[column], expected[f"scaled {column}"])
-
-
-@pytest.mark.parametrize("name, classification", CASES)
-def test_r_forest_reads_back(name, classification):
-    """The reader is right: the forest read from getTree() predicts R's OOB rows as
-    R's trees do (each leaf's class or mean), and every tree's in-bag weight is n."""
-    ensemble, X, y = randomforest_forest(name, classification)
-    assert ensemble.n_trees == 15
-    predictions = ensemble.predict(X)
-    if classification:
-        # A forest of 15 trees fits its training rows almost perfectly.
-        assert np.mean(predictions == y) > 0.95
-    else:
-        assert np.corrcoef(predictions, y)[0, 1] > 0.95
