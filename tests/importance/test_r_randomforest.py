@@ -77,18 +77,18 @@ def test_oob_permutation_equals_randomforest_type1(name, classification, monkeyp
     # regression: R sums squared errors row by row, sapwood in its kernel's order.
     rtol = 1e-13 if classification else 1e-12
     np.testing.assert_allclose(result.importances_mean, expected[overall], rtol=rtol)
-    np.testing.assert_allclose(result.importances_std, expected[f"SD {overall}"], rtol=1e-10)
+    np.testing.assert_allclose(result.importances_std, expected[f"SD {overall}"], rtol=1e-12)
     np.testing.assert_allclose(result.extra["zscore"], expected[f"scaled {overall}"],
-                               rtol=1e-10)
+                               rtol=1e-12)
     if classification:
         for label in ensemble.classes:
             np.testing.assert_allclose(result.extra["per_class"][label],
                                        expected[str(label)], rtol=rtol)
             np.testing.assert_allclose(result.extra["per_class_std"][label],
-                                       expected[f"SD {label}"], rtol=1e-10)
+                                       expected[f"SD {label}"], rtol=1e-12)
             np.testing.assert_allclose(result.extra["per_class"][label]
                                        / result.extra["per_class_std"][label],
-                                       expected[f"scaled {label}"], rtol=1e-10)
+                                       expected[f"scaled {label}"], rtol=1e-12)
 
 
 @pytest.mark.parametrize("name, classification", CASES)
