@@ -21,7 +21,7 @@ import numpy as np
 from ._numba import kernel
 from ._permuted_traversal import fast_layout, pack_tree, route_permuted
 from ._traverse import first_splits
-from ._tree_index import leaf_intervals
+from ._tree_index import keeps_leaf, leaf_intervals
 
 
 @kernel
@@ -152,6 +152,7 @@ def _oob_tree(X, rows, target, target_class, n_classes, classification, children
                                              threshold, missing_go_to_left, operator, fast)
     lower = np.empty(n_nodes)
     upper = np.empty(n_nodes)
+    codes = np.empty(n_nodes, dtype=np.uint64)
     stack = np.empty(n_nodes + 1, dtype=np.intp)
     # The queue of one feature and repeat: per item (a row whose value leaves its leaf's
     # interval) its OOB position, permuted value and source row's offset in flat_X. One
@@ -170,7 +171,7 @@ def _oob_tree(X, rows, target, target_class, n_classes, classification, children
         if used[j] == 0:
             continue
         leaf_intervals(0, j, 0, nodes[:, 0], nodes[:, 1], nodes[:, 2], thresholds, operators,
-                       lower, upper, stack)
+                       cat_bitsets, lower, upper, codes, stack)
         in_group[j] = 1
         # Column j of the OOB rows, contiguous: the permuted reads stay in cache.
         for k in range(m):
@@ -186,7 +187,7 @@ def _oob_tree(X, rows, target, target_class, n_classes, classification, children
                 item_value[n_items] = value
                 if not fast:  # the lanes read the value; the general route, the row
                     item_source[n_items] = row_base[source]
-                n_items += not (lower[leaf[k]] < value < upper[leaf[k]])
+                n_items += not keeps_leaf(value, lower[leaf[k]], upper[leaf[k]], codes[leaf[k]])
             route_permuted(fast, n_items, item_row, first[j], row_base, item_value,
                            item_source, in_group, j, flat_X, flat_nodes, thresholds,
                            cat_bitsets, item_leaf)

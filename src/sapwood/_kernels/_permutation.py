@@ -22,7 +22,7 @@ import numpy as np
 from ._numba import kernel
 from ._permuted_traversal import route_permuted
 from ._traverse import LEAF
-from ._tree_index import largest_tree, leaf_intervals
+from ._tree_index import keeps_leaf, largest_tree, leaf_intervals
 
 __all__ = ["flip_potential", "permuted_values", "reroute_packed"]
 
@@ -180,6 +180,7 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
     in_group = np.zeros(n_features, dtype=np.uint8)
     lower = np.empty(max_tree_nodes)
     upper = np.empty(max_tree_nodes)
+    codes = np.empty(max_tree_nodes, dtype=np.uint64)
     stack = np.empty(max_tree_nodes + 1, dtype=np.intp)
     children_left = nodes[:, 0]
     children_right = nodes[:, 1]
@@ -205,7 +206,8 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                 top = entry_node[q]
                 if single:
                     leaf_intervals(top, column, root, children_left, children_right,
-                                   feature, thresholds, operator, lower, upper, stack)
+                                   feature, thresholds, operator, cat_bitsets, lower, upper,
+                                   codes, stack)
                 first = np.searchsorted(tree_ranks, rank[top])
                 last = np.searchsorted(tree_ranks, span_end[top])
                 for position in range(first, last):
@@ -219,9 +221,11 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                     position_base[n_positions] = i * n_features
                     low = -np.inf
                     high = np.inf
+                    keep = ~np.uint64(0)
                     if single:
                         low = lower[old - root]
                         high = upper[old - root]
+                        keep = codes[old - root]
                     row = np.uint64(i) * np.uint64(n_slots)
                     for s in range(slot_lo, slot_hi):
                         item_position[n_items] = n_positions
@@ -229,11 +233,12 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                         if not lanes:
                             item_source[n_items] = source_rows[slot_repeat[s], i] * n_features
                         if single:
-                            # Written, then kept only when the value leaves the interval:
-                            # no branch to mispredict (a third of the values leave it).
+                            # Written, then kept only when the value leaves the interval
+                            # (or the categories): no branch to mispredict (a third of
+                            # the values leave it).
                             value = flat_permuted[row + np.uint64(s)]
                             item_value[n_items] = value
-                            n_items += np.uint64(not (low < value < high))
+                            n_items += np.uint64(not keeps_leaf(value, low, high, keep))
                         else:
                             n_items += np.uint64(1)
                     n_positions += np.uint64(1)
