@@ -24,7 +24,7 @@ re-routings of one feature and repeat are queued and run by the one permuted tra
 import numpy as np
 
 from ._numba import kernel
-from ._permuted_traversal import fast_layout, pack_tree, route_permuted
+from ._permuted_traversal import pack_tree, route_permuted
 from ._traverse import LEAF, OP_CAT, first_splits, goes_left
 from ._tree_index import keeps_leaf, leaf_intervals
 
@@ -218,9 +218,6 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
     n_cells = np.zeros(n_features, dtype=np.intp)
     source_of = np.empty(m, dtype=np.intp)
     n_nodes = children_left.shape[0]
-    # A categorical split has no place in the lanes' layout: such trees take the
-    # general route.
-    fast = fast and fast_layout(children_left, operator)
     nodes, thresholds, operators = pack_tree(children_left, children_right, feature,
                                              threshold, missing_go_to_left, operator, fast)
     flat_X = X.reshape(-1)

@@ -19,7 +19,7 @@ feature and repeat are queued and run by the one permuted traversal
 import numpy as np
 
 from ._numba import kernel
-from ._permuted_traversal import fast_layout, pack_tree, route_permuted
+from ._permuted_traversal import pack_tree, route_permuted
 from ._traverse import first_splits
 from ._tree_index import keeps_leaf, leaf_intervals
 
@@ -109,9 +109,8 @@ def oob_tree_permutation_fast(X, rows, target, target_class, n_classes, classifi
                               missing_go_to_left, operator, cat_bitsets, node_prediction,
                               permutations):
     """``oob_tree_permutation`` for data without missing or infinite values: the same
-    outputs, bit for bit, faster: every split is read as ``x <= threshold`` and the
-    queued re-routings run side by side (``route_lanes``); a tree with categorical
-    splits takes the general route."""
+    outputs, bit for bit, faster: every numeric split is read as ``x <= threshold``
+    and the queued re-routings run side by side (``route_lanes``)."""
     out = _oob_tree(X, rows, target, target_class, n_classes, classification,
                     children_left, children_right, feature, threshold, missing_go_to_left,
                     operator, cat_bitsets, node_prediction, permutations, True)
@@ -145,9 +144,6 @@ def _oob_tree(X, rows, target, target_class, n_classes, classification, children
     used, first, leaf, base_loss, increase, increase_by_class, casewise = _start(
         X, rows, target, n_classes, classification, children_left, children_right, feature,
         threshold, missing_go_to_left, operator, cat_bitsets, node_prediction)
-    # A categorical split has no place in the lanes' layout: such trees take the
-    # general route.
-    fast = fast and fast_layout(children_left, operator)
     nodes, thresholds, operators = pack_tree(children_left, children_right, feature,
                                              threshold, missing_go_to_left, operator, fast)
     lower = np.empty(n_nodes)

@@ -138,8 +138,7 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
     difference of the two leaves' values is added to ``delta[i, s]``; other entries are
     left alone. (Sample-major: the slots of one sample are written together.)
 
-    ``cat_bitsets``: the category sets of the packed trees' categorical splits (none
-    with ``fast``).
+    ``cat_bitsets``: the category sets of the packed trees' categorical splits.
 
     ``fast``: the layout is ``make_fast``'s and the data finite; one-column groups then
     take the fast traversal (``route_lanes``), other groups the general one

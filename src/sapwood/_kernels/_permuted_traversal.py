@@ -9,13 +9,15 @@ answers in one of two forms with one interface (``item_origin`` -> start node an
 per item the permuted value or the source row; ``leaves`` out):
 
 - :func:`route_lanes`, the fast form: one-column groups on finite data, nodes in
-  :func:`make_fast`'s layout. Twelve traversals ("lanes") advance one step per round,
-  each step free of data-dependent branches, so the processor overlaps their memory
-  reads. One traversal at a time, every step waits for the previous step's reads and
-  the branch on a data-dependent comparison is mispredicted half of the time. The
-  lanes' state lives in local scalars, which the compiler keeps in registers: with the
-  state in small arrays, every step also paid loads and stores of it, and ran at half
-  the speed (D3 forest, 16 M lane steps: 42 ms against 22 ms).
+  :func:`make_fast`'s layout (categorical splits included). Twelve traversals
+  ("lanes") advance one step per round, each step free of data-dependent branches, so
+  the processor overlaps their memory reads. One traversal at a time, every step waits
+  for the previous step's reads and the branch on a data-dependent comparison is
+  mispredicted half of the time. The lanes' state lives in local scalars, which the
+  compiler keeps in registers: with the state in small arrays, every step also paid
+  loads and stores of it, and ran at half the speed (D3 forest, 16 M lane steps: 42 ms
+  against 22 ms). A categorical split is one more read of its set's word, still
+  without a branch (before, a tree with one took the general form: 1.4-2x the time).
 - :func:`route_rows`, the general form: any group (the columns marked in
   ``in_group`` read the item's source row), missing values, ``<``, ``<=`` and
   categorical splits, nodes in :func:`pack_nodes`' layout.
@@ -25,7 +27,8 @@ bit 0 the split is ``<``, bit 1 missing values go left, bit 2 the split is
 categorical; global ids) and the float64 thresholds beside it (a categorical split's
 offset into ``cat_bitsets``, as in :mod:`._traverse`). A visit reads 16 contiguous
 bytes and one float64 instead of six arrays. :func:`make_fast` turns the records, in
-place, into the fast layout, where every split sends ``x <= threshold`` left. Indices
+place, into the fast layout, where every numeric split sends ``x <= threshold`` left
+and a categorical one keeps only its flag (its set is read as in ``_traverse``). Indices
 are unsigned so a read has no negative-index wrap-around. Helpers called from the hot
 loops take scalars only (but for the category sets, read at categorical splits only):
 Numba increments and decrements the reference count of every array passed to a
@@ -38,7 +41,7 @@ import numpy as np
 from ._numba import kernel, leaf_kernel
 from ._traverse import LEAF, OP_CAT, OP_LE, OP_LT, in_category_set
 
-__all__ = ["apply_lanes", "fast_layout", "make_fast", "pack_nodes", "pack_tree", "route_lanes",
+__all__ = ["apply_lanes", "make_fast", "pack_nodes", "pack_tree", "route_lanes",
            "route_permuted", "route_rows"]
 
 _FOUR = np.uint64(4)
@@ -72,11 +75,15 @@ def pack_nodes(children_left, children_right, feature, missing_go_to_left, opera
 def make_fast(nodes, thresholds, operator):
     """Turn the packed layout, in place, into the fast path's: ``x < t`` becomes
     ``x <= nextafter(t, -inf)`` (the same decision for every float64 ``x``), so every
-    split reads ``x <= threshold`` (flags and ``operator`` cleared), and leaves get
-    feature 0 so a lane parked on a leaf reads a valid column. Only for finite data
-    (the missing-value direction is dropped) and trees without categorical splits
-    (``fast_layout``)."""
+    numeric split reads ``x <= threshold`` (flags cleared, ``operator`` ``OP_LE``); a
+    categorical split keeps ``OP_CAT``, its set's offset as threshold and only the
+    categorical flag. Leaves get feature 0 so a lane parked on a leaf reads a valid
+    column. Only for finite data (the missing-value direction is dropped)."""
     for k in range(nodes.shape[0]):
+        if nodes[k, 0] != LEAF and nodes[k, 3] & _FLAG_CAT:
+            operator[k] = OP_CAT
+            nodes[k, 3] = _FLAG_CAT
+            continue
         operator[k] = OP_LE
         if nodes[k, 0] == LEAF:
             nodes[k, 2] = 0
@@ -86,21 +93,11 @@ def make_fast(nodes, thresholds, operator):
 
 
 @kernel
-def fast_layout(children_left, operator):
-    """Whether :func:`make_fast`'s layout can hold these nodes: no categorical split (a
-    set is no threshold)."""
-    for k in range(children_left.shape[0]):
-        if children_left[k] != LEAF and operator[k] == OP_CAT:
-            return False
-    return True
-
-
-@kernel
 def pack_tree(children_left, children_right, feature, threshold, missing_go_to_left,
               operator, fast):
     """One tree in the layout its permuted traversals read: the packed records, float64
     thresholds and operators (copies), in :func:`make_fast`'s layout when ``fast`` (only
-    for finite data and trees of which :func:`fast_layout` holds)."""
+    for finite data)."""
     nodes = pack_nodes(children_left, children_right, feature, missing_go_to_left, operator)
     thresholds = threshold.astype(np.float64)
     operators = operator.astype(np.uint8)
@@ -163,25 +160,50 @@ def route_permuted(lanes, n_items, item_origin, start_node, start_base, item_val
                    cat_bitsets, leaves):
     """The permuted traversal of a queue of items, by :func:`route_lanes` when ``lanes``
     (one column, ``column``, on finite data in the fast layout: reads ``item_value``)
-    or :func:`route_rows` (reads ``item_source_base`` and ``in_group``)."""
-    if lanes:
+    or :func:`route_rows` (reads ``item_source_base`` and ``in_group``). Trees without
+    category sets take the lanes compiled without the categorical test."""
+    if lanes and cat_bitsets.shape[0] > 0:
         route_lanes(n_items, item_origin, start_node, start_base, item_value, column,
-                    flat_X, flat_nodes, thresholds, leaves)
+                    flat_X, flat_nodes, thresholds, cat_bitsets, True, leaves)
+    elif lanes:
+        route_lanes(n_items, item_origin, start_node, start_base, item_value, column,
+                    flat_X, flat_nodes, thresholds, cat_bitsets, False, leaves)
     else:
         route_rows(n_items, item_origin, start_node, start_base, item_source_base, in_group,
                    flat_X, flat_nodes, thresholds, cat_bitsets, leaves)
 
 
 @kernel(inline="always", _nrt=False)
-def _step(node, base, permuted, column, flat_X, flat_nodes, thresholds):
+def _step(node, base, permuted, column, flat_X, flat_nodes, thresholds, cat_bitsets, sets):
     """The node after ``node`` (itself at a leaf) for the row starting at ``base`` of
-    ``flat_X``, reading ``permuted`` instead of column ``column``."""
+    ``flat_X``, reading ``permuted`` instead of column ``column``. ``sets`` (a constant:
+    each value compiles its own lanes): the tree may have categorical splits."""
     f = flat_nodes[_FOUR * node + _TWO]
     read = flat_X[base + np.uint64(f)]
     # Both values read, then one picked: a select, not a branch.
     value = permuted if f == column else read
-    child = flat_nodes[_FOUR * node + np.uint64(value > thresholds[node])]
+    right = value > thresholds[node]
+    if sets:
+        right = _set_step(node, value, right, flat_nodes, thresholds, cat_bitsets)
+    child = flat_nodes[_FOUR * node + np.uint64(right)]
     return node if child < 0 else np.uint64(child)
+
+
+@kernel(inline="always", _nrt=False)
+def _set_step(node, value, right, flat_nodes, thresholds, cat_bitsets):
+    """``right`` at a numeric split; at a categorical one whether finite ``value`` goes
+    right (``in_category_set``'s rule). Branch-free: every node reads a word of
+    ``cat_bitsets`` (a numeric one at a clamped index, the answer discarded), one at
+    ``offset + 1 + min(word, n_words - 1)`` (the header itself, 0, for the empty set)."""
+    categorical = flat_nodes[_FOUR * node + np.uint64(3)] != 0
+    offset = np.int64(thresholds[node] if categorical else 0.0)
+    n_words = np.int64(cat_bitsets[offset])
+    code = value if value > 0.0 else 0.0
+    code = np.int64(code if code < 2.0**40 else 2.0**40)
+    at = min(offset + 1 + min(code >> 5, n_words - 1), cat_bitsets.shape[0] - 1)
+    bit = (cat_bitsets[at] >> np.uint32(code & 31)) & np.uint32(1)
+    in_set = (value >= 0.0) & (value < 32.0 * n_words) & (bit != 0)
+    return (not in_set) if categorical else right
 
 
 @kernel(inline="always", _nrt=False)
@@ -192,12 +214,13 @@ def _start(k, item_origin, start_node, start_base):
 
 @leaf_kernel
 def route_lanes(n_items, item_origin, start_node, start_base, item_value, column, flat_X,
-                flat_nodes, thresholds, leaves):
+                flat_nodes, thresholds, cat_bitsets, sets, leaves):
     """``leaves[k]``: the leaf reached from node ``start_node[o]`` by the row starting at
     ``flat_X[start_base[o]]``, where ``o = item_origin[k]``, reading ``item_value[k]``
     where a split reads column ``column`` (``-1``: no column is permuted), for
     ``k < n_items``. (Several items share an origin: one sample, several permuted
-    values.)
+    values.) ``sets``: a constant, true when the trees may have categorical splits
+    (then ``cat_bitsets`` holds their sets and is not empty).
 
     Twelve lanes advance one step per round until none moves (a lane on a leaf stays
     there); the last ``n_items % 12`` items go one at a time.
@@ -223,18 +246,18 @@ def route_lanes(n_items, item_origin, start_node, start_base, item_value, column
                             item_value[k + 11])
         moved = True
         while moved:
-            m0 = _step(n0, b0, v0, column, flat_X, flat_nodes, thresholds)
-            m1 = _step(n1, b1, v1, column, flat_X, flat_nodes, thresholds)
-            m2 = _step(n2, b2, v2, column, flat_X, flat_nodes, thresholds)
-            m3 = _step(n3, b3, v3, column, flat_X, flat_nodes, thresholds)
-            m4 = _step(n4, b4, v4, column, flat_X, flat_nodes, thresholds)
-            m5 = _step(n5, b5, v5, column, flat_X, flat_nodes, thresholds)
-            m6 = _step(n6, b6, v6, column, flat_X, flat_nodes, thresholds)
-            m7 = _step(n7, b7, v7, column, flat_X, flat_nodes, thresholds)
-            m8 = _step(n8, b8, v8, column, flat_X, flat_nodes, thresholds)
-            m9 = _step(n9, b9, v9, column, flat_X, flat_nodes, thresholds)
-            m10 = _step(n10, b10, v10, column, flat_X, flat_nodes, thresholds)
-            m11 = _step(n11, b11, v11, column, flat_X, flat_nodes, thresholds)
+            m0 = _step(n0, b0, v0, column, flat_X, flat_nodes, thresholds, cat_bitsets, sets)
+            m1 = _step(n1, b1, v1, column, flat_X, flat_nodes, thresholds, cat_bitsets, sets)
+            m2 = _step(n2, b2, v2, column, flat_X, flat_nodes, thresholds, cat_bitsets, sets)
+            m3 = _step(n3, b3, v3, column, flat_X, flat_nodes, thresholds, cat_bitsets, sets)
+            m4 = _step(n4, b4, v4, column, flat_X, flat_nodes, thresholds, cat_bitsets, sets)
+            m5 = _step(n5, b5, v5, column, flat_X, flat_nodes, thresholds, cat_bitsets, sets)
+            m6 = _step(n6, b6, v6, column, flat_X, flat_nodes, thresholds, cat_bitsets, sets)
+            m7 = _step(n7, b7, v7, column, flat_X, flat_nodes, thresholds, cat_bitsets, sets)
+            m8 = _step(n8, b8, v8, column, flat_X, flat_nodes, thresholds, cat_bitsets, sets)
+            m9 = _step(n9, b9, v9, column, flat_X, flat_nodes, thresholds, cat_bitsets, sets)
+            m10 = _step(n10, b10, v10, column, flat_X, flat_nodes, thresholds, cat_bitsets, sets)
+            m11 = _step(n11, b11, v11, column, flat_X, flat_nodes, thresholds, cat_bitsets, sets)
             moved = ((m0 != n0) | (m1 != n1) | (m2 != n2) | (m3 != n3) | (m4 != n4)
                      | (m5 != n5) | (m6 != n6) | (m7 != n7) | (m8 != n8) | (m9 != n9)
                      | (m10 != n10) | (m11 != n11))
@@ -246,7 +269,8 @@ def route_lanes(n_items, item_origin, start_node, start_base, item_value, column
     for k in range(full, n_items):
         node, base = _start(k, item_origin, start_node, start_base)
         while True:
-            after = _step(node, base, item_value[k], column, flat_X, flat_nodes, thresholds)
+            after = _step(node, base, item_value[k], column, flat_X, flat_nodes, thresholds,
+                          cat_bitsets, sets)
             if after == node:
                 break
             node = after
@@ -254,9 +278,17 @@ def route_lanes(n_items, item_origin, start_node, start_base, item_value, column
 
 
 @kernel
-def apply_lanes(X, nodes, thresholds, roots):
+def apply_lanes(X, nodes, thresholds, roots, cat_bitsets=None):
     """Global leaf ids, shape (n_trees, n_samples), on ``make_fast``'s layout (finite
-    ``X``, C-contiguous): every sample routed from each root by ``route_lanes``."""
+    ``X``, C-contiguous): every sample routed from each root by ``route_lanes``
+    (``cat_bitsets``: the category sets of the trees' categorical splits, if any)."""
+    if cat_bitsets is None:
+        return _apply_lanes(X, nodes, thresholds, roots, np.zeros(1, dtype=np.uint32), False)
+    return _apply_lanes(X, nodes, thresholds, roots, cat_bitsets, True)
+
+
+@kernel
+def _apply_lanes(X, nodes, thresholds, roots, cat_bitsets, sets):
     n_trees = roots.shape[0]
     n_samples = X.shape[0]
     leaves = np.empty((n_trees, n_samples), dtype=np.intp)
@@ -267,5 +299,5 @@ def apply_lanes(X, nodes, thresholds, roots):
     for t in range(n_trees):
         root[:] = roots[t]
         route_lanes(n_samples, sample, root, base, unused, -1, X.reshape(-1),
-                    nodes.reshape(-1), thresholds, leaves[t])
+                    nodes.reshape(-1), thresholds, cat_bitsets, sets, leaves[t])
     return leaves

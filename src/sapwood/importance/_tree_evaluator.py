@@ -28,7 +28,7 @@ from .._kernels._permuted_sums import (
     collect_exact,
     sum_leaf_values,
 )
-from .._kernels._permuted_traversal import apply_lanes, fast_layout, make_fast, pack_nodes
+from .._kernels._permuted_traversal import apply_lanes, make_fast, pack_nodes
 from .._kernels._traverse import LEAF, apply_packed
 from .._kernels._tree_index import entry_nodes, preorder_spans, sort_by_leaf
 from ..adapters._sklearn import own_trees
@@ -93,10 +93,8 @@ class TreeEvaluator:
             self.exact = bool(self.exact_node[self.nodes[:, 0] == LEAF].all())
 
         # Finite data (no missing values) takes the fast path, whose layout replaces the
-        # packed one in place (``fast=False`` keeps the general path, for tests); trees
-        # with categorical splits always take the general one (a set is no threshold).
-        self.fast = ((bool(np.isfinite(X).all()) if fast is None else bool(fast))
-                     and fast_layout(children_left, self.operator))
+        # packed one in place (``fast=False`` keeps the general path, for tests).
+        self.fast = bool(np.isfinite(X).all()) if fast is None else bool(fast)
         if self.fast:
             del children_left, children_right, feature, missing_go_to_left
             make_fast(self.nodes, self.threshold, self.operator)
@@ -162,8 +160,10 @@ class TreeEvaluator:
         return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
 
     def _apply_fast(self, X, meanwhile=None):
+        # The lanes with the categorical test only for trees with category sets.
+        sets = (self.cat_bitsets,) if self.cat_bitsets.shape[0] else ()
         parts = self._parallel((delayed(apply_lanes)(X, self.nodes, self.threshold,
-                                                     self.roots[lo:hi])
+                                                     self.roots[lo:hi], *sets)
                                 for lo, hi in self._tree_chunks()), meanwhile)
         return np.concatenate(parts, axis=0)
 
