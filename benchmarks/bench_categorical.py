@@ -2,8 +2,9 @@
 item 7: routing through a categorical node costs no more than a numeric split).
 
 The pair is one forest in two representations. A 100-tree scikit-learn
-``RandomForestRegressor`` is fit on integer category codes (12 columns of 4 to 60
-categories, the target a sum of per-category effects), so every split reads
+``RandomForestRegressor(min_samples_leaf=3)`` is fit on integer category codes (15,000
+rows of 12 columns of 4 to 60 categories, the target a sum of per-category effects;
+5,000 more rows held out), so every split reads
 ``code <= t``. Its *categorical twin* replaces every such split by the set split
 ``code in {0, ..., floor(t)}`` (``OP_CAT``, the same missing-value direction): the same
 trees, node for node, routing every row to the same leaf, so the two must give
@@ -60,7 +61,7 @@ def data(quick):
     """Integer codes (float64) and a target summing random per-category effects of
     the first eight columns; (X_train, y_train, X_test, y_test)."""
     rng = np.random.RandomState(0)
-    n = 6_000 if quick else 40_000
+    n = 6_000 if quick else 20_000
     X = np.column_stack([rng.randint(0, k, n) for k in CATEGORIES]).astype(np.float64)
     y = rng.normal(scale=0.5, size=n)
     for j, k in enumerate(CATEGORIES[:8]):

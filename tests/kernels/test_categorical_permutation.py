@@ -13,7 +13,12 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sapwood._format import LEAF
 from sapwood._kernels._conditional import _bins
 from sapwood._kernels._oob import oob_tree_permutation, oob_tree_permutation_fast
-from sapwood._kernels._permuted_traversal import apply_lanes, make_fast, pack_nodes
+from sapwood._kernels._permuted_traversal import (
+    apply_lanes,
+    fast_layout,
+    make_fast,
+    pack_nodes,
+)
 from sapwood._kernels._tree_index import keeps_leaf, leaf_intervals
 from sapwood.adapters import as_ensemble
 from sapwood.importance._tree_evaluator import TreeEvaluator
@@ -39,7 +44,10 @@ def _finite_codes(rng, n, p):
 
 
 def _ensemble(seed, task="regression", n=300, p=4, n_estimators=4, max_depth=7,
-              finite=True):
+              finite=True, n_categories=64):
+    """A forest on awkward codes with about half its splits made categorical: sets of
+    categories below ``n_categories`` (64: the lanes' sets; more: some trees take the
+    general route)."""
     rng = np.random.RandomState(seed)
     X = (_finite_codes(rng, n, p) if finite
          else np.column_stack([awkward_codes(rng, n) for _ in range(p)]))
@@ -53,7 +61,7 @@ def _ensemble(seed, task="regression", n=300, p=4, n_estimators=4, max_depth=7,
         model = RandomForestClassifier(n_estimators=n_estimators, max_depth=max_depth,
                                        random_state=seed)
     model.fit(codes, y)
-    ensemble = categorical_ensemble(as_ensemble(model), rng)
+    ensemble = categorical_ensemble(as_ensemble(model), rng, n_categories=n_categories)
     assert ensemble.has_categorical
     return ensemble, X, y
 
@@ -63,7 +71,7 @@ def test_a_path_keeps_its_leaf_exactly_for_the_categories_it_records(seed):
     """For every row, column and probe value: ``keeps_leaf`` implies the naive routing
     keeps the row's leaf, and for values in [0, 64) (where the 64 bits are exact) the
     converse too; NaN never keeps (a traversal decides)."""
-    ensemble, X, _ = _ensemble(seed, finite=False)
+    ensemble, X, _ = _ensemble(seed, finite=False, n_categories=70)
     n_kept_below_a_set = 0
     for tree in ensemble.trees:
         n = tree.node_count
@@ -96,6 +104,7 @@ def test_lanes_route_categorical_splits_as_the_naive_routing(seed):
     (left, right, feature, threshold, missing, operator, cat_bitsets,
      roots) = ensemble.packed()
     nodes = pack_nodes(left, right, feature, missing, operator)
+    assert fast_layout(left, operator, threshold, cat_bitsets)
     make_fast(nodes, threshold, operator)
     assert (operator[left != LEAF] == 2).any()
     X = np.ascontiguousarray(np.vstack([X, np.repeat(X[:1], len(_PROBES), axis=0)]))
@@ -106,12 +115,16 @@ def test_lanes_route_categorical_splits_as_the_naive_routing(seed):
 
 
 @pytest.mark.parametrize("task", ["classification", "regression"])
-@pytest.mark.parametrize("n_jobs", [1, 2])
-def test_fast_evaluator_equals_general_and_predicting_on_categorical_trees(task, n_jobs):
+@pytest.mark.parametrize(("n_jobs", "n_categories"), [(1, 64), (2, 64), (2, 96)])
+def test_fast_evaluator_equals_general_and_predicting_on_categorical_trees(task, n_jobs,
+                                                                          n_categories):
     """Held-out permutation on finite data through categorical splits: the fast route
     (set shortcut, lanes) gives the general route's outputs and naive predictions, bit
-    for bit, for one-column and several-column groups."""
-    ensemble, X, _ = _ensemble(4, task, n=240, p=5, n_estimators=5)
+    for bit, for one-column and several-column groups. Sets past category 63 make the
+    whole evaluator take the general route."""
+    ensemble, X, _ = _ensemble(4, task, n=240, p=5, n_estimators=5,
+                               n_categories=n_categories)
+    lanes = n_categories <= 64
     model = NaiveCategoricalModel(ensemble)
     groups = [np.array([j]) for j in range(5)] + [np.array([0, 2])]
     rng = np.random.RandomState(3)
@@ -120,7 +133,7 @@ def test_fast_evaluator_equals_general_and_predicting_on_categorical_trees(task,
     for fast in (True, False):
         evaluator = TreeEvaluator(model, ensemble, X.astype(np.float32), n_jobs,
                                   fast=None if fast else False)
-        assert evaluator.fast == fast and evaluator.mismatch is None
+        assert evaluator.fast == (fast and lanes) and evaluator.mismatch is None
         evaluator.prepare(None, groups)
         outputs[fast] = {(g, k): (evaluator.baseline_eval if raw is None else raw).copy()
                          for g, k, raw in evaluator.permuted_outputs(sources)}
@@ -136,8 +149,9 @@ def test_fast_evaluator_equals_general_and_predicting_on_categorical_trees(task,
 
 
 @pytest.mark.parametrize("task", ["classification", "regression"])
-def test_oob_fast_kernel_equals_general_and_naive_on_categorical_trees(task):
-    ensemble, X, y = _ensemble(5, task, n=260)
+@pytest.mark.parametrize("n_categories", [64, 96])
+def test_oob_fast_kernel_equals_general_and_naive_on_categorical_trees(task, n_categories):
+    ensemble, X, y = _ensemble(5, task, n=260, n_categories=n_categories)
     classification = task == "classification"
     rng = np.random.RandomState(0)
     n_features = X.shape[1]
@@ -172,8 +186,10 @@ def test_oob_fast_kernel_equals_general_and_naive_on_categorical_trees(task):
 
 def test_conditional_bins_of_a_feature_with_many_set_splits_are_its_decision_patterns():
     """A feature with hundreds of categorical splits in one tree (the bins' keys are
-    renumbered only every 61 splits): a row's bin is the rank of its tuple of decisions
-    among the distinct tuples, missing values in a bin of their own after them."""
+    renumbered only every 61 splits): a row's bin is the rank of its tuple of "goes
+    right" decisions among the distinct tuples (a missing value's tuple all zeros),
+    as when the keys were renumbered after every split; missing values then get a bin
+    of their own after them."""
     rng = np.random.RandomState(6)
     X = np.column_stack([awkward_codes(rng, 3000), rng.randint(0, 4, 3000)])
     codes = np.nan_to_num(np.clip(X, -2, 90), nan=-1.0)
@@ -186,10 +202,11 @@ def test_conditional_bins_of_a_feature_with_many_set_splits_are_its_decision_pat
     rows = np.arange(0, 3000, 2)
     bins, n_bins = _bins(X, rows, 0, tree.children_left, tree.feature, tree.threshold,
                          tree.operator, tree.missing_go_to_left, tree.cat_bitsets)
-    present = ~np.isnan(X[rows, 0])
-    decisions = np.array([[not naive_goes_left(tree, node, X[i, 0]) for node in splits]
-                          for i in rows[present]], dtype=np.int8)
+    missing = np.isnan(X[rows, 0])
+    decisions = np.array([[not np.isnan(X[i, 0]) and not naive_goes_left(tree, node, X[i, 0])
+                           for node in splits] for i in rows], dtype=np.int8)
     _, expected = np.unique(decisions, axis=0, return_inverse=True)
-    np.testing.assert_array_equal(bins[present], expected.reshape(-1))
-    n_present = expected.max() + 1
-    assert (bins[~present] == n_present).all() and n_bins == n_present + 1
+    expected = expected.reshape(-1)
+    n_keys = expected.max() + 1
+    np.testing.assert_array_equal(bins[~missing], expected[~missing])
+    assert missing.any() and (bins[missing] == n_keys).all() and n_bins == n_keys + 1

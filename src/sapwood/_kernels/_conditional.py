@@ -24,7 +24,7 @@ re-routings of one feature and repeat are queued and run by the one permuted tra
 import numpy as np
 
 from ._numba import kernel
-from ._permuted_traversal import pack_tree, route_permuted
+from ._permuted_traversal import fast_layout, pack_tree, route_permuted
 from ._traverse import LEAF, OP_CAT, first_splits, goes_left
 from ._tree_index import keeps_leaf, leaf_intervals
 
@@ -218,8 +218,12 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
     n_cells = np.zeros(n_features, dtype=np.intp)
     source_of = np.empty(m, dtype=np.intp)
     n_nodes = children_left.shape[0]
-    nodes, thresholds, operators = pack_tree(children_left, children_right, feature,
-                                             threshold, missing_go_to_left, operator, fast)
+    # A set past category 63 has no place in the lanes' layout: such trees take the
+    # general route.
+    fast = fast and fast_layout(children_left, operator, threshold, cat_bitsets)
+    nodes, thresholds, operators, set_bits = pack_tree(
+        children_left, children_right, feature, threshold, missing_go_to_left, operator,
+        cat_bitsets, fast)
     flat_X = X.reshape(-1)
     flat_nodes = nodes.reshape(-1)
     lower = np.empty(n_nodes)
@@ -294,7 +298,7 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
                 n_items += not keeps_leaf(value, lower[leaf[k]], upper[leaf[k]], codes[leaf[k]])
             route_permuted(fast, n_items, item_row, first[j], row_base, item_value,
                            item_source, in_group, j, flat_X, flat_nodes, thresholds,
-                           cat_bitsets, item_leaf)
+                           cat_bitsets, set_bits, item_leaf)
             for q in range(n_items):
                 k = item_row[q]
                 node = item_leaf[q]

@@ -19,7 +19,7 @@ feature and repeat are queued and run by the one permuted traversal
 import numpy as np
 
 from ._numba import kernel
-from ._permuted_traversal import pack_tree, route_permuted
+from ._permuted_traversal import fast_layout, pack_tree, route_permuted
 from ._traverse import first_splits
 from ._tree_index import keeps_leaf, leaf_intervals
 
@@ -144,8 +144,12 @@ def _oob_tree(X, rows, target, target_class, n_classes, classification, children
     used, first, leaf, base_loss, increase, increase_by_class, casewise = _start(
         X, rows, target, n_classes, classification, children_left, children_right, feature,
         threshold, missing_go_to_left, operator, cat_bitsets, node_prediction)
-    nodes, thresholds, operators = pack_tree(children_left, children_right, feature,
-                                             threshold, missing_go_to_left, operator, fast)
+    # A set past category 63 has no place in the lanes' layout: such trees take the
+    # general route.
+    fast = fast and fast_layout(children_left, operator, threshold, cat_bitsets)
+    nodes, thresholds, operators, set_bits = pack_tree(
+        children_left, children_right, feature, threshold, missing_go_to_left, operator,
+        cat_bitsets, fast)
     lower = np.empty(n_nodes)
     upper = np.empty(n_nodes)
     codes = np.empty(n_nodes, dtype=np.uint64)
@@ -186,7 +190,7 @@ def _oob_tree(X, rows, target, target_class, n_classes, classification, children
                 n_items += not keeps_leaf(value, lower[leaf[k]], upper[leaf[k]], codes[leaf[k]])
             route_permuted(fast, n_items, item_row, first[j], row_base, item_value,
                            item_source, in_group, j, flat_X, flat_nodes, thresholds,
-                           cat_bitsets, item_leaf)
+                           cat_bitsets, set_bits, item_leaf)
             for q in range(n_items):
                 k = item_row[q]
                 node = item_leaf[q]

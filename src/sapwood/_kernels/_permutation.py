@@ -20,7 +20,7 @@ prepares their inputs.
 import numpy as np
 
 from ._numba import kernel
-from ._permuted_traversal import route_permuted
+from ._permuted_traversal import route_permuted, set_bits_of
 from ._traverse import LEAF
 from ._tree_index import keeps_leaf, largest_tree, leaf_intervals
 
@@ -140,9 +140,9 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
 
     ``cat_bitsets``: the category sets of the packed trees' categorical splits.
 
-    ``fast``: the layout is ``make_fast``'s and the data finite; one-column groups then
-    take the fast traversal (``route_lanes``), other groups the general one
-    (``route_rows``), as does all data without ``fast``.
+    ``fast``: the layout is ``make_fast``'s (``fast_layout`` holds) and the data finite;
+    one-column groups then take the fast traversal (``route_lanes``), other groups the
+    general one (``route_rows``), as does all data without ``fast``.
 
     ``skip`` (shape (n_groups, n_samples), or (0, 0) for none): sample ``i`` is not
     re-routed for group ``g`` where ``skip[g, i]`` is set (its consumer has shown that
@@ -184,6 +184,11 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
     children_left = nodes[:, 0]
     children_right = nodes[:, 1]
     feature = nodes[:, 2]
+    # The lanes' category bits, for the nodes of these trees (``set_bits_of``).
+    set_bits = np.empty(0, dtype=np.uint64)
+    if fast and cat_bitsets.shape[0] > 0:
+        end_node = roots[tree_hi] if tree_hi < roots.shape[0] else nodes.shape[0]
+        set_bits = set_bits_of(nodes, thresholds, cat_bitsets, roots[tree_lo], end_node)
     for b in range(batch_groups.shape[0]):
         g = batch_groups[b]
         column = group_columns[group_ptr[g]]
@@ -245,7 +250,7 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                 continue
             route_permuted(lanes, np.intp(n_items), item_position, position_top,
                            position_base, item_value, item_source, in_group, column, flat_X,
-                           flat_nodes, thresholds, cat_bitsets, item_leaf)
+                           flat_nodes, thresholds, cat_bitsets, set_bits, item_leaf)
             # On finite data a value outside its leaf's interval always reaches another
             # leaf; a missing one, or a group's row, may not. Flat arrays and unsigned
             # offsets: no wrap-around in this loop either.

@@ -16,8 +16,10 @@ per item the permuted value or the source row; ``leaves`` out):
   mispredicted half of the time. The lanes' state lives in local scalars, which the
   compiler keeps in registers: with the state in small arrays, every step also paid
   loads and stores of it, and ran at half the speed (D3 forest, 16 M lane steps: 42 ms
-  against 22 ms). A categorical split is one more read of its set's word, still
-  without a branch (before, a tree with one took the general form: 1.4-2x the time).
+  against 22 ms). At a categorical split a lane reads the split's categories 0 .. 63 as
+  64 bits (:func:`set_bits_of`, beside the records) and tests the value's bit, still
+  without a branch; trees with a set reaching past category 63 (:func:`fast_layout`)
+  take the general form.
 - :func:`route_rows`, the general form: any group (the columns marked in
   ``in_group`` read the item's source row), missing values, ``<``, ``<=`` and
   categorical splits, nodes in :func:`pack_nodes`' layout.
@@ -41,8 +43,8 @@ import numpy as np
 from ._numba import kernel, leaf_kernel
 from ._traverse import LEAF, OP_CAT, OP_LE, OP_LT, in_category_set
 
-__all__ = ["apply_lanes", "make_fast", "pack_nodes", "pack_tree", "route_lanes",
-           "route_permuted", "route_rows"]
+__all__ = ["apply_lanes", "fast_layout", "low_categories", "make_fast", "pack_nodes",
+           "pack_tree", "route_lanes", "route_permuted", "route_rows", "set_bits_of"]
 
 _FOUR = np.uint64(4)
 _TWO = np.uint64(2)
@@ -92,18 +94,62 @@ def make_fast(nodes, thresholds, operator):
         nodes[k, 3] = 0
 
 
+@kernel(inline="always", _nrt=False)
+def low_categories(cat_bitsets, offset):
+    """Categories ``0 .. 63`` of the set stored at ``offset`` (``_traverse``) as 64 bits,
+    category ``c`` at bit ``c``."""
+    n_words = cat_bitsets[offset]
+    bits = np.uint64(0)
+    if n_words > 0:
+        bits = np.uint64(cat_bitsets[offset + 1])
+    if n_words > 1:
+        bits |= np.uint64(cat_bitsets[offset + 2]) << np.uint64(32)
+    return bits
+
+
+@kernel
+def fast_layout(children_left, operator, threshold, cat_bitsets):
+    """Whether the lanes can route these nodes: every categorical split's set lies in
+    categories ``0 .. 63`` (its 64 bits, ``set_bits_of``, are the whole set)."""
+    for k in range(children_left.shape[0]):
+        if children_left[k] == LEAF or operator[k] != OP_CAT:
+            continue
+        offset = np.intp(threshold[k])
+        for w in range(2, cat_bitsets[offset]):
+            if cat_bitsets[offset + 1 + w] != 0:
+                return False
+    return True
+
+
+@kernel
+def set_bits_of(nodes, thresholds, cat_bitsets, first, end):
+    """Per node of ``first .. end`` (packed records, any layout) the categories of its
+    set as 64 bits (``low_categories``), 0 at numeric splits and leaves: what the lanes
+    read at a categorical split. The other entries are left unset (never read)."""
+    bits = np.empty(nodes.shape[0], dtype=np.uint64)
+    for k in range(first, end):
+        bits[k] = 0
+        if nodes[k, 0] != LEAF and nodes[k, 3] & _FLAG_CAT:
+            bits[k] = low_categories(cat_bitsets, np.intp(thresholds[k]))
+    return bits
+
+
 @kernel
 def pack_tree(children_left, children_right, feature, threshold, missing_go_to_left,
-              operator, fast):
+              operator, cat_bitsets, fast):
     """One tree in the layout its permuted traversals read: the packed records, float64
     thresholds and operators (copies), in :func:`make_fast`'s layout when ``fast`` (only
-    for finite data)."""
+    for finite data and trees of which :func:`fast_layout` holds), and the lanes'
+    category bits (``set_bits_of``; empty unless ``fast`` and the tree has sets)."""
     nodes = pack_nodes(children_left, children_right, feature, missing_go_to_left, operator)
     thresholds = threshold.astype(np.float64)
     operators = operator.astype(np.uint8)
+    set_bits = np.empty(0, dtype=np.uint64)
     if fast:
         make_fast(nodes, thresholds, operators)
-    return nodes, thresholds, operators
+        if cat_bitsets.shape[0] > 0:
+            set_bits = set_bits_of(nodes, thresholds, cat_bitsets, 0, nodes.shape[0])
+    return nodes, thresholds, operators, set_bits
 
 
 @kernel(inline="always")
@@ -157,24 +203,25 @@ def route_rows(n_items, item_origin, start_node, start_base, item_source_base, i
 @leaf_kernel
 def route_permuted(lanes, n_items, item_origin, start_node, start_base, item_value,
                    item_source_base, in_group, column, flat_X, flat_nodes, thresholds,
-                   cat_bitsets, leaves):
+                   cat_bitsets, set_bits, leaves):
     """The permuted traversal of a queue of items, by :func:`route_lanes` when ``lanes``
     (one column, ``column``, on finite data in the fast layout: reads ``item_value``)
-    or :func:`route_rows` (reads ``item_source_base`` and ``in_group``). Trees without
-    category sets take the lanes compiled without the categorical test."""
-    if lanes and cat_bitsets.shape[0] > 0:
+    or :func:`route_rows` (reads ``item_source_base`` and ``in_group``). ``set_bits``:
+    the lanes' category bits (``set_bits_of``), empty for trees without categorical
+    splits, which take the lanes compiled without the categorical test."""
+    if lanes and set_bits.shape[0] > 0:
         route_lanes(n_items, item_origin, start_node, start_base, item_value, column,
-                    flat_X, flat_nodes, thresholds, cat_bitsets, True, leaves)
+                    flat_X, flat_nodes, thresholds, set_bits, True, leaves)
     elif lanes:
         route_lanes(n_items, item_origin, start_node, start_base, item_value, column,
-                    flat_X, flat_nodes, thresholds, cat_bitsets, False, leaves)
+                    flat_X, flat_nodes, thresholds, set_bits, False, leaves)
     else:
         route_rows(n_items, item_origin, start_node, start_base, item_source_base, in_group,
                    flat_X, flat_nodes, thresholds, cat_bitsets, leaves)
 
 
 @kernel(inline="always", _nrt=False)
-def _step(node, base, permuted, column, flat_X, flat_nodes, thresholds, cat_bitsets, sets):
+def _step(node, base, permuted, column, flat_X, flat_nodes, thresholds, set_bits, sets):
     """The node after ``node`` (itself at a leaf) for the row starting at ``base`` of
     ``flat_X``, reading ``permuted`` instead of column ``column``. ``sets`` (a constant:
     each value compiles its own lanes): the tree may have categorical splits."""
@@ -184,25 +231,24 @@ def _step(node, base, permuted, column, flat_X, flat_nodes, thresholds, cat_bits
     value = permuted if f == column else read
     right = value > thresholds[node]
     if sets:
-        right = _set_step(node, value, right, flat_nodes, thresholds, cat_bitsets)
+        right = _set_step(node, value, right, flat_nodes, set_bits)
     child = flat_nodes[_FOUR * node + np.uint64(right)]
     return node if child < 0 else np.uint64(child)
 
 
 @kernel(inline="always", _nrt=False)
-def _set_step(node, value, right, flat_nodes, thresholds, cat_bitsets):
+def _set_step(node, value, right, flat_nodes, set_bits):
     """``right`` at a numeric split; at a categorical one whether finite ``value`` goes
-    right (``in_category_set``'s rule). Branch-free: every node reads a word of
-    ``cat_bitsets`` (a numeric one at a clamped index, the answer discarded), one at
-    ``offset + 1 + min(word, n_words - 1)`` (the header itself, 0, for the empty set)."""
+    right (``in_category_set``'s rule on a set within categories 0 .. 63, held as the
+    64 bits ``set_bits[node]``). Branch-free: the category is clamped to 0 .. 63 and a
+    value outside ``[0, 64)`` is in no such set. (Reading the set's words from
+    ``cat_bitsets`` instead, two reads more on every step's chain, cost twice the
+    numeric lanes' time.)"""
     categorical = flat_nodes[_FOUR * node + np.uint64(3)] != 0
-    offset = np.int64(thresholds[node] if categorical else 0.0)
-    n_words = np.int64(cat_bitsets[offset])
     code = value if value > 0.0 else 0.0
-    code = np.int64(code if code < 2.0**40 else 2.0**40)
-    at = min(offset + 1 + min(code >> 5, n_words - 1), cat_bitsets.shape[0] - 1)
-    bit = (cat_bitsets[at] >> np.uint32(code & 31)) & np.uint32(1)
-    in_set = (value >= 0.0) & (value < 32.0 * n_words) & (bit != 0)
+    code = code if code < 63.0 else 63.0
+    bit = (set_bits[node] >> np.uint64(code)) & np.uint64(1)
+    in_set = (value >= 0.0) & (value < 64.0) & (bit != 0)
     return (not in_set) if categorical else right
 
 
@@ -214,13 +260,13 @@ def _start(k, item_origin, start_node, start_base):
 
 @leaf_kernel
 def route_lanes(n_items, item_origin, start_node, start_base, item_value, column, flat_X,
-                flat_nodes, thresholds, cat_bitsets, sets, leaves):
+                flat_nodes, thresholds, set_bits, sets, leaves):
     """``leaves[k]``: the leaf reached from node ``start_node[o]`` by the row starting at
     ``flat_X[start_base[o]]``, where ``o = item_origin[k]``, reading ``item_value[k]``
     where a split reads column ``column`` (``-1``: no column is permuted), for
     ``k < n_items``. (Several items share an origin: one sample, several permuted
     values.) ``sets``: a constant, true when the trees may have categorical splits
-    (then ``cat_bitsets`` holds their sets and is not empty).
+    (then ``set_bits`` holds their sets, ``set_bits_of``).
 
     Twelve lanes advance one step per round until none moves (a lane on a leaf stays
     there); the last ``n_items % 12`` items go one at a time.
@@ -246,18 +292,18 @@ def route_lanes(n_items, item_origin, start_node, start_base, item_value, column
                             item_value[k + 11])
         moved = True
         while moved:
-            m0 = _step(n0, b0, v0, column, flat_X, flat_nodes, thresholds, cat_bitsets, sets)
-            m1 = _step(n1, b1, v1, column, flat_X, flat_nodes, thresholds, cat_bitsets, sets)
-            m2 = _step(n2, b2, v2, column, flat_X, flat_nodes, thresholds, cat_bitsets, sets)
-            m3 = _step(n3, b3, v3, column, flat_X, flat_nodes, thresholds, cat_bitsets, sets)
-            m4 = _step(n4, b4, v4, column, flat_X, flat_nodes, thresholds, cat_bitsets, sets)
-            m5 = _step(n5, b5, v5, column, flat_X, flat_nodes, thresholds, cat_bitsets, sets)
-            m6 = _step(n6, b6, v6, column, flat_X, flat_nodes, thresholds, cat_bitsets, sets)
-            m7 = _step(n7, b7, v7, column, flat_X, flat_nodes, thresholds, cat_bitsets, sets)
-            m8 = _step(n8, b8, v8, column, flat_X, flat_nodes, thresholds, cat_bitsets, sets)
-            m9 = _step(n9, b9, v9, column, flat_X, flat_nodes, thresholds, cat_bitsets, sets)
-            m10 = _step(n10, b10, v10, column, flat_X, flat_nodes, thresholds, cat_bitsets, sets)
-            m11 = _step(n11, b11, v11, column, flat_X, flat_nodes, thresholds, cat_bitsets, sets)
+            m0 = _step(n0, b0, v0, column, flat_X, flat_nodes, thresholds, set_bits, sets)
+            m1 = _step(n1, b1, v1, column, flat_X, flat_nodes, thresholds, set_bits, sets)
+            m2 = _step(n2, b2, v2, column, flat_X, flat_nodes, thresholds, set_bits, sets)
+            m3 = _step(n3, b3, v3, column, flat_X, flat_nodes, thresholds, set_bits, sets)
+            m4 = _step(n4, b4, v4, column, flat_X, flat_nodes, thresholds, set_bits, sets)
+            m5 = _step(n5, b5, v5, column, flat_X, flat_nodes, thresholds, set_bits, sets)
+            m6 = _step(n6, b6, v6, column, flat_X, flat_nodes, thresholds, set_bits, sets)
+            m7 = _step(n7, b7, v7, column, flat_X, flat_nodes, thresholds, set_bits, sets)
+            m8 = _step(n8, b8, v8, column, flat_X, flat_nodes, thresholds, set_bits, sets)
+            m9 = _step(n9, b9, v9, column, flat_X, flat_nodes, thresholds, set_bits, sets)
+            m10 = _step(n10, b10, v10, column, flat_X, flat_nodes, thresholds, set_bits, sets)
+            m11 = _step(n11, b11, v11, column, flat_X, flat_nodes, thresholds, set_bits, sets)
             moved = ((m0 != n0) | (m1 != n1) | (m2 != n2) | (m3 != n3) | (m4 != n4)
                      | (m5 != n5) | (m6 != n6) | (m7 != n7) | (m8 != n8) | (m9 != n9)
                      | (m10 != n10) | (m11 != n11))
@@ -270,7 +316,7 @@ def route_lanes(n_items, item_origin, start_node, start_base, item_value, column
         node, base = _start(k, item_origin, start_node, start_base)
         while True:
             after = _step(node, base, item_value[k], column, flat_X, flat_nodes, thresholds,
-                          cat_bitsets, sets)
+                          set_bits, sets)
             if after == node:
                 break
             node = after
@@ -281,14 +327,16 @@ def route_lanes(n_items, item_origin, start_node, start_base, item_value, column
 def apply_lanes(X, nodes, thresholds, roots, cat_bitsets=None):
     """Global leaf ids, shape (n_trees, n_samples), on ``make_fast``'s layout (finite
     ``X``, C-contiguous): every sample routed from each root by ``route_lanes``
-    (``cat_bitsets``: the category sets of the trees' categorical splits, if any)."""
+    (``cat_bitsets``: the category sets of the trees' categorical splits, if any; then
+    ``fast_layout`` must hold)."""
     if cat_bitsets is None:
-        return _apply_lanes(X, nodes, thresholds, roots, np.zeros(1, dtype=np.uint32), False)
-    return _apply_lanes(X, nodes, thresholds, roots, cat_bitsets, True)
+        return _apply_lanes(X, nodes, thresholds, roots, np.empty(0, dtype=np.uint64), False)
+    set_bits = set_bits_of(nodes, thresholds, cat_bitsets, roots[0], nodes.shape[0])
+    return _apply_lanes(X, nodes, thresholds, roots, set_bits, True)
 
 
 @kernel
-def _apply_lanes(X, nodes, thresholds, roots, cat_bitsets, sets):
+def _apply_lanes(X, nodes, thresholds, roots, set_bits, sets):
     n_trees = roots.shape[0]
     n_samples = X.shape[0]
     leaves = np.empty((n_trees, n_samples), dtype=np.intp)
@@ -299,5 +347,5 @@ def _apply_lanes(X, nodes, thresholds, roots, cat_bitsets, sets):
     for t in range(n_trees):
         root[:] = roots[t]
         route_lanes(n_samples, sample, root, base, unused, -1, X.reshape(-1),
-                    nodes.reshape(-1), thresholds, cat_bitsets, sets, leaves[t])
+                    nodes.reshape(-1), thresholds, set_bits, sets, leaves[t])
     return leaves

@@ -20,6 +20,7 @@ Trees are packed end to end from ``roots`` (global node ids); arrays in, arrays 
 import numpy as np
 
 from ._numba import kernel
+from ._permuted_traversal import low_categories
 from ._traverse import LEAF, OP_CAT, OP_LE
 
 __all__ = ["entry_nodes", "keeps_leaf", "largest_tree", "leaf_intervals", "preorder_spans",
@@ -182,18 +183,6 @@ def keeps_leaf(value, low, high, codes):
     return (low < value) & (value < high) & in_codes
 
 
-@kernel(inline="always", _nrt=False)
-def _low_codes(cat_bitsets, offset):
-    """Categories ``0 .. 63`` of the set stored at ``offset`` (``_traverse``) as 64 bits."""
-    n_words = cat_bitsets[offset]
-    bits = np.uint64(0)
-    if n_words > 0:
-        bits = np.uint64(cat_bitsets[offset + 1])
-    if n_words > 1:
-        bits |= np.uint64(cat_bitsets[offset + 2]) << np.uint64(32)
-    return bits
-
-
 @kernel
 def leaf_intervals(top, column, root, children_left, children_right, feature, threshold,
                    operator, cat_bitsets, lower, upper, codes, stack):
@@ -237,7 +226,7 @@ def leaf_intervals(top, column, root, children_left, children_right, feature, th
                 hi = min(hi, 64.0)
                 lower[left - root] = lower[right - root] = lo
                 upper[left - root] = upper[right - root] = hi
-                in_set = _low_codes(cat_bitsets, np.intp(threshold[node]))
+                in_set = low_categories(cat_bitsets, np.intp(threshold[node]))
                 codes[left - root] = keep & in_set
                 codes[right - root] = keep & ~in_set
             elif operator[node] == OP_LE:

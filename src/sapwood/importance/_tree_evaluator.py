@@ -28,7 +28,7 @@ from .._kernels._permuted_sums import (
     collect_exact,
     sum_leaf_values,
 )
-from .._kernels._permuted_traversal import apply_lanes, make_fast, pack_nodes
+from .._kernels._permuted_traversal import apply_lanes, fast_layout, make_fast, pack_nodes
 from .._kernels._traverse import LEAF, apply_packed
 from .._kernels._tree_index import entry_nodes, preorder_spans, sort_by_leaf
 from ..adapters._sklearn import own_trees
@@ -93,8 +93,11 @@ class TreeEvaluator:
             self.exact = bool(self.exact_node[self.nodes[:, 0] == LEAF].all())
 
         # Finite data (no missing values) takes the fast path, whose layout replaces the
-        # packed one in place (``fast=False`` keeps the general path, for tests).
-        self.fast = bool(np.isfinite(X).all()) if fast is None else bool(fast)
+        # packed one in place (``fast=False`` keeps the general path, for tests); trees
+        # with a category set reaching past category 63 take the general one.
+        self.fast = ((bool(np.isfinite(X).all()) if fast is None else bool(fast))
+                     and fast_layout(children_left, self.operator, self.threshold,
+                                     self.cat_bitsets))
         if self.fast:
             del children_left, children_right, feature, missing_go_to_left
             make_fast(self.nodes, self.threshold, self.operator)
