@@ -26,7 +26,7 @@ import numpy as np
 from ._numba import kernel
 from ._permuted_traversal import fast_layout, pack_tree, route_permuted
 from ._traverse import LEAF, OP_CAT, first_splits, goes_left
-from ._tree_index import leaf_intervals
+from ._tree_index import keeps_leaf, leaf_intervals
 
 # Keys of combined bins stay below this; beyond it they are renumbered densely first.
 _KEY_LIMIT = 2**62
@@ -112,16 +112,23 @@ def _bins(X, rows, z, children_left, feature, threshold, operator, missing_go_to
             categorical = categorical or operator[node] == OP_CAT
     bins = np.zeros(m, dtype=np.int64)
     if categorical:
-        n_present = 1
+        # The decisions as the bits of a key, first split highest; renumbered densely
+        # (an order-keeping sort) only when another bit could overflow it, and at the
+        # end: the same bins as renumbering after every split, at a sort per 61 splits
+        # instead of one per split (19x the numeric tree's time otherwise).
+        size = 1
         for s in range(n_splits):
             node = splits[s]
+            if size > _KEY_LIMIT // 2:
+                bins, size = _renumber(bins)
             for k in range(m):
                 value = X[rows[k], z]
                 right = not np.isnan(value) and not goes_left(
                     value, threshold[node], operator[node], missing_go_to_left[node],
                     cat_bitsets)
                 bins[k] = 2 * bins[k] + right
-            bins, n_present = _renumber(bins)  # below m: no overflow
+            size *= 2
+        bins, n_present = _renumber(bins)
         for k in range(m):
             if np.isnan(X[rows[k], z]):
                 bins[k] = n_present
@@ -215,15 +222,17 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
     n_cells = np.zeros(n_features, dtype=np.intp)
     source_of = np.empty(m, dtype=np.intp)
     n_nodes = children_left.shape[0]
-    # A categorical split has no place in the lanes' layout: such trees take the
+    # A set past category 63 has no place in the lanes' layout: such trees take the
     # general route.
-    fast = fast and fast_layout(children_left, operator)
-    nodes, thresholds, operators = pack_tree(children_left, children_right, feature,
-                                             threshold, missing_go_to_left, operator, fast)
+    fast = fast and fast_layout(children_left, operator, threshold, cat_bitsets)
+    nodes, thresholds, operators, set_bits = pack_tree(
+        children_left, children_right, feature, threshold, missing_go_to_left, operator,
+        cat_bitsets, fast)
     flat_X = X.reshape(-1)
     flat_nodes = nodes.reshape(-1)
     lower = np.empty(n_nodes)
     upper = np.empty(n_nodes)
+    codes = np.empty(n_nodes, dtype=np.uint64)
     stack = np.empty(n_nodes + 1, dtype=np.intp)
     in_group = np.zeros(n_features, dtype=np.uint8)
     row_base = rows * n_features
@@ -266,7 +275,7 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
             fill[cell[k]] += 1
         sources = np.empty(m, dtype=np.intp)
         leaf_intervals(0, j, 0, nodes[:, 0], nodes[:, 1], nodes[:, 2], thresholds, operators,
-                       lower, upper, stack)
+                       cat_bitsets, lower, upper, codes, stack)
         in_group[j] = 1
         for r in range(n_repeats):
             pi = permutations[r, j]
@@ -290,10 +299,10 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
                 item_value[n_items] = value
                 if not fast:  # the lanes read the value; the general route, the row
                     item_source[n_items] = row_base[source_of[k]]
-                n_items += not (lower[leaf[k]] < value < upper[leaf[k]])
+                n_items += not keeps_leaf(value, lower[leaf[k]], upper[leaf[k]], codes[leaf[k]])
             route_permuted(fast, n_items, item_row, first[j], row_base, item_value,
                            item_source, in_group, j, flat_X, flat_nodes, thresholds,
-                           cat_bitsets, item_leaf)
+                           cat_bitsets, set_bits, item_leaf)
             for q in range(n_items):
                 k = item_row[q]
                 node = item_leaf[q]

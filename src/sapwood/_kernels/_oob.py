@@ -21,7 +21,7 @@ import numpy as np
 from ._numba import kernel
 from ._permuted_traversal import fast_layout, pack_tree, route_permuted
 from ._traverse import first_splits
-from ._tree_index import leaf_intervals
+from ._tree_index import keeps_leaf, leaf_intervals
 
 
 @kernel
@@ -109,9 +109,8 @@ def oob_tree_permutation_fast(X, rows, target, target_class, n_classes, classifi
                               missing_go_to_left, operator, cat_bitsets, node_prediction,
                               permutations):
     """``oob_tree_permutation`` for data without missing or infinite values: the same
-    outputs, bit for bit, faster: every split is read as ``x <= threshold`` and the
-    queued re-routings run side by side (``route_lanes``); a tree with categorical
-    splits takes the general route."""
+    outputs, bit for bit, faster: every numeric split is read as ``x <= threshold``
+    and the queued re-routings run side by side (``route_lanes``)."""
     out = _oob_tree(X, rows, target, target_class, n_classes, classification,
                     children_left, children_right, feature, threshold, missing_go_to_left,
                     operator, cat_bitsets, node_prediction, permutations, True)
@@ -145,13 +144,15 @@ def _oob_tree(X, rows, target, target_class, n_classes, classification, children
     used, first, leaf, base_loss, increase, increase_by_class, casewise = _start(
         X, rows, target, n_classes, classification, children_left, children_right, feature,
         threshold, missing_go_to_left, operator, cat_bitsets, node_prediction)
-    # A categorical split has no place in the lanes' layout: such trees take the
+    # A set past category 63 has no place in the lanes' layout: such trees take the
     # general route.
-    fast = fast and fast_layout(children_left, operator)
-    nodes, thresholds, operators = pack_tree(children_left, children_right, feature,
-                                             threshold, missing_go_to_left, operator, fast)
+    fast = fast and fast_layout(children_left, operator, threshold, cat_bitsets)
+    nodes, thresholds, operators, set_bits = pack_tree(
+        children_left, children_right, feature, threshold, missing_go_to_left, operator,
+        cat_bitsets, fast)
     lower = np.empty(n_nodes)
     upper = np.empty(n_nodes)
+    codes = np.empty(n_nodes, dtype=np.uint64)
     stack = np.empty(n_nodes + 1, dtype=np.intp)
     # The queue of one feature and repeat: per item (a row whose value leaves its leaf's
     # interval) its OOB position, permuted value and source row's offset in flat_X. One
@@ -170,7 +171,7 @@ def _oob_tree(X, rows, target, target_class, n_classes, classification, children
         if used[j] == 0:
             continue
         leaf_intervals(0, j, 0, nodes[:, 0], nodes[:, 1], nodes[:, 2], thresholds, operators,
-                       lower, upper, stack)
+                       cat_bitsets, lower, upper, codes, stack)
         in_group[j] = 1
         # Column j of the OOB rows, contiguous: the permuted reads stay in cache.
         for k in range(m):
@@ -186,10 +187,10 @@ def _oob_tree(X, rows, target, target_class, n_classes, classification, children
                 item_value[n_items] = value
                 if not fast:  # the lanes read the value; the general route, the row
                     item_source[n_items] = row_base[source]
-                n_items += not (lower[leaf[k]] < value < upper[leaf[k]])
+                n_items += not keeps_leaf(value, lower[leaf[k]], upper[leaf[k]], codes[leaf[k]])
             route_permuted(fast, n_items, item_row, first[j], row_base, item_value,
                            item_source, in_group, j, flat_X, flat_nodes, thresholds,
-                           cat_bitsets, item_leaf)
+                           cat_bitsets, set_bits, item_leaf)
             for q in range(n_items):
                 k = item_row[q]
                 node = item_leaf[q]

@@ -20,9 +20,9 @@ prepares their inputs.
 import numpy as np
 
 from ._numba import kernel
-from ._permuted_traversal import route_permuted
+from ._permuted_traversal import route_permuted, set_bits_of
 from ._traverse import LEAF
-from ._tree_index import largest_tree, leaf_intervals
+from ._tree_index import keeps_leaf, largest_tree, leaf_intervals
 
 __all__ = ["flip_potential", "permuted_values", "reroute_packed"]
 
@@ -138,12 +138,11 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
     difference of the two leaves' values is added to ``delta[i, s]``; other entries are
     left alone. (Sample-major: the slots of one sample are written together.)
 
-    ``cat_bitsets``: the category sets of the packed trees' categorical splits (none
-    with ``fast``).
+    ``cat_bitsets``: the category sets of the packed trees' categorical splits.
 
-    ``fast``: the layout is ``make_fast``'s and the data finite; one-column groups then
-    take the fast traversal (``route_lanes``), other groups the general one
-    (``route_rows``), as does all data without ``fast``.
+    ``fast``: the layout is ``make_fast``'s (``fast_layout`` holds) and the data finite;
+    one-column groups then take the fast traversal (``route_lanes``), other groups the
+    general one (``route_rows``), as does all data without ``fast``.
 
     ``skip`` (shape (n_groups, n_samples), or (0, 0) for none): sample ``i`` is not
     re-routed for group ``g`` where ``skip[g, i]`` is set (its consumer has shown that
@@ -180,10 +179,16 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
     in_group = np.zeros(n_features, dtype=np.uint8)
     lower = np.empty(max_tree_nodes)
     upper = np.empty(max_tree_nodes)
+    codes = np.empty(max_tree_nodes, dtype=np.uint64)
     stack = np.empty(max_tree_nodes + 1, dtype=np.intp)
     children_left = nodes[:, 0]
     children_right = nodes[:, 1]
     feature = nodes[:, 2]
+    # The lanes' category bits, for the nodes of these trees (``set_bits_of``).
+    set_bits = np.empty(0, dtype=np.uint64)
+    if fast and cat_bitsets.shape[0] > 0:
+        end_node = roots[tree_hi] if tree_hi < roots.shape[0] else nodes.shape[0]
+        set_bits = set_bits_of(nodes, thresholds, cat_bitsets, roots[tree_lo], end_node)
     for b in range(batch_groups.shape[0]):
         g = batch_groups[b]
         column = group_columns[group_ptr[g]]
@@ -205,7 +210,8 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                 top = entry_node[q]
                 if single:
                     leaf_intervals(top, column, root, children_left, children_right,
-                                   feature, thresholds, operator, lower, upper, stack)
+                                   feature, thresholds, operator, cat_bitsets, lower, upper,
+                                   codes, stack)
                 first = np.searchsorted(tree_ranks, rank[top])
                 last = np.searchsorted(tree_ranks, span_end[top])
                 for position in range(first, last):
@@ -219,9 +225,11 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                     position_base[n_positions] = i * n_features
                     low = -np.inf
                     high = np.inf
+                    keep = ~np.uint64(0)
                     if single:
                         low = lower[old - root]
                         high = upper[old - root]
+                        keep = codes[old - root]
                     row = np.uint64(i) * np.uint64(n_slots)
                     for s in range(slot_lo, slot_hi):
                         item_position[n_items] = n_positions
@@ -229,11 +237,12 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                         if not lanes:
                             item_source[n_items] = source_rows[slot_repeat[s], i] * n_features
                         if single:
-                            # Written, then kept only when the value leaves the interval:
-                            # no branch to mispredict (a third of the values leave it).
+                            # Written, then kept only when the value leaves the interval
+                            # (or the categories): no branch to mispredict (a third of
+                            # the values leave it).
                             value = flat_permuted[row + np.uint64(s)]
                             item_value[n_items] = value
-                            n_items += np.uint64(not (low < value < high))
+                            n_items += np.uint64(not keeps_leaf(value, low, high, keep))
                         else:
                             n_items += np.uint64(1)
                     n_positions += np.uint64(1)
@@ -241,7 +250,7 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                 continue
             route_permuted(lanes, np.intp(n_items), item_position, position_top,
                            position_base, item_value, item_source, in_group, column, flat_X,
-                           flat_nodes, thresholds, cat_bitsets, item_leaf)
+                           flat_nodes, thresholds, cat_bitsets, set_bits, item_leaf)
             # On finite data a value outside its leaf's interval always reaches another
             # leaf; a missing one, or a group's row, may not. Flat arrays and unsigned
             # offsets: no wrap-around in this loop either.

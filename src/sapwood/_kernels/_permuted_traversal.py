@@ -9,13 +9,17 @@ answers in one of two forms with one interface (``item_origin`` -> start node an
 per item the permuted value or the source row; ``leaves`` out):
 
 - :func:`route_lanes`, the fast form: one-column groups on finite data, nodes in
-  :func:`make_fast`'s layout. Twelve traversals ("lanes") advance one step per round,
-  each step free of data-dependent branches, so the processor overlaps their memory
-  reads. One traversal at a time, every step waits for the previous step's reads and
-  the branch on a data-dependent comparison is mispredicted half of the time. The
-  lanes' state lives in local scalars, which the compiler keeps in registers: with the
-  state in small arrays, every step also paid loads and stores of it, and ran at half
-  the speed (D3 forest, 16 M lane steps: 42 ms against 22 ms).
+  :func:`make_fast`'s layout (categorical splits included). Twelve traversals
+  ("lanes") advance one step per round, each step free of data-dependent branches, so
+  the processor overlaps their memory reads. One traversal at a time, every step waits
+  for the previous step's reads and the branch on a data-dependent comparison is
+  mispredicted half of the time. The lanes' state lives in local scalars, which the
+  compiler keeps in registers: with the state in small arrays, every step also paid
+  loads and stores of it, and ran at half the speed (D3 forest, 16 M lane steps: 42 ms
+  against 22 ms). At a categorical split a lane reads the split's categories 0 .. 63 as
+  64 bits (:func:`set_bits_of`, beside the records) and tests the value's bit, still
+  without a branch; trees with a set reaching past category 63 (:func:`fast_layout`)
+  take the general form.
 - :func:`route_rows`, the general form: any group (the columns marked in
   ``in_group`` read the item's source row), missing values, ``<``, ``<=`` and
   categorical splits, nodes in :func:`pack_nodes`' layout.
@@ -25,7 +29,8 @@ bit 0 the split is ``<``, bit 1 missing values go left, bit 2 the split is
 categorical; global ids) and the float64 thresholds beside it (a categorical split's
 offset into ``cat_bitsets``, as in :mod:`._traverse`). A visit reads 16 contiguous
 bytes and one float64 instead of six arrays. :func:`make_fast` turns the records, in
-place, into the fast layout, where every split sends ``x <= threshold`` left. Indices
+place, into the fast layout, where every numeric split sends ``x <= threshold`` left
+and a categorical one keeps only its flag (its set is read as in ``_traverse``). Indices
 are unsigned so a read has no negative-index wrap-around. Helpers called from the hot
 loops take scalars only (but for the category sets, read at categorical splits only):
 Numba increments and decrements the reference count of every array passed to a
@@ -38,8 +43,8 @@ import numpy as np
 from ._numba import kernel, leaf_kernel
 from ._traverse import LEAF, OP_CAT, OP_LE, OP_LT, in_category_set
 
-__all__ = ["apply_lanes", "fast_layout", "make_fast", "pack_nodes", "pack_tree", "route_lanes",
-           "route_permuted", "route_rows"]
+__all__ = ["apply_lanes", "fast_layout", "low_categories", "make_fast", "pack_nodes",
+           "pack_tree", "route_lanes", "route_permuted", "route_rows", "set_bits_of"]
 
 _FOUR = np.uint64(4)
 _TWO = np.uint64(2)
@@ -72,11 +77,15 @@ def pack_nodes(children_left, children_right, feature, missing_go_to_left, opera
 def make_fast(nodes, thresholds, operator):
     """Turn the packed layout, in place, into the fast path's: ``x < t`` becomes
     ``x <= nextafter(t, -inf)`` (the same decision for every float64 ``x``), so every
-    split reads ``x <= threshold`` (flags and ``operator`` cleared), and leaves get
-    feature 0 so a lane parked on a leaf reads a valid column. Only for finite data
-    (the missing-value direction is dropped) and trees without categorical splits
-    (``fast_layout``)."""
+    numeric split reads ``x <= threshold`` (flags cleared, ``operator`` ``OP_LE``); a
+    categorical split keeps ``OP_CAT``, its set's offset as threshold and only the
+    categorical flag. Leaves get feature 0 so a lane parked on a leaf reads a valid
+    column. Only for finite data (the missing-value direction is dropped)."""
     for k in range(nodes.shape[0]):
+        if nodes[k, 0] != LEAF and nodes[k, 3] & _FLAG_CAT:
+            operator[k] = OP_CAT
+            nodes[k, 3] = _FLAG_CAT
+            continue
         operator[k] = OP_LE
         if nodes[k, 0] == LEAF:
             nodes[k, 2] = 0
@@ -85,28 +94,62 @@ def make_fast(nodes, thresholds, operator):
         nodes[k, 3] = 0
 
 
+@kernel(inline="always", _nrt=False)
+def low_categories(cat_bitsets, offset):
+    """Categories ``0 .. 63`` of the set stored at ``offset`` (``_traverse``) as 64 bits,
+    category ``c`` at bit ``c``."""
+    n_words = cat_bitsets[offset]
+    bits = np.uint64(0)
+    if n_words > 0:
+        bits = np.uint64(cat_bitsets[offset + 1])
+    if n_words > 1:
+        bits |= np.uint64(cat_bitsets[offset + 2]) << np.uint64(32)
+    return bits
+
+
 @kernel
-def fast_layout(children_left, operator):
-    """Whether :func:`make_fast`'s layout can hold these nodes: no categorical split (a
-    set is no threshold)."""
+def fast_layout(children_left, operator, threshold, cat_bitsets):
+    """Whether the lanes can route these nodes: every categorical split's set lies in
+    categories ``0 .. 63`` (its 64 bits, ``set_bits_of``, are the whole set)."""
     for k in range(children_left.shape[0]):
-        if children_left[k] != LEAF and operator[k] == OP_CAT:
-            return False
+        if children_left[k] == LEAF or operator[k] != OP_CAT:
+            continue
+        offset = np.intp(threshold[k])
+        for w in range(2, cat_bitsets[offset]):
+            if cat_bitsets[offset + 1 + w] != 0:
+                return False
     return True
 
 
 @kernel
+def set_bits_of(nodes, thresholds, cat_bitsets, first, end):
+    """Per node of ``first .. end`` (packed records, any layout) the categories of its
+    set as 64 bits (``low_categories``), 0 at numeric splits and leaves: what the lanes
+    read at a categorical split. The other entries are left unset (never read)."""
+    bits = np.empty(nodes.shape[0], dtype=np.uint64)
+    for k in range(first, end):
+        bits[k] = 0
+        if nodes[k, 0] != LEAF and nodes[k, 3] & _FLAG_CAT:
+            bits[k] = low_categories(cat_bitsets, np.intp(thresholds[k]))
+    return bits
+
+
+@kernel
 def pack_tree(children_left, children_right, feature, threshold, missing_go_to_left,
-              operator, fast):
+              operator, cat_bitsets, fast):
     """One tree in the layout its permuted traversals read: the packed records, float64
     thresholds and operators (copies), in :func:`make_fast`'s layout when ``fast`` (only
-    for finite data and trees of which :func:`fast_layout` holds)."""
+    for finite data and trees of which :func:`fast_layout` holds), and the lanes'
+    category bits (``set_bits_of``; empty unless ``fast`` and the tree has sets)."""
     nodes = pack_nodes(children_left, children_right, feature, missing_go_to_left, operator)
     thresholds = threshold.astype(np.float64)
     operators = operator.astype(np.uint8)
+    set_bits = np.empty(0, dtype=np.uint64)
     if fast:
         make_fast(nodes, thresholds, operators)
-    return nodes, thresholds, operators
+        if cat_bitsets.shape[0] > 0:
+            set_bits = set_bits_of(nodes, thresholds, cat_bitsets, 0, nodes.shape[0])
+    return nodes, thresholds, operators, set_bits
 
 
 @kernel(inline="always")
@@ -160,28 +203,55 @@ def route_rows(n_items, item_origin, start_node, start_base, item_source_base, i
 @leaf_kernel
 def route_permuted(lanes, n_items, item_origin, start_node, start_base, item_value,
                    item_source_base, in_group, column, flat_X, flat_nodes, thresholds,
-                   cat_bitsets, leaves):
+                   cat_bitsets, set_bits, leaves):
     """The permuted traversal of a queue of items, by :func:`route_lanes` when ``lanes``
     (one column, ``column``, on finite data in the fast layout: reads ``item_value``)
-    or :func:`route_rows` (reads ``item_source_base`` and ``in_group``)."""
-    if lanes:
+    or :func:`route_rows` (reads ``item_source_base`` and ``in_group``). ``set_bits``:
+    the lanes' category bits (``set_bits_of``), empty for trees without categorical
+    splits, which take the lanes compiled without the categorical test."""
+    if lanes and set_bits.shape[0] > 0:
         route_lanes(n_items, item_origin, start_node, start_base, item_value, column,
-                    flat_X, flat_nodes, thresholds, leaves)
+                    flat_X, flat_nodes, thresholds, set_bits, True, leaves)
+    elif lanes:
+        route_lanes(n_items, item_origin, start_node, start_base, item_value, column,
+                    flat_X, flat_nodes, thresholds, set_bits, False, leaves)
     else:
         route_rows(n_items, item_origin, start_node, start_base, item_source_base, in_group,
                    flat_X, flat_nodes, thresholds, cat_bitsets, leaves)
 
 
 @kernel(inline="always", _nrt=False)
-def _step(node, base, permuted, column, flat_X, flat_nodes, thresholds):
+def _step(node, base, permuted, column, flat_X, flat_nodes, thresholds, set_bits, sets):
     """The node after ``node`` (itself at a leaf) for the row starting at ``base`` of
-    ``flat_X``, reading ``permuted`` instead of column ``column``."""
+    ``flat_X``, reading ``permuted`` instead of column ``column``. ``sets`` (a constant:
+    each value compiles its own lanes): the tree may have categorical splits."""
     f = flat_nodes[_FOUR * node + _TWO]
     read = flat_X[base + np.uint64(f)]
     # Both values read, then one picked: a select, not a branch.
     value = permuted if f == column else read
-    child = flat_nodes[_FOUR * node + np.uint64(value > thresholds[node])]
+    right = np.uint64(value > thresholds[node])
+    if sets:
+        right = _set_step(node, value, right, flat_nodes, set_bits)
+    child = flat_nodes[_FOUR * node + right]
     return node if child < 0 else np.uint64(child)
+
+
+@kernel(inline="always", _nrt=False)
+def _set_step(node, value, right, flat_nodes, set_bits):
+    """``right`` (1: goes right) at a numeric split; at a categorical one whether finite
+    ``value`` goes right (``in_category_set``'s rule on a set within categories 0 .. 63,
+    held as the 64 bits ``set_bits[node]``: a value outside ``[0, 64)`` is in no such
+    set; finite values only, the lanes' data). In masks and integer arithmetic: written
+    as selects and a clamp, the compiler turned them into branches on the data,
+    mispredicted, and the lanes took 2.3-3.5x the numeric time.
+    (Reading the set's words from ``cat_bitsets`` instead, two reads more on every
+    step's chain, took 2x.)"""
+    categorical = np.uint64(flat_nodes[_FOUR * node + np.uint64(3)]) >> _TWO  # 0 or 1
+    inside = np.uint64(value >= 0.0) & np.uint64(value < 64.0)
+    # Outside [0, 64) the category reads as 0 (a finite value times 0), masked off.
+    code = np.int64(value * np.float64(inside))
+    out = np.uint64(1) ^ ((set_bits[node] >> np.uint64(code)) & inside)
+    return right ^ ((right ^ out) & (np.uint64(0) - categorical))
 
 
 @kernel(inline="always", _nrt=False)
@@ -192,12 +262,13 @@ def _start(k, item_origin, start_node, start_base):
 
 @leaf_kernel
 def route_lanes(n_items, item_origin, start_node, start_base, item_value, column, flat_X,
-                flat_nodes, thresholds, leaves):
+                flat_nodes, thresholds, set_bits, sets, leaves):
     """``leaves[k]``: the leaf reached from node ``start_node[o]`` by the row starting at
     ``flat_X[start_base[o]]``, where ``o = item_origin[k]``, reading ``item_value[k]``
     where a split reads column ``column`` (``-1``: no column is permuted), for
     ``k < n_items``. (Several items share an origin: one sample, several permuted
-    values.)
+    values.) ``sets``: a constant, true when the trees may have categorical splits
+    (then ``set_bits`` holds their sets, ``set_bits_of``).
 
     Twelve lanes advance one step per round until none moves (a lane on a leaf stays
     there); the last ``n_items % 12`` items go one at a time.
@@ -223,18 +294,18 @@ def route_lanes(n_items, item_origin, start_node, start_base, item_value, column
                             item_value[k + 11])
         moved = True
         while moved:
-            m0 = _step(n0, b0, v0, column, flat_X, flat_nodes, thresholds)
-            m1 = _step(n1, b1, v1, column, flat_X, flat_nodes, thresholds)
-            m2 = _step(n2, b2, v2, column, flat_X, flat_nodes, thresholds)
-            m3 = _step(n3, b3, v3, column, flat_X, flat_nodes, thresholds)
-            m4 = _step(n4, b4, v4, column, flat_X, flat_nodes, thresholds)
-            m5 = _step(n5, b5, v5, column, flat_X, flat_nodes, thresholds)
-            m6 = _step(n6, b6, v6, column, flat_X, flat_nodes, thresholds)
-            m7 = _step(n7, b7, v7, column, flat_X, flat_nodes, thresholds)
-            m8 = _step(n8, b8, v8, column, flat_X, flat_nodes, thresholds)
-            m9 = _step(n9, b9, v9, column, flat_X, flat_nodes, thresholds)
-            m10 = _step(n10, b10, v10, column, flat_X, flat_nodes, thresholds)
-            m11 = _step(n11, b11, v11, column, flat_X, flat_nodes, thresholds)
+            m0 = _step(n0, b0, v0, column, flat_X, flat_nodes, thresholds, set_bits, sets)
+            m1 = _step(n1, b1, v1, column, flat_X, flat_nodes, thresholds, set_bits, sets)
+            m2 = _step(n2, b2, v2, column, flat_X, flat_nodes, thresholds, set_bits, sets)
+            m3 = _step(n3, b3, v3, column, flat_X, flat_nodes, thresholds, set_bits, sets)
+            m4 = _step(n4, b4, v4, column, flat_X, flat_nodes, thresholds, set_bits, sets)
+            m5 = _step(n5, b5, v5, column, flat_X, flat_nodes, thresholds, set_bits, sets)
+            m6 = _step(n6, b6, v6, column, flat_X, flat_nodes, thresholds, set_bits, sets)
+            m7 = _step(n7, b7, v7, column, flat_X, flat_nodes, thresholds, set_bits, sets)
+            m8 = _step(n8, b8, v8, column, flat_X, flat_nodes, thresholds, set_bits, sets)
+            m9 = _step(n9, b9, v9, column, flat_X, flat_nodes, thresholds, set_bits, sets)
+            m10 = _step(n10, b10, v10, column, flat_X, flat_nodes, thresholds, set_bits, sets)
+            m11 = _step(n11, b11, v11, column, flat_X, flat_nodes, thresholds, set_bits, sets)
             moved = ((m0 != n0) | (m1 != n1) | (m2 != n2) | (m3 != n3) | (m4 != n4)
                      | (m5 != n5) | (m6 != n6) | (m7 != n7) | (m8 != n8) | (m9 != n9)
                      | (m10 != n10) | (m11 != n11))
@@ -246,7 +317,8 @@ def route_lanes(n_items, item_origin, start_node, start_base, item_value, column
     for k in range(full, n_items):
         node, base = _start(k, item_origin, start_node, start_base)
         while True:
-            after = _step(node, base, item_value[k], column, flat_X, flat_nodes, thresholds)
+            after = _step(node, base, item_value[k], column, flat_X, flat_nodes, thresholds,
+                          set_bits, sets)
             if after == node:
                 break
             node = after
@@ -254,9 +326,19 @@ def route_lanes(n_items, item_origin, start_node, start_base, item_value, column
 
 
 @kernel
-def apply_lanes(X, nodes, thresholds, roots):
+def apply_lanes(X, nodes, thresholds, roots, cat_bitsets=None):
     """Global leaf ids, shape (n_trees, n_samples), on ``make_fast``'s layout (finite
-    ``X``, C-contiguous): every sample routed from each root by ``route_lanes``."""
+    ``X``, C-contiguous): every sample routed from each root by ``route_lanes``
+    (``cat_bitsets``: the category sets of the trees' categorical splits, if any; then
+    ``fast_layout`` must hold)."""
+    if cat_bitsets is None:
+        return _apply_lanes(X, nodes, thresholds, roots, np.empty(0, dtype=np.uint64), False)
+    set_bits = set_bits_of(nodes, thresholds, cat_bitsets, roots[0], nodes.shape[0])
+    return _apply_lanes(X, nodes, thresholds, roots, set_bits, True)
+
+
+@kernel
+def _apply_lanes(X, nodes, thresholds, roots, set_bits, sets):
     n_trees = roots.shape[0]
     n_samples = X.shape[0]
     leaves = np.empty((n_trees, n_samples), dtype=np.intp)
@@ -267,5 +349,5 @@ def apply_lanes(X, nodes, thresholds, roots):
     for t in range(n_trees):
         root[:] = roots[t]
         route_lanes(n_samples, sample, root, base, unused, -1, X.reshape(-1),
-                    nodes.reshape(-1), thresholds, leaves[t])
+                    nodes.reshape(-1), thresholds, set_bits, sets, leaves[t])
     return leaves

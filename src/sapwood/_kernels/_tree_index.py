@@ -20,9 +20,11 @@ Trees are packed end to end from ``roots`` (global node ids); arrays in, arrays 
 import numpy as np
 
 from ._numba import kernel
+from ._permuted_traversal import low_categories
 from ._traverse import LEAF, OP_CAT, OP_LE
 
-__all__ = ["entry_nodes", "largest_tree", "leaf_intervals", "preorder_spans", "sort_by_leaf"]
+__all__ = ["entry_nodes", "keeps_leaf", "largest_tree", "leaf_intervals", "preorder_spans",
+           "sort_by_leaf"]
 
 
 @kernel
@@ -168,15 +170,36 @@ def sort_by_leaf(leaves, rank):
     return order, sorted_rank, sorted_leaf
 
 
+@kernel(inline="always", _nrt=False)
+def keeps_leaf(value, low, high, codes):
+    """Whether a permuted ``value`` keeps every decision recorded by
+    :func:`leaf_intervals` for a node: inside the open interval ``(low, high)`` and,
+    its category (the value truncated, clamped to ``0 .. 63``) in the 64-bit set
+    ``codes``. Branch-free; ``codes`` is all ones where no categorical split is on the
+    path, so there it is the interval test alone."""
+    code = value if value > 0.0 else 0.0
+    code = code if code < 63.0 else 63.0
+    in_codes = (codes >> np.uint64(code)) & np.uint64(1) != 0
+    return (low < value) & (value < high) & in_codes
+
+
 @kernel
 def leaf_intervals(top, column, root, children_left, children_right, feature, threshold,
-                    operator, lower, upper, stack):
-    """Open interval of ``column`` values keeping every decision between ``top`` and
-    each node of its subtree (stored at ``node - root``). Below a categorical split on
-    ``column`` it is empty (``(inf, -inf)``): a set is no interval, so every value
-    there takes the general path, a traversal."""
+                   operator, cat_bitsets, lower, upper, codes, stack):
+    """What keeps every decision on ``column`` between ``top`` and each node of its
+    subtree (stored at ``node - root``): the open interval ``(lower, upper)`` of its
+    values and the categories ``codes`` (64 bits, category ``c`` at bit ``c``), read
+    together by :func:`keeps_leaf`.
+
+    A numeric split narrows the interval. A categorical split keeps the categories of
+    its set on the left, the others on the right; as a set of 64 bits this holds only
+    for categories ``0 .. 63``, so below it the interval is also narrowed to
+    ``[0, 64)``: a negative or larger value (and NaN, as everywhere) takes a
+    traversal, which finds its leaf whatever it is. ``codes`` stays all ones where
+    no categorical split on ``column`` is above."""
     lower[top - root] = -np.inf
     upper[top - root] = np.inf
+    codes[top - root] = ~np.uint64(0)
     stack[0] = top
     size = 1
     while size > 0:
@@ -188,15 +211,24 @@ def leaf_intervals(top, column, root, children_left, children_right, feature, th
         right = children_right[node]
         lo = lower[node - root]
         hi = upper[node - root]
+        keep = codes[node - root]
         lower[left - root] = lo
         upper[left - root] = hi
         lower[right - root] = lo
         upper[right - root] = hi
+        codes[left - root] = keep
+        codes[right - root] = keep
         if feature[node] == column:
             # Closed bounds become open ones one float64 step further out.
             if operator[node] == OP_CAT:
-                upper[left - root] = upper[right - root] = -np.inf
-                lower[left - root] = lower[right - root] = np.inf
+                # -0.0 is category 0 too: the bound is the largest negative float64.
+                lo = max(lo, np.nextafter(0.0, -np.inf))
+                hi = min(hi, 64.0)
+                lower[left - root] = lower[right - root] = lo
+                upper[left - root] = upper[right - root] = hi
+                in_set = low_categories(cat_bitsets, np.intp(threshold[node]))
+                codes[left - root] = keep & in_set
+                codes[right - root] = keep & ~in_set
             elif operator[node] == OP_LE:
                 upper[left - root] = min(hi, np.nextafter(threshold[node], np.inf))
                 lower[right - root] = max(lo, threshold[node])

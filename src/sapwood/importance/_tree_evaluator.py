@@ -95,9 +95,10 @@ class TreeEvaluator:
 
         # Finite data (no missing values) takes the fast path, whose layout replaces the
         # packed one in place (``fast=False`` keeps the general path, for tests); trees
-        # with categorical splits always take the general one (a set is no threshold).
+        # with a category set reaching past category 63 take the general one.
         self.fast = ((bool(np.isfinite(X).all()) if fast is None else bool(fast))
-                     and fast_layout(children_left, self.operator))
+                     and fast_layout(children_left, self.operator, self.threshold,
+                                     self.cat_bitsets))
         if self.fast:
             del children_left, children_right, feature, missing_go_to_left
             make_fast(self.nodes, self.threshold, self.operator)
@@ -163,8 +164,10 @@ class TreeEvaluator:
         return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True) if b > a]
 
     def _apply_fast(self, X, meanwhile=None):
+        # The lanes with the categorical test only for trees with category sets.
+        sets = (self.cat_bitsets,) if self.cat_bitsets.shape[0] else ()
         parts = self._parallel((delayed(apply_lanes)(X, self.nodes, self.threshold,
-                                                     self.roots[lo:hi])
+                                                     self.roots[lo:hi], *sets)
                                 for lo, hi in self._tree_chunks()), meanwhile)
         return np.concatenate(parts, axis=0)
 
