@@ -12,7 +12,7 @@ import numba
 from numba.core import caching, types
 from numba.core.registry import CPUDispatcher
 
-__all__ = ["allocating_kernel", "kernel", "leaf_kernel"]
+__all__ = ["allocating_kernel", "inline_kernel", "kernel", "leaf_kernel"]
 
 _KERNELS_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -119,3 +119,13 @@ def kernel(function=None, **options):
 # and are called from leaf kernels say so explicitly.
 leaf_kernel = kernel(_nrt=False)
 allocating_kernel = kernel(_nrt=True)
+
+
+# Small helpers that other kernels call in their loops are inlined into their callers
+# by Numba (its own ``inline="always"``) rather than compiled on their own: each kernel
+# compiled separately is a library of its own that every caller links in and
+# re-optimises, so a helper at the bottom of a chain of eight calls was optimised and
+# turned into machine code eight times on a first run (issue 20, item 3). The code of a
+# helper is the same either way, so are its results. Called from Python, such a helper
+# compiles as a leaf kernel.
+inline_kernel = kernel(_nrt=False, inline="always")
