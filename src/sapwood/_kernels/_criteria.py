@@ -40,11 +40,13 @@ EPSILON_POISSON = 10 * np.finfo(np.float64).eps
 # reference counting, no allocation), so the builders' once-per-node calls are cheap.
 #
 # The criterion's code (GINI ... POISSON) is not part of the state: the kernels take it
-# as their first argument, and the tree builders pass a constant (``_grow.builder``
-# compiles one builder per criterion). Numba drops the branches of the other criteria
+# as their first argument, and the tree builders pass a constant (``_grow.BUILDERS``
+# holds one builder per criterion). Numba drops the branches of the other criteria
 # before it types a kernel, so a first fit compiles the code of one criterion, not five
-# (issue 20, item 3). The kernels that take ``code`` are inlined into their callers, which
-# is how the constant reaches them.
+# (issue 20, item 3). The kernels whose branches call big kernels of one criterion
+# (``reset`` the absolute error's medians) or that hold much code of each are inlined
+# into their callers, which is how the constant reaches them (``_numba.inline_kernel``);
+# the small ones take the code at run time.
 Criterion = namedtuple("Criterion", [
     "n_classes",     # (n_outputs,) classes per output (1 for regression)
     "sums",          # (3, n_outputs, max_n_classes): TOTAL, LEFT, RIGHT

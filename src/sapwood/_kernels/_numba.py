@@ -121,11 +121,13 @@ leaf_kernel = kernel(_nrt=False)
 allocating_kernel = kernel(_nrt=True)
 
 
-# Small helpers that other kernels call in their loops are inlined into their callers
-# by Numba (its own ``inline="always"``) rather than compiled on their own: each kernel
-# compiled separately is a library of its own that every caller links in and
-# re-optimises, so a helper at the bottom of a chain of eight calls was optimised and
-# turned into machine code eight times on a first run (issue 20, item 3). The code of a
-# helper is the same either way, so are its results. Called from Python, such a helper
+
+# Kernels inlined into their callers by Numba (its own ``inline="always"``) instead of
+# compiled on their own: a kernel that branches on a value its callers fix at compile
+# time (the grower's criterion, see ``_criteria.Criterion``). Numba drops the branches
+# a constant rules out only inside one function, so the constant reaches the kernel by
+# inlining, and the other branches, and the kernels they call, are never compiled
+# (issue 20, item 3). Inlining costs compile time of its own (the kernel is copied and
+# typed again at every call): only such kernels are inlined. Called from Python, one
 # compiles as a leaf kernel.
 inline_kernel = kernel(_nrt=False, inline="always")
