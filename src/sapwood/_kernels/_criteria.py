@@ -14,7 +14,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ._numba import leaf_kernel
+from ._numba import inline_kernel, leaf_kernel
 from ._sort import sort_segment
 
 GINI, ENTROPY, SQUARED_ERROR, ABSOLUTE_ERROR, POISSON = 0, 1, 2, 3, 4
@@ -38,8 +38,16 @@ EPSILON_POISSON = 10 * np.finfo(np.float64).eps
 # Few, stacked arrays on purpose: Numba reference-counts each array of the tuple at every
 # call that takes it. The kernels below are leaf kernels (``_sort.leaf_kernel``: no
 # reference counting, no allocation), so the builders' once-per-node calls are cheap.
+#
+# The criterion's code (GINI ... POISSON) is not part of the state: the kernels take it
+# as their first argument, and the tree builders pass a constant (``_grow.BUILDERS``
+# holds one builder per criterion). Numba drops the branches of the other criteria
+# before it types a kernel, so a first fit compiles the code of one criterion, not five
+# (issue 20, item 3). The kernels whose branches call big kernels of one criterion
+# (``reset`` the absolute error's medians) or that hold much code of each are inlined
+# into their callers, which is how the constant reaches them (``_numba.inline_kernel``);
+# the small ones take the code at run time.
 Criterion = namedtuple("Criterion", [
-    "code",          # GINI ... POISSON
     "n_classes",     # (n_outputs,) classes per output (1 for regression)
     "sums",          # (3, n_outputs, max_n_classes): TOTAL, LEFT, RIGHT
     "stats",         # (5,) W_SAMPLES, W_NODE, W_LEFT, W_RIGHT, SQ_SUM_TOTAL
@@ -56,7 +64,7 @@ def make_criterion(code, n_outputs, n_classes, n_samples, weighted_n_samples):
     stats = np.zeros(5)
     stats[W_SAMPLES] = weighted_n_samples
     return Criterion(
-        code, n_classes.astype(np.intp), np.zeros((3, n_outputs, width)), stats,
+        n_classes.astype(np.intp), np.zeros((3, n_outputs, width)), stats,
         np.zeros(3, dtype=np.intp), np.zeros((8, max(mae + 1, n_outputs))),
         np.zeros((2, mae), dtype=np.intp),
     )
@@ -75,52 +83,50 @@ def xlogy(x, y):
     return x * np.log(y)
 
 
-@leaf_kernel
-def is_classification(c):
-    return c.code == GINI or c.code == ENTROPY
-
-
-@leaf_kernel
-def init_node(c, y, sample_weight, samples, start, end):
+@inline_kernel
+def init_node(code, c, y, sample_weight, samples, start, end):
     """Node totals for ``samples[start:end]`` and reset to an empty left child."""
     c.position[START] = start
     c.position[END] = end
     n_outputs = y.shape[1]
     w_node = 0.0
-    if c.code == ABSOLUTE_ERROR:
+    # the sums read out of the tuple once: the builders that inline this kernel count
+    # references, and a read inside the loop would count one per row
+    total = c.sums[TOTAL]
+    if code == ABSOLUTE_ERROR:
         for p in range(start, end):
             w_node += sample_weight[samples[p]]
-    elif is_classification(c):
-        c.sums[TOTAL][:, :] = 0.0
+    elif code == GINI or code == ENTROPY:
+        total[:, :] = 0.0
         for p in range(start, end):
             i = samples[p]
             w = sample_weight[i]
             for k in range(n_outputs):
-                c.sums[TOTAL][k, int(y[i, k])] += w
+                total[k, int(y[i, k])] += w
             w_node += w
     else:
-        c.sums[TOTAL][:, :] = 0.0
+        total[:, :] = 0.0
         sq_sum = 0.0
         for p in range(start, end):
             i = samples[p]
             w = sample_weight[i]
             for k in range(n_outputs):
                 w_y = w * y[i, k]
-                c.sums[TOTAL][k, 0] += w_y
+                total[k, 0] += w_y
                 sq_sum += w_y * y[i, k]
             w_node += w
         c.stats[SQ_SUM_TOTAL] = sq_sum
     c.stats[W_NODE] = w_node
-    reset(c, y, sample_weight, samples)
+    reset(code, c, y, sample_weight, samples)
 
 
-@leaf_kernel
-def reset(c, y, sample_weight, samples):
+@inline_kernel
+def reset(code, c, y, sample_weight, samples):
     """Move every sample to the right child."""
     c.position[POS] = c.position[START]
     c.stats[W_LEFT] = 0.0
     c.stats[W_RIGHT] = c.stats[W_NODE]
-    if c.code == ABSOLUTE_ERROR:
+    if code == ABSOLUTE_ERROR:
         _mae_precompute(c, y, sample_weight, samples)
     else:
         c.sums[LEFT][:, :] = 0.0
@@ -128,12 +134,12 @@ def reset(c, y, sample_weight, samples):
 
 
 @leaf_kernel
-def update(c, y, sample_weight, samples, new_pos):
+def update(code, c, y, sample_weight, samples, new_pos):
     """Move ``samples[pos:new_pos]`` to the left child, summing from the nearer end."""
     pos = c.position[POS]
     end = c.position[END]
-    classification = is_classification(c)
-    if c.code == ABSOLUTE_ERROR:
+    classification = code == GINI or code == ENTROPY
+    if code == ABSOLUTE_ERROR:
         w_left = move_weight(sample_weight, samples, pos, new_pos, c.stats[W_LEFT])
     elif (new_pos - pos) <= (end - new_pos):
         w_left = move_rows(c.sums[LEFT], y, sample_weight, samples, pos, new_pos, 1,
@@ -143,7 +149,7 @@ def update(c, y, sample_weight, samples, new_pos):
         copy_sums(c.sums[LEFT], c.sums[TOTAL])
         w_left = move_rows(c.sums[LEFT], y, sample_weight, samples, end - 1, new_pos - 1, -1,
                            classification, c.stats[W_NODE])
-    if c.code != ABSOLUTE_ERROR:
+    if code != ABSOLUTE_ERROR:
         right_sums(c.sums[RIGHT], c.sums[TOTAL], c.sums[LEFT], c.n_classes, classification)
     c.stats[W_LEFT] = w_left
     c.stats[W_RIGHT] = c.stats[W_NODE] - w_left
@@ -258,34 +264,34 @@ def _poisson_loss(y, sample_weight, samples, start, end, sums, weight):
     return loss / (weight * n_outputs)
 
 
-@leaf_kernel
-def node_impurity(c, y, sample_weight, samples):
+@inline_kernel
+def node_impurity(code, c, y, sample_weight, samples):
     w_node = c.stats[W_NODE]
     n_outputs = y.shape[1]
-    if is_classification(c):
-        return _class_impurity(c.code, c.n_classes, c.sums[TOTAL], w_node)
-    if c.code == SQUARED_ERROR:
+    if code == GINI or code == ENTROPY:
+        return _class_impurity(code, c.n_classes, c.sums[TOTAL], w_node)
+    if code == SQUARED_ERROR:
         impurity = c.stats[SQ_SUM_TOTAL] / w_node
         for k in range(n_outputs):
             impurity -= (c.sums[TOTAL][k, 0] / w_node) ** 2.0
         return impurity / n_outputs
-    if c.code == ABSOLUTE_ERROR:
+    if code == ABSOLUTE_ERROR:
         return c.mae_values[RIGHT_AE][c.position[START]] / (w_node * n_outputs)
     return _poisson_loss(y, sample_weight, samples, c.position[START], c.position[END],
                          c.sums[TOTAL], w_node)
 
 
 @leaf_kernel
-def children_impurity(c, y, sample_weight, samples):
+def children_impurity(code, c, y, sample_weight, samples):
     """(impurity_left, impurity_right) at the current position."""
     w_left = c.stats[W_LEFT]
     w_right = c.stats[W_RIGHT]
     start, pos, end = c.position[START], c.position[POS], c.position[END]
     n_outputs = y.shape[1]
-    if is_classification(c):
-        return (_class_impurity(c.code, c.n_classes, c.sums[LEFT], w_left),
-                _class_impurity(c.code, c.n_classes, c.sums[RIGHT], w_right))
-    if c.code == SQUARED_ERROR:
+    if code == GINI or code == ENTROPY:
+        return (_class_impurity(code, c.n_classes, c.sums[LEFT], w_left),
+                _class_impurity(code, c.n_classes, c.sums[RIGHT], w_right))
+    if code == SQUARED_ERROR:
         sq_sum_left = 0.0
         for p in range(start, pos):
             i = samples[p]
@@ -299,7 +305,7 @@ def children_impurity(c, y, sample_weight, samples):
             left -= (c.sums[LEFT][k, 0] / w_left) ** 2.0
             right -= (c.sums[RIGHT][k, 0] / w_right) ** 2.0
         return left / n_outputs, right / n_outputs
-    if c.code == ABSOLUTE_ERROR:
+    if code == ABSOLUTE_ERROR:
         left = c.mae_values[LEFT_AE][pos - 1] if pos > start else 0.0
         right = c.mae_values[RIGHT_AE][pos] if pos < end else 0.0
         return left / (w_left * n_outputs), right / (w_right * n_outputs)
@@ -308,13 +314,13 @@ def children_impurity(c, y, sample_weight, samples):
 
 
 @leaf_kernel
-def proxy_improvement(c, y, sample_weight, samples):
+def proxy_improvement(code, c, y, sample_weight, samples):
     """A quantity that ranks splits like the impurity improvement, cheaper to compute."""
-    if c.code == ABSOLUTE_ERROR:
+    if code == ABSOLUTE_ERROR:
         return mae_proxy(c.mae_values[LEFT_AE], c.mae_values[RIGHT_AE], c.position[START],
                          c.position[POS], c.position[END], c.stats[W_LEFT], c.stats[W_RIGHT],
                          y.shape[1])
-    return proxy_from_sums(c.code, c.n_classes, c.sums[LEFT], c.sums[RIGHT], c.stats[W_LEFT],
+    return proxy_from_sums(code, c.n_classes, c.sums[LEFT], c.sums[RIGHT], c.stats[W_LEFT],
                            c.stats[W_RIGHT])
 
 
@@ -326,21 +332,22 @@ def impurity_improvement(c, impurity_parent, impurity_left, impurity_right):
                - (c.stats[W_LEFT] / w_node * impurity_left)))
 
 
-@leaf_kernel
-def node_value(c, out):
+@inline_kernel
+def node_value(code, c, out):
     """Write the node prediction into ``out`` (n_outputs, max_n_classes)."""
     w_node = c.stats[W_NODE]
     n_outputs = out.shape[0]
-    if is_classification(c):
+    total = c.sums[TOTAL]
+    if code == GINI or code == ENTROPY:
         for k in range(n_outputs):
             for j in range(c.n_classes[k]):
-                out[k, j] = c.sums[TOTAL][k, j] / w_node
-    elif c.code == ABSOLUTE_ERROR:
+                out[k, j] = total[k, j] / w_node
+    elif code == ABSOLUTE_ERROR:
         for k in range(n_outputs):
             out[k, 0] = c.mae_values[NODE_MEDIANS][k]
     else:
         for k in range(n_outputs):
-            out[k, 0] = c.sums[TOTAL][k, 0] / w_node
+            out[k, 0] = total[k, 0] / w_node
 
 
 # -- absolute error: weighted medians and absolute deviations of every prefix/suffix -----

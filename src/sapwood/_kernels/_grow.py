@@ -9,9 +9,9 @@ format, trimmed to the node count.
 import numpy as np
 
 from . import _criteria as crit
-from ._numba import kernel
+from ._numba import kernel, leaf_kernel
 from ._sort import RADIX_SIZE, STACK_ROWS
-from ._split import SPLIT_FIELDS, node_split
+from ._split import SPLIT_FIELDS, split_node
 
 EPSILON = np.finfo(np.float64).eps
 LEAF = -1
@@ -30,17 +30,24 @@ def _new_nodes(capacity, n_outputs, width):
 @kernel
 def _grow_nodes(nodes, capacity):
     bigger = _new_nodes(capacity, nodes[8].shape[1], nodes[8].shape[2])
-    n = nodes[0].shape[0]
-    bigger[0][:n] = nodes[0]
-    bigger[1][:n] = nodes[1]
-    bigger[2][:n] = nodes[2]
-    bigger[3][:n] = nodes[3]
-    bigger[4][:n] = nodes[4]
-    bigger[5][:n] = nodes[5]
-    bigger[6][:n] = nodes[6]
-    bigger[7][:n] = nodes[7]
-    bigger[8][:n] = nodes[8]
+    _copy_head(bigger[0], nodes[0])
+    _copy_head(bigger[1], nodes[1])
+    _copy_head(bigger[2], nodes[2])
+    _copy_head(bigger[3], nodes[3])
+    _copy_head(bigger[4], nodes[4])
+    _copy_head(bigger[5], nodes[5])
+    _copy_head(bigger[6], nodes[6])
+    _copy_head(bigger[7], nodes[7])
+    _copy_head(bigger[8].reshape(-1), nodes[8].reshape(-1))  # C order: rows come first
     return bigger
+
+
+@leaf_kernel
+def _copy_head(destination, source):
+    # ``destination[:n] = source`` as a loop: Numba's slice assignment compiles its
+    # broadcasting and error paths, seconds of a first run for a copy
+    for i in range(source.shape[0]):
+        destination[i] = source[i]
 
 
 @kernel
@@ -99,8 +106,8 @@ def _root_samples(sample_weight):
     return samples
 
 
-@kernel
-def grow_depth_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng, max_features,
+@kernel(inline="always")
+def grow_depth_first(code, X_columns, y, sample_weight, has_missing, tie_rate, c, rng, max_features,
                      min_samples_split, min_samples_leaf, min_weight_leaf, max_depth,
                      min_impurity_decrease, leaf_of, random_splitter):
     """Grow a tree depth-first (left child before right); returns the node arrays.
@@ -109,10 +116,8 @@ def grow_depth_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
     (rows with zero weight are left alone); gradient boosting updates its raw scores
     from it instead of routing X through the tree again.
 
-    Called through :data:`BUILDERS`, whose entry points fix ``random_splitter`` at
-    compile time: with the choice left to run time, LLVM's optimiser turns the split
-    search into code ten times slower (and ``numba.literally`` from Python would retype
-    the call, 25 ms, on every tree).
+    Called through :data:`BUILDERS`, whose kernels fix ``code`` (the criterion's) and
+    ``random_splitter`` at compile time.
     """
     n_features = X_columns.shape[0]
     samples = _root_samples(sample_weight)
@@ -149,13 +154,13 @@ def grow_depth_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
         n_constant = stack_i[top, 5]
         impurity = stack_f[top]
         n_node_samples = end - start
-        crit.init_node(c, y, sample_weight, samples, start, end)
+        crit.init_node(code, c, y, sample_weight, samples, start, end)
         weighted_n_node_samples = c.stats[crit.W_NODE]
         is_leaf = (depth >= max_depth or n_node_samples < min_samples_split
                    or n_node_samples < 2 * min_samples_leaf
                    or weighted_n_node_samples < 2 * min_weight_leaf)
         if first:
-            impurity = crit.node_impurity(c, y, sample_weight, samples)
+            impurity = crit.node_impurity(code, c, y, sample_weight, samples)
             first = False
         is_leaf = is_leaf or impurity <= EPSILON
         split_feature = 0
@@ -165,8 +170,8 @@ def grow_depth_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
         impurity_right = 0.0
         missing_left = 0
         if not is_leaf:
-            n_constant = node_split(
-                X_columns, y, sample_weight, samples, values, features, constant_features,
+            n_constant = split_node(
+                code, X_columns, y, sample_weight, samples, values, features, constant_features,
                 has_missing, tie_rate, sort_workspace, c, rng, start, end, impurity, n_constant,
                 max_features, min_samples_leaf, min_weight_leaf, random_splitter, split)
             split_pos = int(split[0])
@@ -182,7 +187,7 @@ def grow_depth_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
         _set_node(nodes, node_id, parent, is_left == 1, is_leaf, split_feature, split_threshold,
                   impurity, n_node_samples, weighted_n_node_samples, missing_left)
         count += 1
-        crit.node_value(c, nodes[8][node_id])
+        crit.node_value(code, c, nodes[8][node_id])
         if is_leaf and leaf_of.shape[0] > 0:
             for p in range(start, end):
                 leaf_of[samples[p]] = node_id
@@ -247,8 +252,8 @@ def _heap_pop(heap, size, improvement):
     return best, last
 
 
-@kernel
-def grow_best_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng, max_features,
+@kernel(inline="always")
+def grow_best_first(code, X_columns, y, sample_weight, has_missing, tie_rate, c, rng, max_features,
                     min_samples_split, min_samples_leaf, min_weight_leaf, max_depth,
                     max_leaf_nodes, min_impurity_decrease, leaf_of, random_splitter):
     """Grow a tree by always splitting the leaf with the largest impurity improvement
@@ -292,10 +297,10 @@ def grow_best_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng, 
             parent = pending_i[q, 3]
             is_left = pending_i[q, 4]
             impurity = pending_f[q]
-            crit.init_node(c, y, sample_weight, samples, start, end)
+            crit.init_node(code, c, y, sample_weight, samples, start, end)
             weighted_n_node_samples = c.stats[crit.W_NODE]
             if first:
-                impurity = crit.node_impurity(c, y, sample_weight, samples)
+                impurity = crit.node_impurity(code, c, y, sample_weight, samples)
                 first = False
             n_node_samples = end - start
             is_leaf = (depth >= max_depth or n_node_samples < min_samples_split
@@ -310,8 +315,8 @@ def grow_best_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng, 
             impurity_left = impurity
             impurity_right = impurity
             if not is_leaf:
-                node_split(
-                    X_columns, y, sample_weight, samples, values, features, constant_features,
+                split_node(
+                    code, X_columns, y, sample_weight, samples, values, features, constant_features,
                     has_missing, tie_rate, sort_workspace, c, rng, start, end, impurity, 0,
                     max_features, min_samples_leaf, min_weight_leaf, random_splitter, split)
                 split_pos = int(split[0])
@@ -330,7 +335,7 @@ def grow_best_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng, 
                       split_threshold, impurity, n_node_samples, weighted_n_node_samples,
                       missing_left)
             count += 1
-            crit.node_value(c, nodes[8][node_id])
+            crit.node_value(code, c, nodes[8][node_id])
             rec_i[node_id, 0] = start
             rec_i[node_id, 1] = end
             rec_i[node_id, 2] = split_pos
@@ -380,48 +385,47 @@ def grow_best_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng, 
     return _trim(nodes, count)
 
 
-# -- entry points with the splitter fixed at compile time ---------------------------------
+# -- entry points with the criterion and the splitter fixed at compile time ---------------
 
-@kernel
-def _depth_first_best(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
-                      max_features, min_samples_split, min_samples_leaf, min_weight_leaf,
-                      max_depth, min_impurity_decrease, leaf_of):
-    return grow_depth_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
-                            max_features, min_samples_split, min_samples_leaf,
-                            min_weight_leaf, max_depth, min_impurity_decrease, leaf_of, False)
+def _builder(order, random_splitter, code):
+    """The kernel that grows one tree in ``order`` ("depth_first" or "best_first") with
+    the random splitter or the best, and the criterion ``code``.
 
-
-@kernel
-def _depth_first_random(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
+    All three are constants of the kernel (integers and booleans, so Numba's on-disk
+    cache keys on their values), and Numba compiles the code of that one criterion and
+    splitter: the builders are inlined into the kernel, and the branches of the other
+    criteria are dropped before typing. With the splitter left to run time, LLVM's
+    optimiser also turned the split search into code ten times slower (and
+    ``numba.literally`` from Python would retype the call, 25 ms, on every tree).
+    """
+    if order == "depth_first":
+        @kernel
+        def depth_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
                         max_features, min_samples_split, min_samples_leaf, min_weight_leaf,
                         max_depth, min_impurity_decrease, leaf_of):
-    return grow_depth_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
-                            max_features, min_samples_split, min_samples_leaf,
-                            min_weight_leaf, max_depth, min_impurity_decrease, leaf_of, True)
+            return grow_depth_first(code, X_columns, y, sample_weight, has_missing, tie_rate,
+                                    c, rng, max_features, min_samples_split,
+                                    min_samples_leaf, min_weight_leaf, max_depth,
+                                    min_impurity_decrease, leaf_of, random_splitter)
+
+        return depth_first
+
+    @kernel
+    def best_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng, max_features,
+                   min_samples_split, min_samples_leaf, min_weight_leaf, max_depth,
+                   max_leaf_nodes, min_impurity_decrease, leaf_of):
+        return grow_best_first(code, X_columns, y, sample_weight, has_missing, tie_rate, c,
+                               rng, max_features, min_samples_split, min_samples_leaf,
+                               min_weight_leaf, max_depth, max_leaf_nodes,
+                               min_impurity_decrease, leaf_of, random_splitter)
+
+    return best_first
 
 
-@kernel
-def _best_first_best(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
-                     max_features, min_samples_split, min_samples_leaf, min_weight_leaf,
-                     max_depth, max_leaf_nodes, min_impurity_decrease, leaf_of):
-    return grow_best_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
-                           max_features, min_samples_split, min_samples_leaf, min_weight_leaf,
-                           max_depth, max_leaf_nodes, min_impurity_decrease, leaf_of, False)
-
-
-@kernel
-def _best_first_random(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
-                       max_features, min_samples_split, min_samples_leaf, min_weight_leaf,
-                       max_depth, max_leaf_nodes, min_impurity_decrease, leaf_of):
-    return grow_best_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
-                           max_features, min_samples_split, min_samples_leaf, min_weight_leaf,
-                           max_depth, max_leaf_nodes, min_impurity_decrease, leaf_of, True)
-
-
-# (growth order, splitter) -> builder
+# (growth order, splitter, criterion code) -> builder; made up front (Numba compiles
+# one when it is first called) so that threads growing trees share them
 BUILDERS = {
-    ("depth_first", "best"): _depth_first_best,
-    ("depth_first", "random"): _depth_first_random,
-    ("best_first", "best"): _best_first_best,
-    ("best_first", "random"): _best_first_random,
+    (order, splitter, code): _builder(order, splitter == "random", code)
+    for order in ("depth_first", "best_first") for splitter in ("best", "random")
+    for code in sorted(set(crit.CRITERIA.values()))
 }

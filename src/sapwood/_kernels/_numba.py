@@ -12,7 +12,7 @@ import numba
 from numba.core import caching, types
 from numba.core.registry import CPUDispatcher
 
-__all__ = ["allocating_kernel", "kernel", "leaf_kernel"]
+__all__ = ["allocating_kernel", "inline_kernel", "kernel", "leaf_kernel"]
 
 _KERNELS_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -119,3 +119,15 @@ def kernel(function=None, **options):
 # and are called from leaf kernels say so explicitly.
 leaf_kernel = kernel(_nrt=False)
 allocating_kernel = kernel(_nrt=True)
+
+
+
+# Kernels inlined into their callers by Numba (its own ``inline="always"``) instead of
+# compiled on their own: a kernel that branches on a value its callers fix at compile
+# time (the grower's criterion, see ``_criteria.Criterion``). Numba drops the branches
+# a constant rules out only inside one function, so the constant reaches the kernel by
+# inlining, and the other branches, and the kernels they call, are never compiled
+# (issue 20, item 3). Inlining costs compile time of its own (the kernel is copied and
+# typed again at every call): only such kernels are inlined. Called from Python, one
+# compiles as a leaf kernel.
+inline_kernel = kernel(_nrt=False, inline="always")

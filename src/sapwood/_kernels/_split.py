@@ -14,7 +14,8 @@ missing rows on the right (including "all missing rows alone on the right", thre
 import numpy as np
 
 from . import _criteria as crit
-from ._numba import leaf_kernel
+from ._criteria import ABSOLUTE_ERROR, ENTROPY, GINI, POISSON, SQUARED_ERROR
+from ._numba import inline_kernel, leaf_kernel
 from ._random import rand_int, rand_uniform
 from ._sort import (
     PACKED_MAX_ROWS,
@@ -171,7 +172,7 @@ def _partition_values(values, samples, start, end, threshold, missing_go_to_left
     return hi
 
 
-@leaf_kernel
+@inline_kernel
 def _scan_positions(code, n_classes, sum_total, sum_left, sum_right, stats, left_abs_errors,
                     right_abs_errors, y, sample_weight, samples, values, start, end, n_missing,
                     missing_go_to_left, min_samples_leaf, min_weight_leaf, best_proxy):
@@ -184,13 +185,13 @@ def _scan_positions(code, n_classes, sum_total, sum_left, sum_right, stats, left
     passed to a function call, and one call per candidate position made this loop 20x
     slower than scikit-learn's.
     """
-    classification = code == crit.GINI or code == crit.ENTROPY
+    classification = code == GINI or code == ENTROPY
     n_outputs = y.shape[1]
     width = sum_total.shape[1]
     w_node = stats[crit.W_NODE]
     # crit.reset: every sample on the right (absolute error resets in the caller, since
     # its reset recomputes medians for the new sample order)
-    if code != crit.ABSOLUTE_ERROR:
+    if code != ABSOLUTE_ERROR:
         for k in range(n_outputs):
             for j in range(width):
                 sum_left[k, j] = 0.0
@@ -217,7 +218,7 @@ def _scan_positions(code, n_classes, sum_total, sum_left, sum_right, stats, left
         if p - start < min_samples_leaf or end - p < min_samples_leaf:
             continue
         # crit.update: move samples[pos:p] to the left, from the nearer end
-        if code == crit.ABSOLUTE_ERROR:
+        if code == ABSOLUTE_ERROR:
             for q in range(pos, p):
                 w_left += sample_weight[samples[q]]
         else:
@@ -248,18 +249,18 @@ def _scan_positions(code, n_classes, sum_total, sum_left, sum_right, stats, left
         if w_left < min_weight_leaf or w_right < min_weight_leaf:
             continue
         # crit.proxy_improvement
-        if code == crit.SQUARED_ERROR:
+        if code == SQUARED_ERROR:
             proxy_left = 0.0
             proxy_right = 0.0
             for k in range(n_outputs):
                 proxy_left += sum_left[k, 0] * sum_left[k, 0]
                 proxy_right += sum_right[k, 0] * sum_right[k, 0]
             proxy = proxy_left / w_left + proxy_right / w_right
-        elif classification:
+        elif code == GINI or code == ENTROPY:
             impurity_left = 0.0
             impurity_right = 0.0
             for k in range(n_outputs):
-                if code == crit.GINI:
+                if code == GINI:
                     sq_left = 0.0
                     sq_right = 0.0
                     for j in range(n_classes[k]):
@@ -280,7 +281,7 @@ def _scan_positions(code, n_classes, sum_total, sum_left, sum_right, stats, left
             impurity_left /= n_outputs
             impurity_right /= n_outputs
             proxy = -w_right * impurity_right - w_left * impurity_left
-        elif code == crit.ABSOLUTE_ERROR:
+        elif code == ABSOLUTE_ERROR:
             impurity_left = left_abs_errors[p - 1] / (w_left * n_outputs)
             impurity_right = (right_abs_errors[p] if p < end else 0.0) / (w_right * n_outputs)
             proxy = -w_right * impurity_right - w_left * impurity_left
@@ -358,15 +359,16 @@ def _scan_squared_error(sum_total, sum_left, sum_right, stats, y, sample_weight,
     return best_proxy, found_p_prev, found_p
 
 
-@leaf_kernel
-def node_split(X_columns, y, sample_weight, samples, values, features, constant_features,
-               has_missing, tie_rate, sort_workspace, c, rng, start, end, impurity,
-               n_known_constants, max_features, min_samples_leaf, min_weight_leaf,
+@inline_kernel
+def node_split(code, X_columns, y, sample_weight, samples, values, features,
+               constant_features, has_missing, tie_rate, sort_workspace, c, rng, start, end,
+               impurity, n_known_constants, max_features, min_samples_leaf, min_weight_leaf,
                random_splitter, best):
     """Search the node's split into ``best``; returns n_constant_features.
 
-    ``best`` is a float64 array of SPLIT_FIELDS entries (the split record);
-    ``best[0] == end`` means no valid split was found.
+    ``code`` is the criterion's (see ``_criteria.Criterion``); ``best`` is a float64
+    array of SPLIT_FIELDS entries (the split record); ``best[0] == end`` means no valid
+    split was found. Called through :func:`split_node`.
     """
     n_features = features.shape[0]
     best[0] = end
@@ -381,7 +383,7 @@ def node_split(X_columns, y, sample_weight, samples, values, features, constant_
 
     # The criterion's arrays read out once: reading a field of the named tuple inside the
     # feature loop costs reference counting each time.
-    code, n_classes, stats = c.code, c.n_classes, c.stats
+    n_classes, stats = c.n_classes, c.stats
     sum_total, sum_left, sum_right = c.sums[crit.TOTAL], c.sums[crit.LEFT], c.sums[crit.RIGHT]
     left_abs_errors, right_abs_errors = c.mae_values[crit.LEFT_AE], c.mae_values[crit.RIGHT_AE]
 
@@ -424,9 +426,9 @@ def node_split(X_columns, y, sample_weight, samples, values, features, constant_
                     n_non_missing = end - start - n_missing
                     _rotate(samples, start, end, n_non_missing)
                     _rotate(values, start, end, n_non_missing)
-                if code == crit.ABSOLUTE_ERROR:
-                    crit.reset(c, y, sample_weight, samples)
-                if code == crit.SQUARED_ERROR and y.shape[1] == 1:
+                if code == ABSOLUTE_ERROR:
+                    crit.reset(code, c, y, sample_weight, samples)
+                if code == SQUARED_ERROR and y.shape[1] == 1:
                     proxy, p_prev, p = _scan_squared_error(
                         sum_total, sum_left, sum_right, stats, y, sample_weight, samples,
                         values, start, end, n_missing, missing_go_to_left, min_samples_leaf,
@@ -493,11 +495,11 @@ def node_split(X_columns, y, sample_weight, samples, values, features, constant_
             n_right = end - pos
             if n_left < min_samples_leaf or n_right < min_samples_leaf:
                 continue
-            crit.reset(c, y, sample_weight, samples)
-            crit.update(c, y, sample_weight, samples, pos)
+            crit.reset(code, c, y, sample_weight, samples)
+            crit.update(code, c, y, sample_weight, samples, pos)
             if c.stats[crit.W_LEFT] < min_weight_leaf or c.stats[crit.W_RIGHT] < min_weight_leaf:
                 continue
-            proxy = crit.proxy_improvement(c, y, sample_weight, samples)
+            proxy = crit.proxy_improvement(code, c, y, sample_weight, samples)
             if proxy > best_proxy:
                 best_proxy = proxy
                 best[0] = pos
@@ -513,9 +515,10 @@ def node_split(X_columns, y, sample_weight, samples, values, features, constant_
         best_feature = int(best[1])
         if not random_splitter or last_feature != best_feature:
             _partition_final(X_columns, samples, start, end, best_feature, best[2], best[6] != 0)
-        crit.reset(c, y, sample_weight, samples)
-        crit.update(c, y, sample_weight, samples, best_pos)
-        impurity_left, impurity_right = crit.children_impurity(c, y, sample_weight, samples)
+        crit.reset(code, c, y, sample_weight, samples)
+        crit.update(code, c, y, sample_weight, samples, best_pos)
+        impurity_left, impurity_right = crit.children_impurity(code, c, y, sample_weight,
+                                                               samples)
         best[3] = impurity_left
         best[4] = impurity_right
         best[5] = crit.impurity_improvement(c, impurity, impurity_left, impurity_right)
@@ -526,3 +529,55 @@ def node_split(X_columns, y, sample_weight, samples, values, features, constant_
     for j in range(n_known_constants, n_total_constants):
         constant_features[j] = features[j]
     return n_total_constants
+
+
+# -- one split kernel per criterion ------------------------------------------------------
+
+def _for_criterion(code):
+    """:func:`node_split` compiled for the criterion ``code`` alone: ``code`` is a
+    constant of this closure (an integer, so Numba's on-disk cache keys on its value), and
+    Numba drops the other criteria's branches before typing."""
+
+    @leaf_kernel
+    def split(X_columns, y, sample_weight, samples, values, features, constant_features,
+              has_missing, tie_rate, sort_workspace, c, rng, start, end, impurity,
+              n_known_constants, max_features, min_samples_leaf, min_weight_leaf,
+              random_splitter, best):
+        return node_split(code, X_columns, y, sample_weight, samples, values, features,
+                          constant_features, has_missing, tie_rate, sort_workspace, c, rng,
+                          start, end, impurity, n_known_constants, max_features,
+                          min_samples_leaf, min_weight_leaf, random_splitter, best)
+
+    return split
+
+
+_SPLIT_GINI = _for_criterion(GINI)
+_SPLIT_ENTROPY = _for_criterion(ENTROPY)
+_SPLIT_SQUARED_ERROR = _for_criterion(SQUARED_ERROR)
+_SPLIT_ABSOLUTE_ERROR = _for_criterion(ABSOLUTE_ERROR)
+_SPLIT_POISSON = _for_criterion(POISSON)
+
+
+@inline_kernel
+def split_node(code, X_columns, y, sample_weight, samples, values, features,
+               constant_features, has_missing, tie_rate, sort_workspace, c, rng, start, end,
+               impurity, n_known_constants, max_features, min_samples_leaf, min_weight_leaf,
+               random_splitter, best):
+    """:func:`node_split` through the split kernel of the criterion ``code``. The tree
+    builders call it with a constant ``code``, so only that kernel compiles. (It is a
+    leaf kernel of its own, not inlined into the builder: the builders count references
+    and the split search must not.)"""
+    if code == GINI:
+        split = _SPLIT_GINI
+    elif code == ENTROPY:
+        split = _SPLIT_ENTROPY
+    elif code == SQUARED_ERROR:
+        split = _SPLIT_SQUARED_ERROR
+    elif code == ABSOLUTE_ERROR:
+        split = _SPLIT_ABSOLUTE_ERROR
+    else:
+        split = _SPLIT_POISSON
+    return split(X_columns, y, sample_weight, samples, values, features, constant_features,
+                 has_missing, tie_rate, sort_workspace, c, rng, start, end, impurity,
+                 n_known_constants, max_features, min_samples_leaf, min_weight_leaf,
+                 random_splitter, best)

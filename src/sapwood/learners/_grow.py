@@ -47,11 +47,11 @@ def grow_tree(X32, y, sample_weight, *, criterion, n_classes, splitter, max_feat
               int(max_features), int(min_samples_split), int(min_samples_leaf),
               float(min_weight_leaf), int(max_depth))
     if max_leaf_nodes is None:
-        nodes = BUILDERS["depth_first", splitter](*common, float(min_impurity_decrease),
-                                                  leaf_of)
+        nodes = BUILDERS["depth_first", splitter, code](*common, float(min_impurity_decrease),
+                                                        leaf_of)
     else:
-        nodes = BUILDERS["best_first", splitter](*common, int(max_leaf_nodes),
-                                                 float(min_impurity_decrease), leaf_of)
+        nodes = BUILDERS["best_first", splitter, code](*common, int(max_leaf_nodes),
+                                                       float(min_impurity_decrease), leaf_of)
     if ccp_alpha > 0.0:
         nodes = prune_tree(*nodes, float(ccp_alpha))
     (left, right, feature, threshold, impurity, n_node_samples, w_node_samples, missing,
