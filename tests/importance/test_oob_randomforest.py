@@ -15,22 +15,9 @@ import pandas as pd
 import pytest
 
 from sapwood._kernels._oob import oob_tree_permutation
+from tests.reference.r import r_uniforms
 
 FIXTURES = Path(__file__).parent / "fixtures" / "randomforest_localimp"
-# R's unif_rand() from the Mersenne-Twister: a 32-bit draw times 2^-32, kept off 0 and 1.
-_TO_UNIT = 2.3283064365386963e-10
-_HALF_STEP = 0.5 * 2.328306437080797e-10
-
-
-def r_uniforms(state):
-    """R's unif_rand() stream from ``.Random.seed`` (kind, position, 624 words)."""
-    generator = np.random.MT19937()
-    words = np.asarray(state[2:], dtype=np.int64).astype(np.uint32)
-    generator.state = {"bit_generator": "MT19937",
-                       "state": {"key": words, "pos": int(state[1])}}
-    while True:
-        u = int(generator.random_raw()) * _TO_UNIT
-        yield _HALF_STEP if u <= 0 else (1 - _HALF_STEP if 1 - u <= 0 else u)
 
 
 def r_tree(path):
