@@ -6,14 +6,12 @@ import dataclasses
 
 import numpy as np
 import pytest
-from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.metrics import get_scorer
 
 from sapwood import FormatError, ModelKind, TreeArrays
 from sapwood._kernels._conditional import conditional_tree_permutation
 from sapwood._kernels._oob import oob_tree_permutation, oob_tree_permutation_fast
 from sapwood._kernels._traverse import first_splits
-from sapwood.adapters import as_ensemble
 from sapwood.importance import (
     conditional_permutation_importance,
     permutation_importance,
@@ -22,7 +20,7 @@ from sapwood.importance import (
 from tests.reference.naive_categorical import (
     NaiveCategoricalModel,
     awkward_codes,
-    categorical_ensemble,
+    categorical_forest,
     naive_apply,
     naive_goes_left,
     naive_path,
@@ -43,17 +41,9 @@ def _data(seed, n=240, p=4):
 
 
 def _ensemble(seed, task="regression", n_estimators=4, max_depth=6):
-    X, codes, y = _data(seed)
-    if task == "regression":
-        model = RandomForestRegressor(n_estimators=n_estimators, max_depth=max_depth,
-                                      random_state=seed)
-    else:
-        y = (y > np.median(y)).astype(int)
-        model = RandomForestClassifier(n_estimators=n_estimators, max_depth=max_depth,
-                                       random_state=seed)
-    model.fit(codes, y)
-    ensemble = categorical_ensemble(as_ensemble(model), np.random.RandomState(seed))
-    assert ensemble.has_categorical
+    X, _, _ = _data(seed)
+    ensemble, y = categorical_forest(X, np.random.RandomState(seed), seed, task,
+                                     n_estimators, max_depth)
     return ensemble, X, y
 
 

@@ -8,7 +8,7 @@ unseen (past every set) and huge codes included. Run under NUMBA_BOUNDSCHECK=1 t
 
 import numpy as np
 import pytest
-from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+from sklearn.ensemble import RandomForestRegressor
 
 from sapwood._format import LEAF
 from sapwood._kernels._conditional import _bins
@@ -26,6 +26,7 @@ from tests.reference.naive_categorical import (
     NaiveCategoricalModel,
     awkward_codes,
     categorical_ensemble,
+    categorical_forest,
     naive_apply,
     naive_goes_left,
     naive_raw,
@@ -51,18 +52,8 @@ def _ensemble(seed, task="regression", n=300, p=4, n_estimators=4, max_depth=7,
     rng = np.random.RandomState(seed)
     X = (_finite_codes(rng, n, p) if finite
          else np.column_stack([awkward_codes(rng, n) for _ in range(p)]))
-    codes = np.nan_to_num(np.clip(X, -2, 90), nan=-1.0)
-    y = (codes[:, 0] % 3) + 0.5 * (codes[:, 1] % 5 == 0) + 0.1 * codes[:, 2] / 90
-    if task == "regression":
-        model = RandomForestRegressor(n_estimators=n_estimators, max_depth=max_depth,
-                                      random_state=seed)
-    else:
-        y = (y > np.median(y)).astype(int)
-        model = RandomForestClassifier(n_estimators=n_estimators, max_depth=max_depth,
-                                       random_state=seed)
-    model.fit(codes, y)
-    ensemble = categorical_ensemble(as_ensemble(model), rng, n_categories=n_categories)
-    assert ensemble.has_categorical
+    ensemble, y = categorical_forest(X, rng, seed, task, n_estimators, max_depth,
+                                     n_categories=n_categories)
     return ensemble, X, y
 
 

@@ -14,8 +14,10 @@ import math
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
 from sapwood._format import LEAF, TreeArrays, TreeEnsemble
+from sapwood.adapters import as_ensemble
 
 OP_LE, OP_LT, OP_CAT = 0, 1, 2
 
@@ -136,6 +138,26 @@ def categorical_ensemble(ensemble, rng, **options):
         "task", "n_features", "combine", "tree_weights", "tree_output", "base_score", "link",
         "classes", "feature_names", "input_dtype", "kind", "bootstrap")}
     return TreeEnsemble(trees=trees, **fields)
+
+
+def categorical_forest(X, rng, seed, task="regression", n_estimators=4, max_depth=6,
+                       **options):
+    """A scikit-learn forest fitted on ``X``'s clipped codes (a target of three of its
+    columns; ``task`` "classification": its halves), made partly categorical with
+    ``rng`` (:func:`categorical_ensemble`). Returns the ensemble and the target."""
+    codes = np.nan_to_num(np.clip(X, -2, 90), nan=-1.0)
+    y = (codes[:, 0] % 3) + 0.5 * (codes[:, 1] % 5 == 0) + 0.1 * codes[:, 2] / 90
+    if task == "regression":
+        model = RandomForestRegressor(n_estimators=n_estimators, max_depth=max_depth,
+                                      random_state=seed)
+    else:
+        y = (y > np.median(y)).astype(int)
+        model = RandomForestClassifier(n_estimators=n_estimators, max_depth=max_depth,
+                                       random_state=seed)
+    model.fit(codes, y)
+    ensemble = categorical_ensemble(as_ensemble(model), rng, **options)
+    assert ensemble.has_categorical
+    return ensemble, y
 
 
 def awkward_codes(rng, n_rows, n_categories=70):
