@@ -141,3 +141,47 @@ def test_rows_outside_the_file_are_bad_input(capsys, files):
             f"--row {N_ROWS}", f"positions 0 to {N_ROWS - 1}")
     run_bad(capsys, ["explain", str(data), "--target", "default", "--row", "-1"],
             "--row", "must be a row position")
+
+
+def test_lightgbm_categories_in_another_order_than_the_datas_sorted_labels(tmp_path):
+    # LightGBM codes a pandas category by its position among the column's categories
+    # (red, green, blue here); the CLI codes a CSV's text column by its sorted labels
+    # (blue, green, red). The explained rows must show each row's own label and its
+    # contributions must be LightGBM's own for that row.
+    lightgbm = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(5)
+    n = 300
+    colour = pd.Categorical(rng.choice(["red", "green", "blue"], size=n),
+                            categories=["red", "green", "blue"])
+    frame = pd.DataFrame({"x": rng.uniform(size=n), "colour": colour})
+    effect = {"red": 2.0, "green": 0.0, "blue": -1.0}
+    frame["y"] = (frame["x"] + frame["colour"].map(effect).astype(float)
+                  + 0.1 * rng.normal(size=n))
+    model = lightgbm.LGBMRegressor(n_estimators=20, num_leaves=4, min_child_samples=5,
+                                   min_data_per_group=5, cat_smooth=1, verbose=-1)
+    model.fit(frame[["x", "colour"]], frame["y"])
+    model_path = tmp_path / "model.txt"
+    model.booster_.save_model(model_path)
+    data = tmp_path / "data.csv"
+    frame.to_csv(data, index=False)
+    positions = [int(np.flatnonzero(frame["colour"] == label)[0])
+                 for label in ("red", "green", "blue")]
+    argv = ["explain", str(data), "--target", "y", "--model", str(model_path),
+            "--methods", "gain", "--json"]
+    for position in positions:
+        argv += ["--row", str(position)]
+    code, out = _run(argv)
+    assert code == 0
+    document = json.loads(out)
+    # The encoding the rows' codes are read with is the model's, in the model's order.
+    assert document["data"]["encoded"]["colour"] == ["red", "green", "blue"]
+    rows = document["rows"]
+    own = model.booster_.predict(frame[["x", "colour"]].iloc[positions], pred_contrib=True)
+    for position, row, contributions in zip(positions, rows, own, strict=True):
+        assert row["row"] == position
+        values = {entry["feature"]: entry["value"] for entry in row["contributions"]}
+        assert values["colour"] == frame["colour"].iloc[position]
+        phi = {entry["feature"]: entry["contribution"] for entry in row["contributions"]}
+        assert phi["colour"] == pytest.approx(contributions[1], abs=1e-9)
+        assert phi["x"] == pytest.approx(contributions[0], abs=1e-9)
+        assert row["base_value"] == pytest.approx(contributions[2], abs=1e-9)

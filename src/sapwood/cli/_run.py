@@ -456,7 +456,8 @@ def recode_categories(ensemble, X: pd.DataFrame, encodings):
     """``X`` with every text column the CLI encoded (sorted codes, ``encodings``) re-coded
     to the loaded model's own category codes where the model records its category
     labels (LightGBM's pandas categories): a label the model does not know becomes
-    missing, as in the library's own pandas input. Other columns are left alone.
+    missing, as in the library's own pandas input, and the column's encoding is then
+    the model's labels in the model's order. Other columns are left alone.
     Returns the recoded ``X`` and the encodings of its columns.
 
     A CatBoost model (:attr:`~sapwood.TreeEnsemble.hashed_categories`) keeps only its
@@ -485,7 +486,10 @@ def recode_categories(ensemble, X: pd.DataFrame, encodings):
         else:
             continue
         if not hashed:
+            # The column now holds the model's codes: its labels name them, in the
+            # model's order (not the data's sorted one).
             recoded[name] = category_codes(codes, values, labels)
+            encodings[name] = [str(label) for label in labels]
             continue
         # The model's code of each of the data's labels; the unknown ones next.
         lookup = category_codes(np.arange(len(values)), values, labels, True)
