@@ -1,6 +1,6 @@
-"""The R fixtures are what their R scripts make: where Rscript with randomForest and
-ranger is installed, run each script again and compare every file it writes. Skipped
-without R (the tests that use the fixtures do not need it)."""
+"""The R fixtures are what their R scripts make: where Rscript with the R packages a
+script uses is installed, run it again and compare every file it writes. Skipped
+without them (the tests that use the fixtures do not need R)."""
 
 import shutil
 import subprocess
@@ -8,25 +8,28 @@ from pathlib import Path
 
 import pytest
 
-from tests.reference.r import FIXTURES, SCRIPT
+from tests.reference.r import FIXTURES, PARTY, SCRIPT
 
 RSCRIPT = shutil.which("Rscript")
 LOCALIMP = Path(__file__).parent / "fixtures" / "randomforest_localimp"
 
 
-def _r_has_packages():
+def _r_has(packages):
     return RSCRIPT is not None and subprocess.run(
-        [RSCRIPT, "-e", "library(randomForest); library(ranger)"],
+        [RSCRIPT, "-e", "; ".join(f"library({name})" for name in packages)],
         capture_output=True).returncode == 0
 
 
-@pytest.mark.skipif(not _r_has_packages(),
-                    reason="Rscript with the randomForest and ranger packages is not installed")
-@pytest.mark.parametrize("folder, script, arguments", [
-    (FIXTURES, SCRIPT, True),  # tests/importance/test_r_randomforest.py, test_r_ranger.py
-    (LOCALIMP, LOCALIMP / "make_fixture.R", False),  # test_oob_randomforest.py
-], ids=["reference-r", "randomforest-localimp"])
-def test_fixtures_regenerate_identically(folder, script, arguments, tmp_path):
+@pytest.mark.parametrize("folder, script, arguments, packages", [
+    # tests/importance/test_r_randomforest.py, test_r_ranger.py
+    (FIXTURES, SCRIPT, True, ("randomForest", "ranger")),
+    # test_oob_randomforest.py
+    (LOCALIMP, LOCALIMP / "make_fixture.R", False, ("randomForest",)),
+    (PARTY, PARTY / "make_fixtures.R", True, ("party",)),  # test_r_party.py
+], ids=["reference-r", "randomforest-localimp", "party"])
+def test_fixtures_regenerate_identically(folder, script, arguments, packages, tmp_path):
+    if not _r_has(packages):
+        pytest.skip(f"Rscript with the R packages {', '.join(packages)} is not installed")
     # make_fixtures.R takes the output folder; make_fixture.R writes where it runs.
     command = [RSCRIPT, str(script)] + ([str(tmp_path)] if arguments else [])
     subprocess.run(command, check=True, capture_output=True, cwd=tmp_path)

@@ -1,6 +1,7 @@
-"""Reference numbers from R (randomForest, ranger) and readers that turn R's forests
-into sapwood's tree format. ``make_fixtures.R`` in this folder writes the CSV files;
-the tests read them without R (see its header for what each file holds and why).
+"""Reference numbers from R (randomForest, ranger, party) and readers that turn R's
+forests into sapwood's tree format. ``make_fixtures.R`` in this folder (and
+``party/make_fixtures.R`` for party) writes the CSV files; the tests read them without
+R (see the scripts' headers for what each file holds and why).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from sapwood._format import ModelKind, TreeArrays, TreeEnsemble
 
 FIXTURES = Path(__file__).parent
 SCRIPT = FIXTURES / "make_fixtures.R"
+PARTY = FIXTURES / "party"
 
 # R's unif_rand() from the Mersenne-Twister: a 32-bit draw times 2^-32, kept off 0 and 1
 # (RNG.c, fixup).
@@ -22,8 +24,8 @@ _TO_UNIT = 2.3283064365386963e-10
 _HALF_STEP = 0.5 * 2.328306437080797e-10
 
 
-def read(name: str) -> pd.DataFrame:
-    return pd.read_csv(FIXTURES / name)
+def read(name: str, folder: Path = FIXTURES) -> pd.DataFrame:
+    return pd.read_csv(folder / name)
 
 
 def r_uniforms(state):
@@ -119,8 +121,8 @@ def _tree(left, right, feature, threshold, prediction, X, y, counts, n_classes):
                       n_features=X.shape[1])
 
 
-def _data(name):
-    data = read(f"{name}_data.csv")
+def _data(name, folder=FIXTURES):
+    data = read(f"{name}_data.csv", folder)
     y = data.pop("y").to_numpy()
     return np.ascontiguousarray(data.to_numpy(dtype=np.float64)), y
 
@@ -177,3 +179,35 @@ def ranger_forest(name, classification):
             prediction - 1 if classification else prediction,
             X, code, inbag[:, t - 1], n_classes))
     return _ensemble(trees, X, y, inbag, "ranger", "ranger", classification), X, y
+
+
+def party_forest(name, classification):
+    """(ensemble, X, y) from a party cforest's trees (preorder tables: x <= threshold
+    goes left) and in-bag weights; y holds R's class codes 1..K (classification).
+
+    Every node predicts what party's node predicts: its class probabilities (a tree's
+    class is the first largest, as varimp's ``which.max``) or its mean. The node
+    statistics come from routing the in-bag rows, as for randomForest and ranger."""
+    X, y = _data(name, PARTY)
+    inbag = read(f"{name}_weights.csv", PARTY).to_numpy()
+    table = read(f"{name}_trees.csv", PARTY)
+    n_classes = int(y.max()) if classification else 0
+    code = y - 1 if classification else y.astype(np.float64)
+    values = [column for column in table.columns if column.startswith("value")]
+    trees = []
+    for t, tree in table.groupby("tree", sort=True):
+        tree = tree.sort_values("node")
+        leaf = tree["feature"].to_numpy() < 0
+        left = tree["left"].to_numpy(dtype=np.intp)
+        right = tree["right"].to_numpy(dtype=np.intp)
+        feature = np.where(leaf, -2, tree["feature"].to_numpy(dtype=np.intp))
+        threshold = np.where(leaf, -2.0, tree["threshold"].to_numpy(dtype=np.float64))
+        weight, rows, impurity, _ = _node_statistics(left, right, feature, threshold, X,
+                                                     code, inbag[:, t - 1], n_classes)
+        value = tree[values].to_numpy(dtype=np.float64)[:, None, :]
+        trees.append(TreeArrays(children_left=left, children_right=right, feature=feature,
+                                threshold=threshold, impurity=impurity,
+                                n_node_samples=rows, weighted_n_node_samples=weight,
+                                value=value, missing_go_to_left=np.zeros(len(left)),
+                                operator=np.zeros(len(left)), n_features=X.shape[1]))
+    return _ensemble(trees, X, y, inbag, "party", "cforest", classification), X, y
