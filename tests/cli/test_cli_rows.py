@@ -183,5 +183,6 @@ def test_lightgbm_categories_in_another_order_than_the_datas_sorted_labels(tmp_p
         assert values["colour"] == frame["colour"].iloc[position]
         phi = {entry["feature"]: entry["contribution"] for entry in row["contributions"]}
         assert phi["colour"] == pytest.approx(contributions[1], abs=1e-9)
+        assert abs(contributions[1]) > 0.1  # the model does split on the categories
         assert phi["x"] == pytest.approx(contributions[0], abs=1e-9)
         assert row["base_value"] == pytest.approx(contributions[2], abs=1e-9)
