@@ -431,3 +431,24 @@ def test_absence_needs_more_rows_than_presence():
     assert few["weak"] == "uncertain" and few["noise"] == "not"
     enough = standing(held(MIN_ROWS_FOR_ABSENCE), n_rows=MIN_ROWS_FOR_ABSENCE)
     assert enough["weak"] == "not"
+
+
+def test_a_verdict_without_an_interval_over_rows_decides_nothing():
+    import types
+
+    from sapwood.cli._verdict import verdict
+
+    repeats = [[0.3, 0.31, 0.29, 0.3, 0.3], [0.02, 0.021, 0.019, 0.02, 0.02],
+               [0.0] * 5, [0.0] * 5]
+    shuffles_only = drawn("permutation", repeats)
+    shuffles_only.extra["intervals"] = {"ci": "the spread of the 5 shuffles only, not the "
+                                        "choice of held-out rows"}
+    mdi = drawn("mdi", [[0.5], [0.2], [0.1], [0.0]])
+    run_like = types.SimpleNamespace(results={"mdi": mdi, "permutation": shuffles_only},
+                                     task="regression", n_test=1000, held_out=True)
+    found = verdict(run_like, [])
+    assert found.relies_on == [] and found.does_not == ["noise"]
+    assert found.uncertain == ["signal", "weak", "id"]
+    assert "over the spread of the 5 shuffles only" in found.lines[0]
+    assert "decide nothing" in found.lines[1]
+    assert found.lines[2].endswith("not decided (no interval over new rows)")
