@@ -351,7 +351,8 @@ def verdict(run_like, warnings: list) -> Verdict:
     does_not = [f for f in order if standings[f] == "not" and f not in in_group]
     uncertain = [f for f in order if standings[f] == "uncertain" and f not in in_group]
     rows = "held-out" if run_like.held_out else "training"
-    where = {"oob": "out-of-bag", "conditional": "out-of-bag or held-out"}.get(name, rows)
+    where = {"oob": "out-of-bag", "conditional": "out-of-bag or held-out",
+             "air": "training"}.get(name, rows)
     lines = [f"Verdict ({name} importance on the {where} rows; 95% intervals over "
              f"{interval.covers}):"]
     if interval.rows:
