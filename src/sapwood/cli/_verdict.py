@@ -7,14 +7,14 @@ command line ran:
 
 ``disagreement``
     A training-data measure (MDI, split gain, Friedman) ranks feature j significantly
-    above a feature k the model demonstrably relies on (see :func:`standing`), while
-    j's held-out importance interval covers zero. Features in a correlated group are
-    left to the ``correlated`` warning: there permutation loses credit for a reason
-    that has nothing to do with MDI's bias. The cause is named when the data show it:
-    high cardinality (j has at least :data:`MIN_CARDINALITY` distinct training values
-    and :data:`CARDINALITY_RATIO` times as many as the features it outranks) or
-    training-data overfit (training score at least :data:`OVERFIT_GAP` above the
-    held-out score).
+    above a feature k the model demonstrably relies on (see :func:`standing`), while j's
+    held-out importance interval (the verdict's, over new rows) covers zero. Features in
+    a correlated group are left to the ``correlated`` warning: there permutation loses
+    credit for a reason that has nothing to do with MDI's bias. The cause is named when
+    the data show it: high cardinality (j has at least :data:`MIN_CARDINALITY` distinct
+    training values and :data:`CARDINALITY_RATIO` times as many as the features it
+    outranks) or training-data overfit (training score at least :data:`OVERFIT_GAP`
+    above the held-out score).
 ``small-data``
     Fewer than :data:`SMALL_HELD_OUT` held-out rows (or none held out).
 
@@ -257,9 +257,10 @@ def small_data(n_test: int, held_out: bool, task: str) -> Finding | None:
             details={"n_test": 0})
     if n_test >= SMALL_HELD_OUT:
         return None
-    text = (f"Only {n_test} held-out rows (fewer than {SMALL_HELD_OUT}): the held-out "
-            "importances' intervals cover the shuffles, not the choice of rows, which at "
-            "this size moves every held-out importance")
+    text = (f"Only {n_test} held-out rows (fewer than {SMALL_HELD_OUT}): the choice of "
+            "rows moves every held-out importance at this size, which the 95% CI column of "
+            "held-out permutation does not show (it covers the shuffles; the rank "
+            "intervals and the verdict include the rows)")
     if task == "classification":
         text += (f"; an accuracy drop below {MIN_NET_ROWS}/{n_test} = "
                  f"{MIN_NET_ROWS / n_test:.3f} cannot be told from chance")
