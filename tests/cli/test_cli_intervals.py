@@ -42,3 +42,30 @@ def test_the_tables_and_json_say_what_the_intervals_cover(csv):
     text = " ".join(run(argv).split())
     assert "95% CI covers the spread of the 5 shuffles only" in text
     assert "rank (95%) covers the held-out rows and the shuffles" in text
+
+
+def test_the_verdict_says_what_its_intervals_cover(tmp_path):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=2000), "b": rng.normal(size=2000),
+                          "c": rng.normal(size=2000)})
+    frame["y"] = (frame["a"] + 0.5 * frame["b"] + rng.normal(size=2000) > 0).astype(int)
+    csv = tmp_path / "data.csv"
+    frame.to_csv(csv, index=False)
+    document = json.loads(run(["explain", str(csv), "--target", "y", "--json"]))
+    assert "over the held-out rows and the shuffles" in document["verdict"]["lines"][0]
+    assert {"a", "b"} <= set(document["verdict"]["relies_on"])
+    # A saved model file: scored by scikit-learn's own accuracy, so its permutation
+    # importances have per-row draws too, and the verdict rests on them.
+    import sapwood
+    from sapwood.adapters import as_ensemble
+    from sapwood.learners import RandomForestClassifier
+
+    model = RandomForestClassifier(n_estimators=20, random_state=0).fit(
+        frame[["a", "b", "c"]], frame["y"])
+    path = tmp_path / "model.sapwood"
+    sapwood.save(as_ensemble(model), path)
+    loaded = json.loads(run(["explain", str(csv), "--target", "y", "--model", str(path),
+                             "--json"]))
+    assert "held-out rows" in loaded["intervals"]["permutation"]["rank"]
+    assert "over the held-out rows and the shuffles" in loaded["verdict"]["lines"][0]
+    assert {"a", "b"} <= set(loaded["verdict"]["relies_on"])

@@ -19,7 +19,14 @@ from rich.console import Console
 from sapwood import importance
 from sapwood.cli import main
 from sapwood.cli._agreement import agreement
-from sapwood.cli._verdict import MIN_NET_ROWS, disagreement, small_data, standing
+from sapwood.cli._verdict import (
+    MIN_NET_ROWS,
+    disagreement,
+    small_data,
+    standing,
+    verdict_interval,
+    verdict_measure,
+)
 from sapwood.datasets import make_ground_truth
 from tests.cli._helpers import run_bad
 
@@ -132,10 +139,22 @@ def test_breast_cancer_groups_its_size_columns(tmp_path):
 
 # -- disagreement and standing, unit by unit ------------------------------------------
 
-def drawn(name, draws):
+def drawn(name, draws, rows=None):
+    """A result over the features signal, weak, id, noise from its repeats ``draws``,
+    with per-row draws ``rows`` (n_features, n_rows) as its ``rank_draws`` when given:
+    the verdict's intervals rest on those, as the measures' own do."""
     draws = np.asarray(draws, dtype=float)
     return importance.ImportanceResult.from_draws(
-        draws, feature_names=["signal", "weak", "id", "noise"], method=name)
+        draws, feature_names=["signal", "weak", "id", "noise"], method=name,
+        rank_draws=None if rows is None else np.asarray(rows, dtype=float))
+
+
+def row_draws(means, spreads, n, seed=0):
+    """n per-row draws per feature around ``means`` with standard deviations
+    ``spreads`` (a feature of spread 0 never changes a row)."""
+    rng = np.random.default_rng(seed)
+    return (np.asarray(means, dtype=float)[:, None]
+            + np.asarray(spreads, dtype=float)[:, None] * rng.normal(size=(len(means), n)))
 
 
 def test_disagreement_needs_the_intervals_to_part():
@@ -143,9 +162,11 @@ def test_disagreement_needs_the_intervals_to_part():
     # MDI over 50 trees: "id" clearly above "weak".
     mdi = drawn("mdi", np.array([[0.5], [0.1], [0.3], [0.1]])
                 + 0.01 * rng.normal(size=(4, 50)))
-    # Held out: "weak" clearly used; "id" covers zero.
-    held = drawn("permutation", [[0.2, 0.21, 0.19, 0.2, 0.2], [0.05, 0.06, 0.05, 0.04, 0.05],
-                                 [0.0, 0.01, -0.01, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0]])
+    # Held out: "weak" clearly used; "id" covers zero (over 500 rows).
+    repeats = [[0.2, 0.21, 0.19, 0.2, 0.2], [0.05, 0.06, 0.05, 0.04, 0.05],
+               [0.0, 0.01, -0.01, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0]]
+    held = drawn("permutation", repeats, row_draws([0.2, 0.05, 0.0, 0.0],
+                                                   [0.05, 0.05, 0.05, 0.0], 500))
     standings = standing(held)
     assert standings == {"signal": "relies", "weak": "relies", "id": "uncertain",
                          "noise": "not"}
@@ -159,17 +180,63 @@ def test_disagreement_needs_the_intervals_to_part():
     # "id" held out clearly above zero: the intervals agree that it is used.
     used = drawn("permutation", held.importances.copy())
     used.importances[2] = [0.03, 0.031, 0.029, 0.03, 0.03]
-    used = drawn("permutation", used.importances)
+    used = drawn("permutation", used.importances, row_draws(
+        [0.2, 0.05, 0.03, 0.0], [0.05, 0.05, 0.05, 0.0], 500))
     assert disagreement(mdi, used, standing(used), n_distinct=n_distinct,
                         correlated=set()) is None
 
 
 def test_an_accuracy_drop_of_a_few_rows_is_not_relied_on():
-    # Five repeats that all turn the same 2 of 100 rows: an interval above zero, but
-    # a sign test cannot tell 2 rows from chance.
-    held = drawn("permutation", [[0.3] * 5, [0.02] * 5, [0.0] * 5, [0.0] * 5])
-    assert standing(held, n_rows=100, accuracy=True)["weak"] == "uncertain"
-    assert standing(held, n_rows=MIN_NET_ROWS * 50, accuracy=True)["weak"] == "relies"
+    # Five repeats that all turn the same 2 of 100 rows wrong: each such row and the
+    # row that gave it its value draw 1/2 (the per-row draws count both), the others
+    # 0. The t interval of those draws lies above zero, but a sign test cannot tell 2
+    # rows from chance.
+    def held(n, changed):
+        rows = np.zeros((4, n))
+        rows[0] = 0.3
+        rows[1, :2 * changed] = 0.5
+        return drawn("permutation", [[0.3] * 5, [changed / n] * 5, [0.0] * 5, [0.0] * 5],
+                     rows)
+
+    few = held(100, 2)
+    assert verdict_interval("permutation", few).low[1] > 0
+    assert standing(few, n_rows=100, accuracy=True)["weak"] == "uncertain"
+    # 6 rows of 300: the same share, enough rows to tell.
+    assert standing(held(300, MIN_NET_ROWS), n_rows=300, accuracy=True)["weak"] == "relies"
+
+
+def test_an_interval_over_the_shuffles_alone_decides_nothing():
+    # Repeats that agree closely, as five shuffles of the same held-out rows do: their
+    # interval lies above zero for every feature used, whatever the rows' noise. With
+    # no per-row draws only a feature the model never splits on is decided.
+    repeats = [[0.3, 0.31, 0.29, 0.3, 0.3], [0.02, 0.021, 0.019, 0.02, 0.02],
+               [0.0] * 5, [0.0] * 5]
+    shuffles_only = drawn("permutation", repeats)
+    used = {"signal": True, "weak": True, "id": True, "noise": False}
+    assert shuffles_only.ci_low[1] > 0
+    assert standing(shuffles_only, n_rows=1000, used=used) == {
+        "signal": "uncertain", "weak": "uncertain", "id": "uncertain", "noise": "not"}
+    interval = verdict_interval("permutation", shuffles_only)
+    assert not interval.rows
+    # The same importances whose per-row draws cover zero for "weak": still uncertain;
+    # "signal" is relied on, and "id" (never changing a row) is out on 1,000 rows.
+    rows = drawn("permutation", repeats, row_draws([0.3, 0.02, 0.0, 0.0],
+                                                   [0.1, 0.5, 0.0, 0.0], 1000))
+    assert standing(rows, n_rows=1000, used=used) == {
+        "signal": "relies", "weak": "uncertain", "id": "not", "noise": "not"}
+
+
+def test_the_verdict_prefers_a_measure_whose_intervals_cover_the_rows():
+    repeats = [[0.3, 0.31, 0.29, 0.3, 0.3], [0.02] * 5, [0.0] * 5, [0.0] * 5]
+    shuffles_only = drawn("permutation", repeats)
+    oob = drawn("oob", repeats, row_draws([0.3, 0.02, 0.0, 0.0], [0.1, 0.1, 0.0, 0.0], 800))
+    assert verdict_measure({"permutation": shuffles_only}) == "permutation"
+    assert verdict_measure({"permutation": shuffles_only, "oob": oob}) == "oob"
+    assert verdict_measure({"permutation": oob, "oob": oob}) == "permutation"
+    # Drop-column by cross-validation: its folds are new held-out rows.
+    drop = drawn("drop", repeats)
+    assert verdict_interval("drop", drop).rows
+    assert verdict_measure({"permutation": shuffles_only, "drop": drop}) == "drop"
 
 
 def test_small_data_rule():
@@ -352,11 +419,36 @@ def test_auto_rows_shrink_with_the_model():
 def test_absence_needs_more_rows_than_presence():
     from sapwood.cli._verdict import MIN_ROWS_FOR_ABSENCE
 
-    # A regression R² drop: "tiny" is far below 1% of the top, but on few rows it is
+    # A regression R² drop: "weak" is far below 1% of the top, but on few rows it is
     # only uncertain; a feature the model never splits on is out whatever the rows.
-    held = drawn("permutation", [[0.3, 0.31, 0.29, 0.3, 0.3], [0.0001] * 5, [0.0] * 5,
-                                 [0.0] * 5])
-    few = standing(held, n_rows=MIN_ROWS_FOR_ABSENCE - 1,
+    def held(n):
+        return drawn("permutation", [[0.3, 0.31, 0.29, 0.3, 0.3], [0.0001] * 5, [0.0] * 5,
+                                     [0.0] * 5],
+                     row_draws([0.3, 0.0001, 0.0, 0.0], [0.1, 0.001, 0.0, 0.0], n))
+
+    few = standing(held(MIN_ROWS_FOR_ABSENCE - 1), n_rows=MIN_ROWS_FOR_ABSENCE - 1,
                    used={"signal": True, "weak": True, "id": True, "noise": False})
     assert few["weak"] == "uncertain" and few["noise"] == "not"
-    assert standing(held, n_rows=MIN_ROWS_FOR_ABSENCE)["weak"] == "not"
+    enough = standing(held(MIN_ROWS_FOR_ABSENCE), n_rows=MIN_ROWS_FOR_ABSENCE)
+    assert enough["weak"] == "not"
+
+
+def test_a_verdict_without_an_interval_over_rows_decides_nothing():
+    import types
+
+    from sapwood.cli._verdict import verdict
+
+    repeats = [[0.3, 0.31, 0.29, 0.3, 0.3], [0.02, 0.021, 0.019, 0.02, 0.02],
+               [0.0] * 5, [0.0] * 5]
+    shuffles_only = drawn("permutation", repeats)
+    shuffles_only.extra["intervals"] = {"ci": "the spread of the 5 shuffles only, not the "
+                                        "choice of held-out rows"}
+    mdi = drawn("mdi", [[0.5], [0.2], [0.1], [0.0]])
+    run_like = types.SimpleNamespace(results={"mdi": mdi, "permutation": shuffles_only},
+                                     task="regression", n_test=1000, held_out=True)
+    found = verdict(run_like, [])
+    assert found.relies_on == [] and found.does_not == ["noise"]
+    assert found.uncertain == ["signal", "weak", "id"]
+    assert "over the spread of the 5 shuffles only" in found.lines[0]
+    assert "decide nothing" in found.lines[1]
+    assert found.lines[2].endswith("not decided (no interval over new rows)")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sklearn.base import ClassifierMixin, RegressorMixin
+
 from ._data import InputError
 
 __all__ = ["MODEL_NAMES", "LoadedModel", "available_models", "build_model", "default_model",
@@ -68,7 +70,17 @@ class LoadedModel:
     path length) is scored by ROC AUC against the target's two labels, the greater one
     the inliers (scikit-learn's ``predict`` labels 1 inliers, -1 outliers): the same
     number as scikit-learn's ``roc_auc`` scorer on the estimator, whose
-    ``decision_function`` increases with the path length."""
+    ``decision_function`` increases with the path length. Any other model is built as
+    a :class:`_LoadedClassifier` or :class:`_LoadedRegressor`, whose ``score`` is
+    scikit-learn's own (the same accuracy or R²): the measures then know it for a mean
+    over rows, and held-out permutation gives it per-row draws, the intervals over new
+    rows that the verdict rests on (docs/measures.md, section 'The verdict')."""
+
+    def __new__(cls, ensemble, path):
+        if cls is LoadedModel and (ensemble.kind.library, ensemble.kind.model) != (
+                "sklearn", "IsolationForest"):
+            cls = _LoadedClassifier if ensemble.task == "classification" else _LoadedRegressor
+        return super().__new__(cls)
 
     def __init__(self, ensemble, path):
         self.ensemble = ensemble
@@ -117,6 +129,20 @@ class LoadedModel:
             return float(roc_auc_score(y, self.predict(X)))
         metric = accuracy_score if self.task == "classification" else r2_score
         return float(metric(y, self.predict(X)))
+
+
+class _LoadedClassifier(ClassifierMixin, LoadedModel):
+    """A loaded classifier scored by scikit-learn's ``ClassifierMixin.score``."""
+
+    def __sklearn_tags__(self):
+        return LoadedModel.__sklearn_tags__(self)
+
+
+class _LoadedRegressor(RegressorMixin, LoadedModel):
+    """A loaded regressor scored by scikit-learn's ``RegressorMixin.score``."""
+
+    def __sklearn_tags__(self):
+        return LoadedModel.__sklearn_tags__(self)
 
 
 def _array(X):

@@ -7,20 +7,23 @@ command line ran:
 
 ``disagreement``
     A training-data measure (MDI, split gain, Friedman) ranks feature j significantly
-    above a feature k the model demonstrably relies on (see :func:`standing`), while
-    j's held-out importance interval covers zero. Features in a correlated group are
-    left to the ``correlated`` warning: there permutation loses credit for a reason
-    that has nothing to do with MDI's bias. The cause is named when the data show it:
-    high cardinality (j has at least :data:`MIN_CARDINALITY` distinct training values
-    and :data:`CARDINALITY_RATIO` times as many as the features it outranks) or
-    training-data overfit (training score at least :data:`OVERFIT_GAP` above the
-    held-out score).
+    above a feature k the model demonstrably relies on (see :func:`standing`), while j's
+    held-out importance interval (the verdict's, over new rows) covers zero. Features in
+    a correlated group are left to the ``correlated`` warning: there permutation loses
+    credit for a reason that has nothing to do with MDI's bias. The cause is named when
+    the data show it: high cardinality (j has at least :data:`MIN_CARDINALITY` distinct
+    training values and :data:`CARDINALITY_RATIO` times as many as the features it
+    outranks) or training-data overfit (training score at least :data:`OVERFIT_GAP`
+    above the held-out score).
 ``small-data``
     Fewer than :data:`SMALL_HELD_OUT` held-out rows (or none held out).
 
-The verdict sorts the features by the held-out measure it rests on (:func:`standing`).
-Every rule and threshold is written out in ``docs/measures.md`` ("Warnings", "The
-verdict").
+The verdict sorts the features by the held-out measure it rests on (:func:`standing`),
+from an interval of each importance over new rows (:func:`verdict_interval`): the
+per-row draws the measure's rank intervals already rest on, not the ``ci_low`` /
+``ci_high`` of its repeats or trees, which cover the shuffles or the trees only and let
+test-set noise pass for reliance. Every rule and threshold, and the simulation that
+checks them, is written out in ``docs/measures.md`` ("Warnings", "The verdict").
 """
 
 from __future__ import annotations
@@ -31,13 +34,14 @@ import numpy as np
 
 from sapwood.diagnostics import Finding, find_correlated, find_identifiers, find_leakage
 from sapwood.importance import permutation_importance
+from sapwood.importance._result import t_interval
 
 from .._text import quoted, shorten
 from ._agreement import significantly_above
 from ._measures import MEASURES
 
-__all__ = ["VERDICT_MEASURES", "Verdict", "disagreement", "find_warnings", "small_data",
-           "standing", "verdict"]
+__all__ = ["VERDICT_MEASURES", "Interval", "Verdict", "disagreement", "find_warnings",
+           "small_data", "standing", "verdict", "verdict_interval", "verdict_measure"]
 
 # The held-out measures a verdict can rest on, in order of preference: each reports an
 # interval per feature and scatters around zero for a feature the model does not use.
@@ -46,17 +50,30 @@ VERDICT_MEASURES = ("permutation", "oob", "conditional", "drop", "air")
 NEGLIGIBLE = 0.01
 # A held-out accuracy drop must change the prediction of at least this many rows (net)
 # to count: with m rows turned wrong and none turned right, the two-sided sign test
-# (McNemar's exact test) rejects at 5% only from m = 6 (2 * 0.5**6 = 0.031). The
-# repeats' interval alone covers the shuffles, not the choice of held-out rows.
+# (McNemar's exact test) rejects at 5% only from m = 6 (2 * 0.5**6 = 0.031). The t
+# interval of the per-row draws is no guide there: it would rest on a normal
+# approximation of a handful of nonzero draws.
 MIN_NET_ROWS = 6
 SMALL_HELD_OUT = 100
-# Claiming a feature does not matter needs more rows than claiming it does: the
-# interval covers the shuffles, not the choice of rows, and a small effect hides
-# easily in a small sample.
+# Claiming a feature does not matter needs more rows than claiming it does: a small
+# effect hides easily in a small sample, where the per-row draws of a rarely changed
+# prediction are mostly zero and their t interval too narrow.
 MIN_ROWS_FOR_ABSENCE = 500
 MIN_CARDINALITY = 10
 CARDINALITY_RATIO = 4
 OVERFIT_GAP = 0.1
+
+
+@dataclasses.dataclass(frozen=True)
+class Interval:
+    """The 95% interval of each importance a verdict rests on (``low``, ``high``:
+    arrays over the features), what it covers in words (``covers``), and whether that
+    includes new rows (``rows``; if not, the verdict claims nothing from it)."""
+
+    low: np.ndarray
+    high: np.ndarray
+    covers: str
+    rows: bool
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,9 +93,44 @@ class Verdict:
         return dataclasses.asdict(self)
 
 
-def standing(result, *, n_rows=None, accuracy=False, used=None) -> dict:
-    """Feature -> ``"relies"``, ``"not"`` or ``"uncertain"`` by the 95% interval of a
-    held-out measure whose value is zero for a feature the model does not use.
+def verdict_interval(name: str, result) -> Interval:
+    """The 95% interval of each importance of measure ``name`` (its result
+    ``result``) that the verdict rests on, and what it covers.
+
+    Where the measure has per-row draws (``rank_draws``: held-out permutation with a
+    score that is a mean over rows or binary ROC AUC, OOB permutation, conditional
+    permutation of forests; AIR of a bagged forest, jackknife pseudo-draws), the
+    Student-t interval of the importance with their standard error, ``mean -/+
+    t(0.975, n - 1) sd / sqrt(n)``: the one the rank intervals use, over new rows and
+    new shuffles (for AIR, new training samples). Drop-column by cross-validation: the
+    interval over its folds, each a new set of held-out rows. Otherwise ``ci_low`` /
+    ``ci_high``, which cover the shuffles or the trees only (``rows`` False)."""
+    notes = result.extra.get("intervals") or {}
+    draws = result.rank_draws
+    if draws is not None and draws.ndim == 2 and draws.shape[1] >= 2:
+        low, high = t_interval(result.importances_mean, draws.std(axis=1, ddof=1),
+                               draws.shape[1])
+        return Interval(low, high, _short(notes.get("rank", "new rows")), rows=True)
+    nan = np.full(result.n_features, np.nan)
+    low = nan if result.ci_low is None else result.ci_low
+    high = nan if result.ci_high is None else result.ci_high
+    folds = 0 if result.importances is None else result.importances.shape[1]
+    if name == "drop" and folds >= 2:
+        return Interval(low, high, f"the {folds} cross-validation folds (each a new set of "
+                        "held-out rows, and a refit)", rows=True)
+    return Interval(low, high, _short(notes.get("ci", "its draws only")), rows=False)
+
+
+def _short(covers: str) -> str:
+    """A measure's note on what an interval covers without its explanation (after a
+    colon or in parentheses), which the line under the measure's table gives."""
+    return covers.split(" (")[0].split(":")[0]
+
+
+def standing(result, *, n_rows=None, accuracy=False, used=None, name="permutation") -> dict:
+    """Feature -> ``"relies"``, ``"not"`` or ``"uncertain"`` by the 95% interval over
+    new rows (:func:`verdict_interval`) of the held-out measure ``name``, whose value is
+    zero for a feature the model does not use.
 
     relies: the interval is above zero and the importance is at least
     :data:`NEGLIGIBLE` of the largest; for an accuracy drop on ``n_rows`` rows, also
@@ -86,37 +138,43 @@ def standing(result, *, n_rows=None, accuracy=False, used=None) -> dict:
     feature (``used``), or the whole interval is below :data:`NEGLIGIBLE` of the
     largest importance, on at least :data:`MIN_ROWS_FOR_ABSENCE` rows, and for an accuracy
     drop even after adding 3/``n_rows`` (no changed row among n still allows a change
-    rate up to 3/n at 95%: the rule of three). uncertain: anything else.
+    rate up to 3/n at 95%: the rule of three). uncertain: anything else, and every
+    feature the model splits on when the measure has no interval over new rows (an
+    interval over the shuffles alone calls test-set noise reliance: docs/measures.md,
+    "The verdict").
     """
     mean = result.importances_mean
-    low, high = result.ci_low, result.ci_high
+    interval = verdict_interval(name, result)
+    low, high = interval.low, interval.high
     top = max(float(np.nanmax(mean)), 0.0) if np.isfinite(mean).any() else 0.0
     floor = NEGLIGIBLE * top
     granularity = 3 / n_rows if accuracy and n_rows else 0.0
     enough_rows = n_rows is None or n_rows >= MIN_ROWS_FOR_ABSENCE
     out = {}
-    for j, name in enumerate(result.feature_names):
-        if used is not None and used.get(name) is False:
-            out[name] = "not"
-        elif not (np.isfinite(low[j]) and np.isfinite(high[j])):
-            out[name] = "uncertain"
+    for j, feature in enumerate(result.feature_names):
+        if used is not None and used.get(feature) is False:
+            out[feature] = "not"
+        elif not (interval.rows and np.isfinite(low[j]) and np.isfinite(high[j])):
+            out[feature] = "uncertain"
         elif low[j] > 0 and mean[j] >= floor and (
                 not accuracy or n_rows is None or mean[j] * n_rows >= MIN_NET_ROWS):
-            out[name] = "relies"
+            out[feature] = "relies"
         elif enough_rows and high[j] + granularity < floor:
-            out[name] = "not"
+            out[feature] = "not"
         else:
-            out[name] = "uncertain"
+            out[feature] = "uncertain"
     return out
 
 
 def verdict_measure(results: dict) -> str | None:
-    """The first of :data:`VERDICT_MEASURES` that ran and reports intervals."""
-    for name in VERDICT_MEASURES:
-        result = results.get(name)
-        if result is not None and result.ci_low is not None \
-                and np.isfinite(result.ci_low).any():
-            return name
+    """The first of :data:`VERDICT_MEASURES` that ran with an interval over new rows
+    (:func:`verdict_interval`), else the first that ran with any interval."""
+    ran = [name for name in VERDICT_MEASURES if results.get(name) is not None]
+    for rows in (True, False):
+        for name in ran:
+            interval = verdict_interval(name, results[name])
+            if interval.rows == rows and np.isfinite(interval.low).any():
+                return name
     return None
 
 
@@ -127,7 +185,7 @@ def _standing_of(run_like) -> dict | None:
     accuracy = name == "permutation" and run_like.task == "classification"
     n_rows = run_like.n_test if name == "permutation" else None
     return standing(run_like.results[name], n_rows=n_rows, accuracy=accuracy,
-                    used=_used(run_like.results) or None)
+                    used=_used(run_like.results) or None, name=name)
 
 
 def disagreement(trained, held, standings: dict, *, n_distinct: dict, correlated: set,
@@ -138,10 +196,11 @@ def disagreement(trained, held, standings: dict, *, n_distinct: dict, correlated
     :class:`ImportanceResult`), or None."""
     names = trained.feature_names
     above = significantly_above(trained, name)
+    interval = verdict_interval(held_name, held)
     relied = [k for k, feature in enumerate(names) if standings.get(feature) == "relies"]
     flagged = []
     for j, feature in enumerate(names):
-        if feature in correlated or not held.ci_low[j] <= 0:
+        if feature in correlated or not interval.low[j] <= 0:
             continue
         outranked = [k for k in relied if above[j, k]]
         if outranked:
@@ -157,14 +216,14 @@ def disagreement(trained, held, standings: dict, *, n_distinct: dict, correlated
     ranked = [f"{quoted(names[j])} #{ranks[j]} of {len(names)}" + (
         "" if intervals is None else
         f" (95% rank interval {intervals.low[j]}-{intervals.high[j]})") for j, _ in flagged]
-    values = [f"{quoted(names[j])} {_g(held.importances_mean[j])}, {_g(held.ci_low[j])} to "
-              f"{_g(held.ci_high[j])}" for j, _ in flagged]
+    values = [f"{quoted(names[j])} {_g(held.importances_mean[j])}, {_g(interval.low[j])} to "
+              f"{_g(interval.high[j])}" for j, _ in flagged]
     message = (f"{t_label} and {h_label} disagree beyond their uncertainty: {t_label} "
                f"ranks {_and(ranked)}, significantly above "
                f"{_and([quoted(names[k]) for k in outranked[:3]])}"
                f"{' and others' if len(outranked) > 3 else ''}, which the model clearly "
-               f"relies on, while their {h_label} importances' 95% intervals include zero "
-               f"({'; '.join(values)}).")
+               f"relies on, while their {h_label} importances' 95% intervals (over "
+               f"{interval.covers}) include zero ({'; '.join(values)}).")
     causes = []
     for j, ks in flagged:
         mine = n_distinct.get(names[j], 0)
@@ -198,9 +257,10 @@ def small_data(n_test: int, held_out: bool, task: str) -> Finding | None:
             details={"n_test": 0})
     if n_test >= SMALL_HELD_OUT:
         return None
-    text = (f"Only {n_test} held-out rows (fewer than {SMALL_HELD_OUT}): the held-out "
-            "importances' intervals cover the shuffles, not the choice of rows, which at "
-            "this size moves every held-out importance")
+    text = (f"Only {n_test} held-out rows (fewer than {SMALL_HELD_OUT}): the choice of "
+            "rows moves every held-out importance at this size, which the 95% CI column of "
+            "held-out permutation does not show (it covers the shuffles; the rank "
+            "intervals and the verdict include the rows)")
     if task == "classification":
         text += (f"; an accuracy drop below {MIN_NET_ROWS}/{n_test} = "
                  f"{MIN_NET_ROWS / n_test:.3f} cannot be told from chance")
@@ -261,11 +321,13 @@ def _with_joint(finding, model, X_test, y_test, run_like):
     joint = permutation_importance(model, X_test, y_test, n_repeats=5,
                                    random_state=run_like.seed, groups={"group": group})
     mean = float(joint.importances_mean[0])
-    low, high = float(joint.ci_low[0]), float(joint.ci_high[0])
+    interval = verdict_interval("permutation", joint)
+    low, high = float(interval.low[0]), float(interval.high[0])
     text = (f" Shuffled together on the held-out rows, the group's permutation importance "
-            f"is {_g(mean)} (95% CI {_g(low)} to {_g(high)}).")
+            f"is {_g(mean)} (95% interval {_g(low)} to {_g(high)}, over "
+            f"{interval.covers}).")
     details = {**finding.details, "joint_importance": mean, "joint_ci_low": low,
-               "joint_ci_high": high}
+               "joint_ci_high": high, "joint_interval_covers": interval.covers}
     return dataclasses.replace(finding, message=finding.message + text, details=details)
 
 
@@ -282,6 +344,7 @@ def verdict(run_like, warnings: list) -> Verdict:
                  "add --methods permutation."]
         return Verdict(None, [], [], [], entangled, kinds, lines + _warning_line(warnings))
     standings = _standing_of(run_like)
+    interval = verdict_interval(name, run_like.results[name])
     in_group = {feature for group in entangled for feature in group}
     order = run_like.results[name].to_frame()["feature"].tolist()
     relies = [f for f in order if standings[f] == "relies"]
@@ -289,22 +352,33 @@ def verdict(run_like, warnings: list) -> Verdict:
     does_not = [f for f in order if standings[f] == "not" and f not in in_group]
     uncertain = [f for f in order if standings[f] == "uncertain" and f not in in_group]
     rows = "held-out" if run_like.held_out else "training"
-    where = {"oob": "out-of-bag", "conditional": "out-of-bag or held-out"}.get(name, rows)
-    lines = [f"Verdict ({name} importance on the {where} rows, 95% intervals):"]
-    lines.append("- The model clearly relies on: " + (_names(relies) or "no single "
-                 "feature (no interval lies above zero by a non-negligible amount)"))
+    where = {"oob": "out-of-bag", "conditional": "out-of-bag or held-out",
+             "air": "training"}.get(name, rows)
+    lines = [f"Verdict ({name} importance on the {where} rows; 95% intervals over "
+             f"{interval.covers}):"]
+    if interval.rows:
+        relied = _names(relies) or ("no single feature (no interval lies above zero by a "
+                                    "non-negligible amount)")
+    else:
+        # Test-set noise would pass for reliance (docs/measures.md, "The verdict").
+        lines.append("- These intervals do not cover new rows, so they decide nothing; "
+                     "only features the model never splits on are called unused.")
+        relied = "not decided (no interval over new rows)"
+    lines.append("- The model clearly relies on: " + relied)
     if does_not:
         lines.append(f"- It clearly does not rely on: {_names(does_not)} (never split on, "
                      f"or the whole interval below {NEGLIGIBLE:.0%} of the top importance)")
     if uncertain:
-        lines.append(f"- Uncertain: {_names(uncertain)} (the interval includes zero or "
-                     "a negligible effect)")
+        lines.append(f"- Uncertain: {_names(uncertain)} (" + (
+            "the interval includes zero or a negligible effect" if interval.rows else
+            "no interval over new rows") + ")")
     for group in groups:
         text = f"- Entangled: {_names(group.features)} (strongly associated; read them as a group"
         if "joint_importance" in group.details:
             d = group.details
-            text += (f": shuffled together {_g(d['joint_importance'])}, 95% CI "
-                     f"{_g(d['joint_ci_low'])} to {_g(d['joint_ci_high'])}")
+            text += (f": shuffled together {_g(d['joint_importance'])}, 95% interval "
+                     f"{_g(d['joint_ci_low'])} to {_g(d['joint_ci_high'])} over "
+                     f"{d['joint_interval_covers']}")
         lines.append(text + ")")
     lines += _warning_line(warnings)
     return Verdict(name, relies, does_not, uncertain, entangled, kinds, lines)
