@@ -31,7 +31,7 @@ from ._numba import kernel
 
 __all__ = ["mask_layout", "masked_permuted_totals"]
 
-_ROW_BLOCK = 16
+_ROW_BLOCK = 64
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
@@ -306,12 +306,12 @@ def masked_permuted_totals(X_code, permuted_code, feature_slot_ptr, tree_entry_p
             values = leaf_value[leaf_ptr[t]:leaf_ptr[t + 1]]
             for b in range(n_rows):
                 i = block_lo + b
-                leaf = np.intp(_lowest_bit(before[n_e, b]))
+                leaf = _lowest_bit(before[n_e, b])
                 base = values[leaf]
                 for s in range(n_slots):
                     terms[s] = base
                 # Only the features on the row's path can move it to another leaf.
-                leaf += leaf_ptr[t]
+                leaf = leaf_ptr[t] + np.intp(leaf)
                 for p in range(path_ptr[leaf], path_ptr[leaf + 1]):
                     k = path_entry[p]
                     e = e0 + k
@@ -321,7 +321,7 @@ def masked_permuted_totals(X_code, permuted_code, feature_slot_ptr, tree_entry_p
                     entry_masks = masks[mask_ptr[e]:mask_ptr[e + 1]]
                     for q in range(feature_slot_ptr[f], feature_slot_ptr[f + 1]):
                         mask = others & entry_masks[table[permuted_code[i, q]]]
-                        terms[q] = values[np.intp(_lowest_bit(mask))]
+                        terms[q] = values[_lowest_bit(mask)]
                 for s in range(n_slots):
                     totals[b, s] += terms[s]
         for b in range(n_rows):
