@@ -6,7 +6,8 @@ model itself would give, bit for bit, without copying X or re-predicting: the ke
 of :mod:`sapwood._kernels._permutation` re-route only the samples whose path meets a
 split on the group, and only changed samples are summed again (a boosted model, whose
 rows nearly all change, has every sum redone in one pass instead:
-:mod:`sapwood._kernels._boosted_permutation`). The scorer reads the
+:mod:`sapwood._kernels._boosted_masks`, or :mod:`sapwood._kernels._boosted_permutation`
+for trees leaf masks cannot state). The scorer reads the
 outputs through :func:`~sapwood.importance._permuted_model.permuted_model`. Part of
 the permutation engine (map: :mod:`._permutation_engine`).
 """
