@@ -28,7 +28,7 @@ def _layout(trees, node_value, fast, budget=2**30):
 
 
 def _totals(layout, X, permuted, slot_feature, feature_slot_ptr, start, ranges):
-    ok, cuts_ptr, model_cuts, *tables = layout
+    ok, cuts_ptr, model_cuts, tables = layout
     assert ok
     X_code = np.empty(X.shape, dtype=np.uint32)
     value_codes(X, np.arange(X.shape[1]), cuts_ptr, model_cuts, X_code)

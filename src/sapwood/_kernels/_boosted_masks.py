@@ -7,7 +7,7 @@ the AND of the masks of the splits where it goes right (the leftmost leaf not ru
 out: Lucchese et al., "QuickScorer", SIGIR 2015). Grouped by feature, the splits where
 a value goes right are those whose cut it reaches: sorted by cut, a prefix. So each
 (tree, feature) keeps the ANDs of its masks' prefixes, and a value's mask is the prefix
-of its rank among the cuts (``masks_for``).
+of its rank among the cuts.
 
 A row's leaf when feature ``f`` reads another value is then the lowest leaf of the AND
 of the row's own masks of every other feature and that value's mask of ``f``: one AND
@@ -74,145 +74,135 @@ def _tree_order(records, root_code):
     return order[:n].copy(), node_ptr, parent
 
 
-@kernel
 def mask_layout(records, cut, root_code, node_value, n_features, budget):
     """The tables of :func:`masked_permuted_totals` from ``boosted_layout``'s
-    ``records``, ``cut`` and ``root_code``, and the nodes' values; ``ok`` is False
-    (and the tables are not made) when a tree cannot be stated by leaf masks or the
+    ``records``, ``cut`` and ``root_code``, and the nodes' values: ``(ok, cuts_ptr,
+    model_cuts, tables)``. ``ok`` is False (and the rest None) when a tree cannot be
+    stated by leaf masks (a split that is not ``v < cut``, more than 64 leaves) or the
     rank tables would take more than ``budget`` bytes.
 
     Values are coded per feature (:func:`value_codes`): feature ``f``'s distinct cuts in
     the whole model are ``model_cuts[cuts_ptr[f] .. cuts_ptr[f + 1]]``, ascending; a
-    value's code is how many of them it reaches, a missing value's one more than
-    their count. Per tree ``t``, entries ``tree_entry_ptr[t] .. tree_entry_ptr[t + 1]``
-    are its features (``entry_feature``); ``masks[mask_ptr[e] + rank[rank_ptr[e] +
-    code]]`` is entry ``e``'s mask of a value coded ``code`` (the masks: one per prefix
-    of its own distinct cuts, then a missing value's). Leaves ``leaf_ptr[t] + j`` (``j``
-    left to right) have ``leaf_value``, and the features on their paths are the
-    entries ``path_entry[path_ptr[l] .. path_ptr[l + 1]]``, as offsets from the tree's
-    first entry.
+    value's code is how many of them it reaches, a missing value's one more than their
+    count. ``tables``: ``tree_entry_ptr, entry_feature, rank_ptr, rank, mask_ptr, masks,
+    leaf_ptr, leaf_value, path_ptr, path_entry`` (see :func:`_fill_tables`). The sorting
+    is numpy's; the kernel only walks (a kernel that sorts takes seconds to compile).
     """
-    n_trees = root_code.shape[0]
     order, node_ptr, parent = _tree_order(records, root_code)
+    n_trees = root_code.shape[0]
+    tree_of = np.repeat(np.arange(n_trees), np.diff(node_ptr))
+    is_split = order >= 0
+    splits = order[is_split]
+    leaves_per_tree = np.bincount(tree_of[~is_split], minlength=n_trees)
+    if (records[splits, 3] & _SLOW).any() or leaves_per_tree.max(initial=0) > 64:
+        return False, None, None, None
+    split_tree = tree_of[is_split]
+    split_feature = records[splits, 2].astype(np.intp)
+    split_cut = cut[splits]
+    # The model's distinct cuts per feature, and each split's cut's index among them.
+    by_value = np.lexsort((split_cut, split_feature))
+    sorted_feature, sorted_cut = split_feature[by_value], split_cut[by_value]
+    new = np.ones(splits.shape[0], dtype=bool)
+    new[1:] = (sorted_feature[1:] != sorted_feature[:-1]) | (sorted_cut[1:] != sorted_cut[:-1])
+    model_cuts = sorted_cut[new]
+    cuts_ptr = np.searchsorted(sorted_feature[new], np.arange(n_features + 1)).astype(np.intp)
+    cut_index = np.empty(splits.shape[0], dtype=np.intp)
+    cut_index[by_value] = np.cumsum(new) - 1 - cuts_ptr[sorted_feature]
+    # Per tree, its splits by feature and cut: an entry per (tree, feature).
+    ranked = np.lexsort((cut_index, split_feature, split_tree))
+    starts = np.ones(splits.shape[0], dtype=bool)
+    starts[1:] = ((split_tree[ranked][1:] != split_tree[ranked][:-1])
+                  | (split_feature[ranked][1:] != split_feature[ranked][:-1]))
+    entry_feature = split_feature[ranked][starts]
+    n_codes = cuts_ptr[entry_feature + 1] - cuts_ptr[entry_feature]
+    if int(np.sum(n_codes + 2)) > budget:
+        return False, None, None, None
+    tree_entry_ptr = np.searchsorted(split_tree[ranked][starts],
+                                     np.arange(n_trees + 1)).astype(np.intp)
+    entry_split_ptr = np.append(np.flatnonzero(starts), splits.shape[0]).astype(np.intp)
+    rank_ptr = np.concatenate([[0], np.cumsum(n_codes + 2)]).astype(np.intp)
+    tables = _fill_tables(records, order, node_ptr, parent, splits[ranked],
+                          cut_index[ranked], entry_split_ptr, tree_entry_ptr,
+                          entry_feature, n_codes, rank_ptr, node_value, n_features)
+    return True, cuts_ptr, model_cuts, (tree_entry_ptr, entry_feature, rank_ptr, *tables)
+
+
+@kernel
+def _fill_tables(records, order, node_ptr, parent, ranked, ranked_cut, entry_split_ptr,
+                 tree_entry_ptr, entry_feature, n_codes, rank_ptr, node_value, n_features):
+    """``rank, mask_ptr, masks, leaf_ptr, leaf_value, path_ptr, path_entry`` of
+    :func:`mask_layout`: ``masks[mask_ptr[e] + rank[rank_ptr[e] + code]]`` is entry
+    ``e``'s mask of a value coded ``code`` (one mask per prefix of its own distinct
+    cuts, then a missing value's); leaves ``leaf_ptr[t] + j`` (``j`` left to right)
+    have ``leaf_value``, and the features on their paths are the entries
+    ``path_entry[path_ptr[l] .. path_ptr[l + 1]]``, as offsets from the tree's first.
+    Entry ``e``'s splits are ``ranked[entry_split_ptr[e] .. entry_split_ptr[e + 1]]``
+    by cut, ``ranked_cut`` their cuts' indices among the feature's model cuts."""
+    n_trees = node_ptr.shape[0] - 1
+    n_entries = entry_feature.shape[0]
     n_order = order.shape[0]
-    splits = order[order >= 0]
-    n_splits = splits.shape[0]
-    ok = True
-    for k in splits:
-        ok &= not (records[k, 3] & _SLOW)
-    for t in range(n_trees):
-        n_leaf = 0
-        for j in range(node_ptr[t], node_ptr[t + 1]):
-            n_leaf += order[j] < 0
-        ok &= n_leaf <= 64
-    # The model's distinct cuts per feature; each split's cut's index among them.
-    by_cut = splits[np.argsort(cut[splits], kind="mergesort")]
-    by_feature = by_cut[np.argsort(records[by_cut, 2], kind="mergesort")]
-    cuts_ptr = np.zeros(n_features + 1, dtype=np.intp)
-    model_cuts = np.empty(n_splits, dtype=np.float64)
-    cut_index = np.empty(records.shape[0], dtype=np.intp)
-    n_cuts = 0
-    for j in range(n_splits):
-        k = by_feature[j]
-        f = records[k, 2]
-        if n_cuts == cuts_ptr[f] or cut[k] != model_cuts[n_cuts - 1]:
-            model_cuts[n_cuts] = cut[k]
-            n_cuts += 1
-        cut_index[k] = n_cuts - 1 - cuts_ptr[f]
-        for g in range(f + 1, n_features + 1):
-            cuts_ptr[g] = n_cuts
-    model_cuts = model_cuts[:n_cuts].copy()
-    # Per tree, its features: their rank tables and masks.
-    tree_entry_ptr = np.zeros(n_trees + 1, dtype=np.intp)
-    entry_feature = np.empty(n_splits, dtype=np.intp)
-    rank_ptr = np.zeros(n_splits + 1, dtype=np.intp)
-    mask_ptr = np.zeros(n_splits + 1, dtype=np.intp)
-    masks = np.empty(3 * n_splits + 1, dtype=np.uint64)
-    n_ranks = 0
-    for t in range(n_trees):
-        tree_features = np.unique(records[order[node_ptr[t]:node_ptr[t + 1]], 2][
-            order[node_ptr[t]:node_ptr[t + 1]] >= 0])
-        for f in tree_features:
-            n_ranks += cuts_ptr[f + 1] - cuts_ptr[f] + 2
-    ok &= n_ranks <= budget
-    rank = np.empty(n_ranks if ok else 0, dtype=np.uint8)
+    rank = np.empty(rank_ptr[n_entries], dtype=np.uint8)
+    mask_ptr = np.zeros(n_entries + 1, dtype=np.intp)
+    masks = np.empty(ranked.shape[0] + 2 * n_entries, dtype=np.uint64)
     leaf_ptr = np.zeros(n_trees + 1, dtype=np.intp)
     leaf_value = np.empty(n_order, dtype=node_value.dtype)
     path_ptr = np.zeros(n_order + 1, dtype=np.intp)
     path_entry = np.empty(n_order, dtype=np.intp)
-    if not ok:
-        return (ok, cuts_ptr, model_cuts, tree_entry_ptr, entry_feature, rank_ptr, rank,
-                mask_ptr, masks, leaf_ptr, leaf_value, path_ptr, path_entry)
     first_leaf = np.zeros(records.shape[0], dtype=np.intp)
     local = np.full(n_features, -1, dtype=np.intp)
-    seen = np.zeros(n_splits + 1, dtype=np.bool_)
-    n_entries = 0
+    seen = np.zeros(n_entries + 1, dtype=np.bool_)
     n_masks = 0
     n_leaves = 0
     n_path = 0
-    n_ranks = 0
     for t in range(n_trees):
-        lo, hi = node_ptr[t], node_ptr[t + 1]
+        # Pre-order, left first: leaves come left to right, and a split's left
+        # subtree's leaves are those from its left child's first leaf to its right's.
         n_leaf = 0
-        for j in range(lo, hi):
+        for j in range(node_ptr[t], node_ptr[t + 1]):
             c = order[j]
             if c < 0:
                 first_leaf[~c] = n_leaf
                 n_leaf += 1
             else:
                 first_leaf[c] = n_leaf
-        tree_splits = order[lo:hi]
-        tree_splits = tree_splits[tree_splits >= 0]
-        ranked = tree_splits[np.argsort(cut_index[tree_splits], kind="mergesort")]
-        ranked = ranked[np.argsort(records[ranked, 2], kind="mergesort")]
-        e0 = n_entries
-        j = 0
-        while j < ranked.shape[0]:
-            f = records[ranked[j], 2]
-            e = n_entries
-            local[f] = e - e0
-            entry_feature[e] = f
-            rank_ptr[e] = n_ranks
+        e0 = tree_entry_ptr[t]
+        for e in range(e0, tree_entry_ptr[t + 1]):
+            local[entry_feature[e]] = e - e0
             mask_ptr[e] = n_masks
-            n_codes = cuts_ptr[f + 1] - cuts_ptr[f]
             prefix = _ALL
             missing = _ALL
             masks[n_masks] = prefix
             n_masks += 1
-            code = 0  # the codes below this cut's index have the rank reached so far
-            while j < ranked.shape[0] and records[ranked[j], 2] == f:
+            code = 0  # codes below a cut's index rank below it
+            for j in range(entry_split_ptr[e], entry_split_ptr[e + 1]):
                 k = ranked[j]
                 left = records[k, 0]
                 right = records[k, 1]
                 leaf_lo = first_leaf[~left if left < 0 else left]
                 leaf_hi = first_leaf[~right if right < 0 else right]
                 # Going right here rules out the left subtree's leaves [leaf_lo, leaf_hi).
-                span = (np.uint64(1) << np.uint64(leaf_hi - leaf_lo)) - np.uint64(1)
-                prefix &= ~(span << np.uint64(leaf_lo))
+                ruled_out = ((np.uint64(1) << np.uint64(leaf_hi - leaf_lo)) - np.uint64(1)) \
+                    << np.uint64(leaf_lo)
+                prefix &= ~ruled_out
                 if not records[k, 3] & _MISSING_LEFT:
-                    missing &= ~(span << np.uint64(leaf_lo))
-                index = cut_index[k]
-                j += 1
-                if j == ranked.shape[0] or records[ranked[j], 2] != f \
-                        or cut_index[ranked[j]] != index:
-                    # The last split at this cut: values reaching it reach the prefix.
+                    missing &= ~ruled_out
+                index = ranked_cut[j]
+                if j + 1 == entry_split_ptr[e + 1] or ranked_cut[j + 1] != index:
+                    # The last split at this cut: a value reaching it has this prefix.
                     while code <= index:
-                        rank[n_ranks + code] = n_masks - mask_ptr[e] - 1
+                        rank[rank_ptr[e] + code] = n_masks - mask_ptr[e] - 1
                         code += 1
                     masks[n_masks] = prefix
                     n_masks += 1
-            while code <= n_codes:
-                rank[n_ranks + code] = n_masks - mask_ptr[e] - 1
+            while code <= n_codes[e]:
+                rank[rank_ptr[e] + code] = n_masks - mask_ptr[e] - 1
                 code += 1
-            rank[n_ranks + n_codes + 1] = n_masks - mask_ptr[e]
+            rank[rank_ptr[e] + n_codes[e] + 1] = n_masks - mask_ptr[e]
             masks[n_masks] = missing
             n_masks += 1
-            n_ranks += n_codes + 2
-            n_entries += 1
-        tree_entry_ptr[t + 1] = n_entries
         # Leaves, their values, and the features on their paths (each once).
         leaf_ptr[t] = n_leaves
-        for j in range(lo, hi):
+        for j in range(node_ptr[t], node_ptr[t + 1]):
             c = order[j]
             if c >= 0:
                 continue
@@ -234,14 +224,11 @@ def mask_layout(records, cut, root_code, node_value, n_features, budget):
                 seen[path_entry[p]] = False
             n_leaves += 1
         path_ptr[n_leaves] = n_path
-        for e in range(e0, n_entries):
+        for e in range(e0, tree_entry_ptr[t + 1]):
             local[entry_feature[e]] = -1
     leaf_ptr[n_trees] = n_leaves
-    rank_ptr[n_entries] = n_ranks
     mask_ptr[n_entries] = n_masks
-    return (ok, cuts_ptr, model_cuts, tree_entry_ptr, entry_feature[:n_entries].copy(),
-            rank_ptr[:n_entries + 1].copy(), rank, mask_ptr[:n_entries + 1].copy(),
-            masks[:n_masks].copy(), leaf_ptr, leaf_value[:n_leaves].copy(),
+    return (rank, mask_ptr, masks[:n_masks].copy(), leaf_ptr, leaf_value[:n_leaves].copy(),
             path_ptr[:n_leaves + 1].copy(), path_entry[:n_path].copy())
 
 
