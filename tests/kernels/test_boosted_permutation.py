@@ -10,77 +10,8 @@ import pytest
 
 from sapwood._kernels._boosted_permutation import boosted_layout, boosted_permuted_totals
 from sapwood._kernels._permuted_traversal import make_fast, pack_nodes
-from sapwood._kernels._traverse import LEAF, OP_CAT, OP_LE, OP_LT, goes_left
-
-
-def _random_trees(rng, n_trees, n_features, max_depth, categorical, specials):
-    """Packed arrays of ``n_trees`` random trees (pre-order ids, global), their
-    thresholds, operators, category sets and roots."""
-    left, right, feature, threshold, missing_left, operator = [], [], [], [], [], []
-    bitsets = []
-    roots = []
-
-    def grow(depth):
-        node = len(left)
-        for column in (left, right, feature, threshold, missing_left, operator):
-            column.append(0)
-        if depth == max_depth or rng.random() < 0.2:
-            left[node] = right[node] = LEAF
-            feature[node] = -2
-            threshold[node] = -2.0
-            return node
-        feature[node] = rng.integers(n_features)
-        missing_left[node] = rng.integers(2)
-        kind = rng.random()
-        if categorical and kind < 0.2:
-            operator[node] = OP_CAT
-            words = rng.integers(0, 2**32, size=rng.integers(1, 3), dtype=np.uint32)
-            threshold[node] = float(len(bitsets))
-            bitsets.extend([len(words), *words])
-        else:
-            operator[node] = OP_LT if kind < 0.6 else OP_LE
-            threshold[node] = float(np.round(rng.normal(), 1))
-            if specials and rng.random() < 0.05:
-                threshold[node] = float(rng.choice([np.inf, -np.inf]))
-        left[node] = grow(depth + 1)
-        right[node] = grow(depth + 1)
-        return node
-
-    for _ in range(n_trees):
-        roots.append(grow(0))
-    return (np.array(left, dtype=np.intp), np.array(right, dtype=np.intp),
-            np.array(feature, dtype=np.intp), np.array(threshold),
-            np.array(missing_left, dtype=np.uint8), np.array(operator, dtype=np.uint8),
-            np.array(bitsets or [0], dtype=np.uint32), np.array(roots, dtype=np.intp))
-
-
-def _naive(X, permuted, slot_feature, trees, node_value, start):
-    left, right, feature, threshold, missing_left, operator, bitsets, roots = trees
-    m, n_slots = permuted.shape
-    out = np.empty((m, n_slots), dtype=node_value.dtype)
-    for i in range(m):
-        for s in range(n_slots):
-            row = X[i].copy()
-            row[slot_feature[s]] = permuted[i, s]
-            total = start[0]
-            for root in roots:
-                node = root
-                while left[node] != LEAF:
-                    go_left = goes_left(row[feature[node]], threshold[node], operator[node],
-                                        missing_left[node], bitsets)
-                    node = left[node] if go_left else right[node]
-                total = total + node_value[node]  # in the sum's dtype
-            out[i, s] = total
-    return out
-
-
-def _data(rng, m, n_features, special):
-    X = np.round(rng.normal(size=(m, n_features)), 1)  # ties with the thresholds
-    if special:
-        X[rng.random(X.shape) < 0.1] = np.nan
-        X[rng.random(X.shape) < 0.03] = np.inf
-        X[rng.random(X.shape) < 0.03] = -np.inf
-    return X
+from sapwood._kernels._traverse import LEAF, OP_LE, OP_LT
+from tests.reference.naive_boosted import naive_permuted_sums, random_trees, tied_data
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -89,16 +20,16 @@ def test_one_pass_equals_walking_every_permuted_row(case, dtype):
     rng = np.random.default_rng(["plain", "missing", "categorical"].index(case))
     n_features, m, n_repeats = 5, 37, 3  # 37 rows: two full blocks and a part
     special = case != "plain"
-    trees = _random_trees(rng, 23, n_features, 5, case == "categorical", special)
+    trees = random_trees(rng, 23, n_features, 5, case == "categorical", special)
     left, right, feature, threshold, missing_left, operator, bitsets, roots = trees
-    X = _data(rng, m, n_features, special)
+    X = tied_data(rng, m, n_features, special)
     # Slots ordered by feature (the kernel's layout); feature 4 has none.
     slot_feature = np.repeat(np.arange(n_features - 1), n_repeats)
     permuted = np.stack([X[rng.permutation(m), f] for f in slot_feature], axis=1)
     feature_slot_ptr = np.searchsorted(slot_feature, np.arange(n_features + 1))
     node_value = np.round(rng.normal(size=left.shape[0]), 3).astype(dtype)
     start = np.array([0.3], dtype=dtype)
-    expected = _naive(X, permuted, slot_feature, trees, node_value, start)
+    expected = naive_permuted_sums(X, permuted, slot_feature, trees, node_value, start)
 
     nodes = pack_nodes(left, right, feature, missing_left, operator)
     packed_threshold = threshold.copy()

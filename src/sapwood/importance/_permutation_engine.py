@@ -19,8 +19,11 @@ scikit-learn's. The path, one way down:
   :mod:`sapwood._kernels._permuted_traversal` (the one permuted traversal, shared with
   the out-of-bag and conditional measures) and :mod:`sapwood._kernels._permuted_sums`
   (bit-exact sums); for boosted models (summed trees, one output, one-column groups)
-  :mod:`sapwood._kernels._boosted_permutation` instead: every permuted sum of a row in
-  one walk of the row through the trees, in the model's own precision and order.
+  :mod:`sapwood._kernels._boosted_masks` instead: every permuted sum of a row in one
+  pass of the row through the trees, each tree's leaf found by ANDing leaf bitmasks, in
+  the model's own precision and order (:mod:`sapwood._kernels._boosted_permutation`,
+  which re-routes the values instead, for trees masks cannot state: categorical
+  splits, more than 64 leaves).
 """
 
 from __future__ import annotations

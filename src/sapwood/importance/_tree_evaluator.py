@@ -6,7 +6,8 @@ model itself would give, bit for bit, without copying X or re-predicting: the ke
 of :mod:`sapwood._kernels._permutation` re-route only the samples whose path meets a
 split on the group, and only changed samples are summed again (a boosted model, whose
 rows nearly all change, has every sum redone in one pass instead:
-:mod:`sapwood._kernels._boosted_permutation`). The scorer reads the
+:mod:`sapwood._kernels._boosted_masks`, or :mod:`sapwood._kernels._boosted_permutation`
+for trees leaf masks cannot state). The scorer reads the
 outputs through :func:`~sapwood.importance._permuted_model.permuted_model`. Part of
 the permutation engine (map: :mod:`._permutation_engine`).
 """
@@ -20,6 +21,7 @@ import numpy as np
 from joblib import delayed
 from sklearn.utils.validation import validate_data
 
+from .._kernels._boosted_masks import mask_layout, masked_permuted_totals, value_codes
 from .._kernels._boosted_permutation import boosted_layout, boosted_permuted_totals
 from .._kernels._permutation import flip_potential, permuted_values, reroute_packed
 from .._kernels._permuted_sums import (
@@ -38,6 +40,10 @@ __all__ = ["TreeEvaluator"]
 
 # Bytes of recorded leaf changes held at once; batches of (group, repeat) slots fit it.
 _CHANGE_BUDGET = 64 * 2**20
+# Bytes of the leaf-mask kernel's rank tables (one per tree and feature, a byte per
+# distinct cut of the feature in the model): a model needing more takes the re-routing
+# kernel (XGBoost's and LightGBM's binned cuts need ~2 MB for 500 trees of 20 features).
+_RANK_BUDGET = 256 * 2**20
 # Placeholders for the buffer the current mode of ``reroute_packed`` does not use.
 _NO_LEAVES = np.full((1, 1, 1), -1, dtype=np.int32)
 _NO_DELTA = np.zeros((1, 1, 1))
@@ -396,8 +402,9 @@ class TreeEvaluator:
 
     def _boosted_changes(self, slots, sources):
         """``permuted_changes`` for a boosted model: each row passes once through the
-        trees for a batch of slots (``boosted_permuted_totals``), the rows split among
-        the threads; a slot's changed rows are those whose total differs."""
+        trees for a batch of slots (``masked_permuted_totals``, or
+        ``boosted_permuted_totals`` for trees leaf masks cannot state), the rows split
+        among the threads; a slot's changed rows are those whose total differs."""
         m = sources.shape[1]
         sources = np.ascontiguousarray(sources, dtype=np.intp)
         node_value = np.ascontiguousarray(self.sum_values[:, 0])
@@ -409,25 +416,22 @@ class TreeEvaluator:
         row_ranges = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)
                       if b > a]
         if self._layout is None:
-            self._layout = boosted_layout(self.nodes, self.threshold, self.operator,
-                                          self.roots)
-        records, cut, root_code, max_depth = self._layout
+            self._layout = self._boosted_layout(node_value)
+        kernel, X_kernel, tables = self._layout
         for begin in range(0, len(slots), batch_size):
             batch = slots[begin:begin + batch_size]
             slot_repeat = np.array([r for _, r in batch], dtype=np.intp)
             slot_column = self.group_columns[self.group_ptr[[g for g, _ in batch]]]
-            # The kernel takes each feature's slots side by side.
+            # The kernels take each feature's slots side by side.
             order = np.argsort(slot_column, kind="stable")
-            permuted = permuted_values(self.X_eval, sources, slot_repeat[order],
+            permuted = permuted_values(X_kernel, sources, slot_repeat[order],
                                        slot_column[order])
             feature_slot_ptr = np.searchsorted(slot_column[order],
                                                np.arange(self.X.shape[1] + 1)).astype(np.intp)
             totals = np.empty((m, len(batch)), dtype=node_value.dtype)
             self._parallel(
-                delayed(boosted_permuted_totals)(self.X_eval, permuted, feature_slot_ptr,
-                                                 records, cut, self.threshold, self.operator,
-                                                 self.cat_bitsets, root_code, max_depth,
-                                                 node_value, start, lo, hi, totals)
+                delayed(kernel)(X_kernel, permuted, feature_slot_ptr, *tables, start, lo, hi,
+                                totals)
                 for lo, hi in row_ranges)
             position = np.empty_like(order)
             position[order] = np.arange(order.shape[0])
@@ -435,6 +439,22 @@ class TreeEvaluator:
                 column = totals[:, position[s]]
                 rows = np.flatnonzero(column != baseline)
                 yield g, r, rows, column[rows].reshape(-1, 1)
+
+    def _boosted_layout(self, node_value):
+        """The boosted kernel, the data it reads (the evaluation rows' values, or their
+        codes for leaf masks) and its tables: made once per evaluator."""
+        records, cut, root_code, max_depth = boosted_layout(self.nodes, self.threshold,
+                                                            self.operator, self.roots)
+        n_features = self.X.shape[1]
+        ok, cuts_ptr, model_cuts, tables = mask_layout(records, cut, root_code, node_value,
+                                                        n_features, _RANK_BUDGET)
+        if not ok:
+            return (boosted_permuted_totals, self.X_eval,
+                    (records, cut, self.threshold, self.operator, self.cat_bitsets,
+                     root_code, max_depth, node_value))
+        codes = np.empty(self.X_eval.shape, dtype=np.uint32)
+        value_codes(self.X_eval, np.arange(n_features), cuts_ptr, model_cuts, codes)
+        return masked_permuted_totals, codes, tables
 
     def _batch_layout(self, batch, sources):
         """For a batch of (group, repeat) slots, each group's slots consecutive:
