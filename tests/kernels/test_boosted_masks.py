@@ -54,7 +54,7 @@ def test_masks_equal_walking_every_permuted_row(case, dtype):
         threshold, operator = trees[3], trees[5]
         inner = np.flatnonzero((trees[0] != LEAF) & (operator == OP_LT))
         threshold[rng.choice(inner, 4, replace=False)] = [np.inf, -np.inf, np.inf, -np.inf]
-    X = tied_data(rng, m, n_features, special)
+    X = tied_data(rng, m, n_features, special).astype(dtype)  # float32: XGBoost's data
     slot_feature = np.repeat(np.arange(n_features - 1), n_repeats)  # feature 4: no slots
     permuted = np.stack([X[rng.permutation(m), f] for f in slot_feature], axis=1)
     feature_slot_ptr = np.searchsorted(slot_feature, np.arange(n_features + 1))
