@@ -9,7 +9,10 @@ from sapwood._kernels._traverse import LEAF, OP_CAT, OP_LE, OP_LT, goes_left
 
 def random_trees(rng, n_trees, n_features, max_depth, categorical, specials):
     """Packed arrays of ``n_trees`` random trees (pre-order ids, global), their
-    thresholds, operators, category sets and roots."""
+    thresholds, operators, category sets and roots. ``categorical``: True makes a fifth
+    of the splits (on any feature) categorical; a set of features makes exactly the
+    splits on those categorical."""
+    by_feature = not isinstance(categorical, bool)
     left, right, feature, threshold, missing_left, operator = [], [], [], [], [], []
     bitsets = []
     roots = []
@@ -26,7 +29,7 @@ def random_trees(rng, n_trees, n_features, max_depth, categorical, specials):
         feature[node] = rng.integers(n_features)
         missing_left[node] = rng.integers(2)
         kind = rng.random()
-        if categorical and kind < 0.2:
+        if (feature[node] in categorical) if by_feature else (categorical and kind < 0.2):
             operator[node] = OP_CAT
             words = rng.integers(0, 2**32, size=rng.integers(1, 3), dtype=np.uint32)
             threshold[node] = float(len(bitsets))

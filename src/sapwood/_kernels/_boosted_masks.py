@@ -28,11 +28,14 @@ from numba.extending import intrinsic
 
 from ._boosted_permutation import _MISSING_LEFT, _SLOW
 from ._numba import kernel
+from ._traverse import OP_CAT, in_category_set
 
 __all__ = ["mask_layout", "masked_permuted_totals"]
 
 _ROW_BLOCK = 64
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+# The most masks of a categorical entry (its ranks are bytes).
+_MOST_CLASSES = 256
 
 
 @intrinsic
@@ -74,39 +77,56 @@ def _tree_order(records, root_code):
     return order[:n].copy(), node_ptr, parent
 
 
-def mask_layout(records, cut, root_code, node_value, n_features, budget):
+def mask_layout(records, cut, operator, thresholds, cat_bitsets, root_code, node_value,
+                n_features, budget):
     """The tables of :func:`masked_permuted_totals` from ``boosted_layout``'s
-    ``records``, ``cut`` and ``root_code``, and the nodes' values: ``(ok, cuts_ptr,
-    model_cuts, tables)``. ``ok`` is False (and the rest None) when a tree cannot be
-    stated by leaf masks (a split that is not ``v < cut``, more than 64 leaves) or the
-    rank tables would take more than ``budget`` bytes.
+    ``records``, ``cut`` and ``root_code``, the packed ``operator``, ``thresholds`` and
+    category sets, and the nodes' values: ``(ok, codes, tables)``. ``ok`` is False (and
+    the rest None) when a tree cannot be stated by leaf masks (a ``<= inf`` split, more
+    than 64 leaves, a feature split both ways, a categorical feature whose categories
+    fall into more than 256 classes in one tree) or the rank tables would take more
+    than ``budget`` bytes.
 
-    Values are coded per feature (:func:`value_codes`): feature ``f``'s distinct cuts in
-    the whole model are ``model_cuts[cuts_ptr[f] .. cuts_ptr[f + 1]]``, ascending; a
-    value's code is how many of them it reaches, a missing value's one more than their
-    count. ``tables``: ``tree_entry_ptr, entry_feature, rank_ptr, rank, mask_ptr, masks,
-    leaf_ptr, leaf_value, path_ptr, path_entry`` (see :func:`_fill_tables`). The sorting
-    is numpy's; the kernel only walks (a kernel that sorts takes seconds to compile).
+    Values are coded per feature by :func:`value_codes` from ``codes = (cuts_ptr,
+    model_cuts, categories)``. A numeric feature ``f``'s distinct cuts in the whole model
+    are ``model_cuts[cuts_ptr[f] .. cuts_ptr[f + 1]]``, ascending, and a value's code is
+    how many of them it reaches; a categorical feature's (``categories[f] >= 0``, the
+    categories its sets can hold) code is its category, ``categories[f]`` for a value in
+    no set. A missing value's code is one more than the largest. ``tables``:
+    ``tree_entry_ptr, entry_feature, rank_ptr, rank, mask_ptr, masks, leaf_ptr,
+    leaf_value, path_ptr, path_entry`` (see :func:`_fill_tables`). The sorting is
+    numpy's; the kernel only walks (a kernel that sorts takes seconds to compile).
     """
+    refused = False, None, None
     order, node_ptr, parent = _tree_order(records, root_code)
     n_trees = root_code.shape[0]
     tree_of = np.repeat(np.arange(n_trees), np.diff(node_ptr))
     is_split = order >= 0
     splits = order[is_split]
     leaves_per_tree = np.bincount(tree_of[~is_split], minlength=n_trees)
-    if (records[splits, 3] & _SLOW).any() or leaves_per_tree.max(initial=0) > 64:
-        return False, None, None, None
+    categorical = operator[splits] == OP_CAT
+    slow = (records[splits, 3] & _SLOW) != 0
+    if (slow & ~categorical).any() or leaves_per_tree.max(initial=0) > 64:
+        return refused
     split_tree = tree_of[is_split]
     split_feature = records[splits, 2].astype(np.intp)
-    split_cut = cut[splits]
-    # The model's distinct cuts per feature, and each split's cut's index among them.
-    by_value = np.lexsort((split_cut, split_feature))
+    # A categorical feature's codes: its categories up to the widest set's last word.
+    categories = np.full(n_features, -1, dtype=np.intp)
+    widths = 32 * cat_bitsets[thresholds[splits[categorical]].astype(np.intp)].astype(np.intp)
+    np.maximum.at(categories, split_feature[categorical], widths)
+    if (categories[split_feature[~categorical]] >= 0).any():
+        return refused  # split as a number and as a category
+    # The model's distinct cuts per numeric feature, and each split's cut's index among
+    # them (0 for a categorical split: its entry's splits need no order).
+    split_cut = np.where(categorical, 0.0, cut[splits])
+    numeric = np.flatnonzero(~categorical)
+    by_value = numeric[np.lexsort((split_cut[numeric], split_feature[numeric]))]
     sorted_feature, sorted_cut = split_feature[by_value], split_cut[by_value]
-    new = np.ones(splits.shape[0], dtype=bool)
+    new = np.ones(by_value.shape[0], dtype=bool)
     new[1:] = (sorted_feature[1:] != sorted_feature[:-1]) | (sorted_cut[1:] != sorted_cut[:-1])
     model_cuts = sorted_cut[new]
     cuts_ptr = np.searchsorted(sorted_feature[new], np.arange(n_features + 1)).astype(np.intp)
-    cut_index = np.empty(splits.shape[0], dtype=np.intp)
+    cut_index = np.zeros(splits.shape[0], dtype=np.intp)
     cut_index[by_value] = np.cumsum(new) - 1 - cuts_ptr[sorted_feature]
     # Per tree, its splits by feature and cut: an entry per (tree, feature).
     ranked = np.lexsort((cut_index, split_feature, split_tree))
@@ -114,27 +134,42 @@ def mask_layout(records, cut, root_code, node_value, n_features, budget):
     starts[1:] = ((split_tree[ranked][1:] != split_tree[ranked][:-1])
                   | (split_feature[ranked][1:] != split_feature[ranked][:-1]))
     entry_feature = split_feature[ranked][starts]
-    n_codes = cuts_ptr[entry_feature + 1] - cuts_ptr[entry_feature]
+    entry_categories = categories[entry_feature]
+    n_codes = np.where(entry_categories >= 0, entry_categories,
+                       cuts_ptr[entry_feature + 1] - cuts_ptr[entry_feature])
     if int(np.sum(n_codes + 2)) > budget:
-        return False, None, None, None
+        return refused
     tree_entry_ptr = np.searchsorted(split_tree[ranked][starts],
                                      np.arange(n_trees + 1)).astype(np.intp)
     entry_split_ptr = np.append(np.flatnonzero(starts), splits.shape[0]).astype(np.intp)
     rank_ptr = np.concatenate([[0], np.cumsum(n_codes + 2)]).astype(np.intp)
-    tables = _fill_tables(records, order, node_ptr, parent, splits[ranked],
-                          cut_index[ranked], entry_split_ptr, tree_entry_ptr,
-                          entry_feature, n_codes, rank_ptr, node_value, n_features)
-    return True, cuts_ptr, model_cuts, (tree_entry_ptr, entry_feature, rank_ptr, *tables)
+    # At most a mask per prefix of a numeric entry's cuts (and one for missing values),
+    # per class of a categorical entry's categories.
+    n_masks = np.where(entry_categories >= 0, np.minimum(n_codes + 2, _MOST_CLASSES),
+                       np.diff(entry_split_ptr) + 2)
+    ok, *tables = _fill_tables(records, thresholds, cat_bitsets, order, node_ptr, parent,
+                               splits[ranked], cut_index[ranked], entry_split_ptr,
+                               tree_entry_ptr, entry_feature, entry_categories >= 0,
+                               n_codes, rank_ptr, int(n_masks.sum()), node_value,
+                               n_features)
+    if not ok:
+        return refused
+    return True, (cuts_ptr, model_cuts, categories), (tree_entry_ptr, entry_feature, rank_ptr,
+                                                      *tables)
 
 
 @kernel
-def _fill_tables(records, order, node_ptr, parent, ranked, ranked_cut, entry_split_ptr,
-                 tree_entry_ptr, entry_feature, n_codes, rank_ptr, node_value, n_features):
-    """``rank, mask_ptr, masks, leaf_ptr, leaf_value, path_ptr, path_entry`` of
+def _fill_tables(records, thresholds, cat_bitsets, order, node_ptr, parent, ranked,
+                 ranked_cut, entry_split_ptr, tree_entry_ptr, entry_feature,
+                 entry_is_categorical, n_codes, rank_ptr, mask_capacity, node_value,
+                 n_features):
+    """``ok, rank, mask_ptr, masks, leaf_ptr, leaf_value, path_ptr, path_entry`` of
     :func:`mask_layout`: ``masks[mask_ptr[e] + rank[rank_ptr[e] + code]]`` is entry
-    ``e``'s mask of a value coded ``code`` (one mask per prefix of its own distinct
-    cuts, then a missing value's); leaves ``leaf_ptr[t] + j`` (``j`` left to right)
-    have ``leaf_value``, and the features on their paths are the entries
+    ``e``'s mask of a value coded ``code``: for a numeric entry one mask per prefix of
+    its own distinct cuts, then a missing value's; for a categorical one, a mask per
+    class of categories that go the same way at every split (``ok`` is False when
+    there are more than 256). Leaves ``leaf_ptr[t] + j`` (``j`` left to right) have
+    ``leaf_value``, and the features on their paths are the entries
     ``path_entry[path_ptr[l] .. path_ptr[l + 1]]``, as offsets from the tree's first.
     Entry ``e``'s splits are ``ranked[entry_split_ptr[e] .. entry_split_ptr[e + 1]]``
     by cut, ``ranked_cut`` their cuts' indices among the feature's model cuts."""
@@ -143,7 +178,7 @@ def _fill_tables(records, order, node_ptr, parent, ranked, ranked_cut, entry_spl
     n_order = order.shape[0]
     rank = np.empty(rank_ptr[n_entries], dtype=np.uint8)
     mask_ptr = np.zeros(n_entries + 1, dtype=np.intp)
-    masks = np.empty(ranked.shape[0] + 2 * n_entries, dtype=np.uint64)
+    masks = np.empty(mask_capacity, dtype=np.uint64)
     leaf_ptr = np.zeros(n_trees + 1, dtype=np.intp)
     leaf_value = np.empty(n_order, dtype=node_value.dtype)
     path_ptr = np.zeros(n_order + 1, dtype=np.intp)
@@ -169,6 +204,15 @@ def _fill_tables(records, order, node_ptr, parent, ranked, ranked_cut, entry_spl
         for e in range(e0, tree_entry_ptr[t + 1]):
             local[entry_feature[e]] = e - e0
             mask_ptr[e] = n_masks
+            if entry_is_categorical[e]:
+                n_masks = _fill_categorical(records, thresholds, cat_bitsets, ranked,
+                                            entry_split_ptr[e], entry_split_ptr[e + 1],
+                                            first_leaf, n_codes[e], rank[rank_ptr[e]:],
+                                            masks, n_masks)
+                if n_masks < 0:
+                    return (False, rank, mask_ptr, masks, leaf_ptr, leaf_value, path_ptr,
+                            path_entry)
+                continue
             prefix = _ALL
             missing = _ALL
             masks[n_masks] = prefix
@@ -176,13 +220,7 @@ def _fill_tables(records, order, node_ptr, parent, ranked, ranked_cut, entry_spl
             code = 0  # codes below a cut's index rank below it
             for j in range(entry_split_ptr[e], entry_split_ptr[e + 1]):
                 k = ranked[j]
-                left = records[k, 0]
-                right = records[k, 1]
-                leaf_lo = first_leaf[~left if left < 0 else left]
-                leaf_hi = first_leaf[~right if right < 0 else right]
-                # Going right here rules out the left subtree's leaves [leaf_lo, leaf_hi).
-                ruled_out = ((np.uint64(1) << np.uint64(leaf_hi - leaf_lo)) - np.uint64(1)) \
-                    << np.uint64(leaf_lo)
+                ruled_out = _left_leaves(records, first_leaf, k)
                 prefix &= ~ruled_out
                 if not records[k, 3] & _MISSING_LEFT:
                     missing &= ~ruled_out
@@ -228,22 +266,74 @@ def _fill_tables(records, order, node_ptr, parent, ranked, ranked_cut, entry_spl
             local[entry_feature[e]] = -1
     leaf_ptr[n_trees] = n_leaves
     mask_ptr[n_entries] = n_masks
-    return (rank, mask_ptr, masks[:n_masks].copy(), leaf_ptr, leaf_value[:n_leaves].copy(),
-            path_ptr[:n_leaves + 1].copy(), path_entry[:n_path].copy())
+    return (True, rank, mask_ptr, masks[:n_masks].copy(), leaf_ptr,
+            leaf_value[:n_leaves].copy(), path_ptr[:n_leaves + 1].copy(),
+            path_entry[:n_path].copy())
+
+
 
 
 @kernel
-def value_codes(values, column_feature, cuts_ptr, model_cuts, out):
-    """``out[i, j]``: how many of feature ``column_feature[j]``'s model cuts
-    ``values[i, j]`` reaches (goes right at: ``v >= cut``), or one more than their count
-    when it is missing (see :func:`mask_layout`)."""
+def _left_leaves(records, first_leaf, k):
+    """The mask of split ``k``'s left subtree's leaves: those a value going right there
+    cannot reach (its left child's first leaf up to its right child's)."""
+    left = records[k, 0]
+    right = records[k, 1]
+    lo = first_leaf[~left if left < 0 else left]
+    hi = first_leaf[~right if right < 0 else right]
+    return ((np.uint64(1) << np.uint64(hi - lo)) - np.uint64(1)) << np.uint64(lo)
+
+
+@kernel
+def _fill_categorical(records, thresholds, cat_bitsets, ranked, lo, hi, first_leaf,
+                      n_categories, rank, masks, n_masks):
+    """A categorical entry's masks from ``masks[n_masks]`` on and its codes' ranks
+    (``rank[code]``): categories ``0 .. n_categories - 1``, then a value in no set, then
+    a missing one; categories going the same way at the entry's splits ``ranked[lo ..
+    hi]`` share a mask. Returns the masks' new end, or -1 past 256 masks."""
+    start = n_masks
+    for code in range(n_categories + 2):
+        mask = _ALL
+        for j in range(lo, hi):
+            k = ranked[j]
+            if code == n_categories + 1:
+                right = not records[k, 3] & _MISSING_LEFT
+            else:
+                right = code == n_categories or not in_category_set(
+                    np.float64(code), cat_bitsets, np.intp(thresholds[k]))
+            if right:
+                mask &= ~_left_leaves(records, first_leaf, k)
+        index = start
+        while index < n_masks and masks[index] != mask:
+            index += 1
+        if index == n_masks:
+            if n_masks - start == _MOST_CLASSES:
+                return -1
+            masks[n_masks] = mask
+            n_masks += 1
+        rank[code] = index - start
+    return n_masks
+
+
+@kernel
+def value_codes(values, column_feature, codes, out):
+    """``out[i, j]``: the code of ``values[i, j]`` as a value of feature
+    ``column_feature[j]`` (:func:`mask_layout`): how many of its model cuts the value
+    reaches (goes right at: ``v >= cut``), or for a categorical feature its category
+    (``categories[f]`` when in no set); a missing value's code is one more."""
+    cuts_ptr, model_cuts, categories = codes
     for j in range(values.shape[1]):
         f = column_feature[j]
         feature_cuts = model_cuts[cuts_ptr[f]:cuts_ptr[f + 1]]
+        n = categories[f]
         for i in range(values.shape[0]):
             v = values[i, j]
-            out[i, j] = (feature_cuts.shape[0] + 1 if np.isnan(v)
-                         else np.searchsorted(feature_cuts, v, side="right"))
+            if n >= 0:
+                # in_category_set's reading: the integer part of a value 0 <= v < n.
+                out[i, j] = n + 1 if np.isnan(v) else (np.intp(v) if 0.0 <= v < n else n)
+            else:
+                out[i, j] = (feature_cuts.shape[0] + 1 if np.isnan(v)
+                             else np.searchsorted(feature_cuts, v, side="right"))
 
 
 @kernel

@@ -446,15 +446,16 @@ class TreeEvaluator:
         records, cut, root_code, max_depth = boosted_layout(self.nodes, self.threshold,
                                                             self.operator, self.roots)
         n_features = self.X.shape[1]
-        ok, cuts_ptr, model_cuts, tables = mask_layout(records, cut, root_code, node_value,
-                                                        n_features, _RANK_BUDGET)
+        ok, codes, tables = mask_layout(records, cut, self.operator, self.threshold,
+                                        self.cat_bitsets, root_code, node_value, n_features,
+                                        _RANK_BUDGET)
         if not ok:
             return (boosted_permuted_totals, self.X_eval,
                     (records, cut, self.threshold, self.operator, self.cat_bitsets,
                      root_code, max_depth, node_value))
-        codes = np.empty(self.X_eval.shape, dtype=np.uint32)
-        value_codes(self.X_eval, np.arange(n_features), cuts_ptr, model_cuts, codes)
-        return masked_permuted_totals, codes, tables
+        X_code = np.empty(self.X_eval.shape, dtype=np.uint32)
+        value_codes(self.X_eval, np.arange(n_features), codes, X_code)
+        return masked_permuted_totals, X_code, tables
 
     def _batch_layout(self, batch, sources):
         """For a batch of (group, repeat) slots, each group's slots consecutive:
