@@ -17,8 +17,10 @@ asked. Every total is the model's own sum: ``start`` plus the trees' leaf values
 tree order, in ``leaf_value``'s dtype.
 
 :func:`mask_layout` makes the tables from :func:`._boosted_permutation.boosted_layout`'s
-records; a tree with more than 64 leaves or a split that is not ``v < cut`` (with its
-missing values' direction) has none, and the model takes
+records. A categorical feature's values are its categories: a (tree, feature) keeps a
+mask per class of categories that go the same way at all its splits. A tree with more
+than 64 leaves or a ``<= inf`` split, or a feature split both as a number and as a
+category, has no masks, and the model takes
 :func:`._boosted_permutation.boosted_permuted_totals` instead.
 """
 

@@ -22,8 +22,8 @@ scikit-learn's. The path, one way down:
   :mod:`sapwood._kernels._boosted_masks` instead: every permuted sum of a row in one
   pass of the row through the trees, each tree's leaf found by ANDing leaf bitmasks, in
   the model's own precision and order (:mod:`sapwood._kernels._boosted_permutation`,
-  which re-routes the values instead, for trees masks cannot state: categorical
-  splits, more than 64 leaves).
+  which re-routes the values instead, for trees masks cannot state: more than 64
+  leaves, a feature split both as a number and as a category).
 """
 
 from __future__ import annotations
