@@ -257,9 +257,13 @@ def test_agreement_ignores_the_order_of_noise():
         mdi_means[:, None] + 0.001 * rng.normal(size=(10, 100)), feature_names=names,
         method="mdi")
     perm_means = np.r_[0.3, 0.2, np.zeros(8)]
+    # Per-row draws over 500 held-out rows; a shuffle of an unused column changes no
+    # row, so its importance is exactly zero.
+    spread = np.r_[0.05, 0.05, np.zeros(8)]
     perm = importance.ImportanceResult.from_draws(
-        perm_means[:, None] + 0.002 * rng.normal(size=(10, 5)), feature_names=names,
-        method="permutation")
+        perm_means[:, None] + spread[:, None] / 25 * rng.normal(size=(10, 5)),
+        feature_names=names, method="permutation", rank_draws=perm_means[:, None]
+        + spread[:, None] * rng.normal(size=(10, 500)))
     [pair] = agreement({"mdi": mdi, "permutation": perm}, k=2)
     assert pair["features"] == ["x0", "x1"]
     assert pair["spearman"] == pytest.approx(1.0)
@@ -267,8 +271,9 @@ def test_agreement_ignores_the_order_of_noise():
     # Reverse x0 and x1 under permutation, clearly: now they are discordant.
     perm_means[:2] = [0.2, 0.3]
     perm = importance.ImportanceResult.from_draws(
-        perm_means[:, None] + 0.002 * rng.normal(size=(10, 5)), feature_names=names,
-        method="permutation")
+        perm_means[:, None] + spread[:, None] / 25 * rng.normal(size=(10, 5)),
+        feature_names=names, method="permutation", rank_draws=perm_means[:, None]
+        + spread[:, None] * rng.normal(size=(10, 500)))
     [pair] = agreement({"mdi": mdi, "permutation": perm}, k=2)
     assert pair["discordant"] == [["x0", "x1"]] and not pair["agree"]
 
@@ -284,6 +289,29 @@ def test_ties_within_uncertainty_are_not_disagreement():
         feature_names=names, method="permutation")
     [pair] = agreement({"mdi": mdi, "permutation": perm}, k=2)
     assert pair["n_discordant"] == 0 and pair["agree"]
+
+
+def test_agreement_counts_above_zero_by_the_interval_over_new_rows():
+    mdi = drawn("mdi", np.array([[0.5], [0.1], [0.3], [0.2]])
+                + 0.001 * np.random.default_rng(1).normal(size=(4, 50)))
+    # Five shuffles that agree closely: their interval is above zero for "signal",
+    # "weak" and "id"; over the 400 held-out rows only "signal" is.
+    repeats = [[0.3, 0.31, 0.29, 0.3, 0.3], [0.02, 0.021, 0.019, 0.02, 0.02],
+               [0.01, 0.011, 0.009, 0.01, 0.01], [0.0] * 5]
+    rows = drawn("permutation", repeats, row_draws([0.3, 0.02, 0.01, 0.0],
+                                                   [0.1, 0.5, 0.5, 0.0], 400))
+    assert (rows.ci_low[:3] > 0).all()
+    assert verdict_interval("permutation", rows).low[1:3].max() <= 0
+    [pair] = agreement({"mdi": mdi, "permutation": rows}, k=2)
+    assert pair["features"] == ["signal"]
+    assert pair["compared_over"] == ("the features above zero by permutation's over new "
+                                     "rows (95% intervals)")
+    # The same repeats without per-row draws cover the shuffles only: they select
+    # nothing, so every feature is compared, as for two measures of the training rows.
+    [pair] = agreement({"mdi": mdi, "permutation": drawn("permutation", repeats)}, k=2)
+    assert pair["features"] == ["signal", "weak", "id", "noise"]
+    assert pair["compared_over"] == ("all features (neither measure has a 95% interval "
+                                     "over new rows)")
 
 
 # -- defaults, too little data, SHAP sample --------------------------------------------
