@@ -9,8 +9,8 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from ._data import InputError
 
 __all__ = ["MODEL_NAMES", "LoadedModel", "available_models", "build_model", "default_model",
-           "describe_ensemble", "describe_model", "describe_source", "load_model_file",
-           "model_class", "read_model_file", "score_model"]
+           "describe_ensemble", "describe_model", "describe_source", "load_model",
+           "load_model_file", "model_class", "read_model_file", "score_model"]
 
 # --model name -> (sapwood.learners class for classification, for regression, label)
 MODEL_NAMES = {
@@ -70,23 +70,14 @@ class LoadedModel:
     path length) is scored by ROC AUC against the target's two labels, the greater one
     the inliers (scikit-learn's ``predict`` labels 1 inliers, -1 outliers): the same
     number as scikit-learn's ``roc_auc`` scorer on the estimator, whose
-    ``decision_function`` increases with the path length. Any other model is built as
-    a :class:`_LoadedClassifier` or :class:`_LoadedRegressor`, whose ``score`` is
-    scikit-learn's own (the same accuracy or R²): the measures then know it for a mean
-    over rows, and held-out permutation gives it per-row draws, the intervals over new
-    rows that the verdict rests on (docs/measures.md, section 'The verdict')."""
-
-    def __new__(cls, ensemble, path):
-        if cls is LoadedModel and (ensemble.kind.library, ensemble.kind.model) != (
-                "sklearn", "IsolationForest"):
-            cls = _LoadedClassifier if ensemble.task == "classification" else _LoadedRegressor
-        return super().__new__(cls)
+    ``decision_function`` increases with the path length. Any other model is made a
+    :class:`_LoadedClassifier` or :class:`_LoadedRegressor` by :func:`load_model`.
+    """
 
     def __init__(self, ensemble, path):
         self.ensemble = ensemble
         self.path = Path(path)
-        kind = ensemble.kind
-        self.anomaly = (kind.library, kind.model) == ("sklearn", "IsolationForest")
+        self.anomaly = _is_anomaly_detector(ensemble)
         self.score_name = "ROC AUC" if self.anomaly else (
             "accuracy" if ensemble.task == "classification" else "R²")
         self.n_features_in_ = ensemble.n_features
@@ -145,6 +136,24 @@ class _LoadedRegressor(RegressorMixin, LoadedModel):
         return LoadedModel.__sklearn_tags__(self)
 
 
+def load_model(ensemble, path) -> LoadedModel:
+    """The loaded model of ``ensemble`` (read from ``path``): a :class:`LoadedModel`
+    for an anomaly detector, else a :class:`_LoadedClassifier` or
+    :class:`_LoadedRegressor`, whose ``score`` is scikit-learn's own (the same accuracy
+    or R²): the measures then know it for a mean over rows, and held-out permutation
+    gives it per-row draws, the intervals over new rows that the verdict rests on
+    (docs/measures.md, section 'The verdict')."""
+    if _is_anomaly_detector(ensemble):
+        return LoadedModel(ensemble, path)
+    if ensemble.task == "classification":
+        return _LoadedClassifier(ensemble, path)
+    return _LoadedRegressor(ensemble, path)
+
+
+def _is_anomaly_detector(ensemble) -> bool:
+    return (ensemble.kind.library, ensemble.kind.model) == ("sklearn", "IsolationForest")
+
+
 def _array(X):
     import numpy as np
 
@@ -174,7 +183,7 @@ def read_model_file(path):
 
 def load_model_file(path) -> LoadedModel:
     """A fitted model from a saved sapwood, XGBoost or LightGBM file."""
-    return LoadedModel(read_model_file(path), path)
+    return load_model(read_model_file(path), path)
 
 
 _LIBRARY_NAMES = {"xgboost": "XGBoost", "lightgbm": "LightGBM", "sklearn": "scikit-learn",
