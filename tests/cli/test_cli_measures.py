@@ -279,8 +279,8 @@ def test_agreement_numbers_are_scipy_s_and_the_top_k_overlap(csv, capsys):
         assert pair["features"] == features
         if "permutation" in (pair["measure_a"], pair["measure_b"]):
             assert pair["compared_over"] == (
-                "the features above zero by permutation's over the held-out rows and the "
-                "shuffles (95% intervals)")
+                "the features above zero by permutation (95% interval over the held-out "
+                "rows and the shuffles)")
         else:
             assert pair["compared_over"].startswith("all features")
         if len(features) < 2:

@@ -304,14 +304,20 @@ def test_agreement_counts_above_zero_by_the_interval_over_new_rows():
     assert verdict_interval("permutation", rows).low[1:3].max() <= 0
     [pair] = agreement({"mdi": mdi, "permutation": rows}, k=2)
     assert pair["features"] == ["signal"]
-    assert pair["compared_over"] == ("the features above zero by permutation's over new "
-                                     "rows (95% intervals)")
+    assert pair["compared_over"] == ("the features above zero by permutation (95% "
+                                     "interval over new rows)")
     # The same repeats without per-row draws cover the shuffles only: they select
     # nothing, so every feature is compared, as for two measures of the training rows.
     [pair] = agreement({"mdi": mdi, "permutation": drawn("permutation", repeats)}, k=2)
     assert pair["features"] == ["signal", "weak", "id", "noise"]
     assert pair["compared_over"] == ("all features (neither measure has a 95% interval "
                                      "over new rows)")
+    # CPI's draws are its per-row loss changes: its own interval covers the rows.
+    cpi = drawn("cpi", row_draws([0.3, 0.02, 0.01, 0.0], [0.1, 0.5, 0.5, 0.0], 400))
+    [pair] = agreement({"mdi": mdi, "cpi": cpi}, k=2)
+    assert pair["features"] == ["signal"]
+    assert pair["compared_over"] == ("the features above zero by cpi (95% interval over "
+                                     "the 400 held-out rows, one draw per row)")
 
 
 # -- defaults, too little data, SHAP sample --------------------------------------------

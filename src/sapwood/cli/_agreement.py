@@ -100,10 +100,9 @@ def _compared(a, b, first: str, second: str) -> tuple:
         # An interval over the shuffles alone lies above zero for test-set noise too.
         if interval.rows and np.isfinite(interval.low).any():
             keep |= np.nan_to_num(interval.low, nan=-np.inf) > 0
-            judged.append(f"{name}'s over {interval.covers}")
+            judged.append(f"{name} (95% interval over {interval.covers})")
     if judged:
-        over = ("the features above zero by " + " or ".join(judged)
-                + " (95% intervals)")
+        over = "the features above zero by " + " or ".join(judged)
     else:
         keep[:] = True
         over = "all features (neither measure has a 95% interval over new rows)"

@@ -43,8 +43,11 @@ def verdict_interval(name: str, result) -> Interval:
     Student-t interval of the importance with their standard error, ``mean -/+
     t(0.975, n - 1) sd / sqrt(n)``: the one the rank intervals use, over new rows and
     new shuffles (for AIR, new training samples). Drop-column by cross-validation: the
-    interval over its folds, each a new set of held-out rows. Otherwise ``ci_low`` /
-    ``ci_high``, which cover the shuffles or the trees only (``rows`` False)."""
+    interval over its folds, each a new set of held-out rows; CPI: the interval over
+    its per-row loss changes. Otherwise ``ci_low`` / ``ci_high``, which cover the
+    shuffles or the trees only (``rows`` False; SAGE's rows are drawn with replacement
+    from the held-out ones, as many as it needs, so its interval does not cover new
+    rows)."""
     notes = result.extra.get("intervals") or {}
     draws = result.rank_draws
     if draws is not None and draws.ndim == 2 and draws.shape[1] >= 2:
@@ -54,10 +57,14 @@ def verdict_interval(name: str, result) -> Interval:
     nan = np.full(result.n_features, np.nan)
     low = nan if result.ci_low is None else result.ci_low
     high = nan if result.ci_high is None else result.ci_high
-    folds = 0 if result.importances is None else result.importances.shape[1]
-    if name == "drop" and folds >= 2:
-        return Interval(low, high, f"the {folds} cross-validation folds (each a new set of "
+    n_draws = 0 if result.importances is None else result.importances.shape[1]
+    if name == "drop" and n_draws >= 2:
+        return Interval(low, high, f"the {n_draws} cross-validation folds (each a new set of "
                         "held-out rows, and a refit)", rows=True)
+    if name == "cpi" and n_draws >= 2:
+        # CPI's draws are its per-row loss changes: its interval is its t-test's.
+        return Interval(low, high, f"the {n_draws} held-out rows, one draw per row",
+                        rows=True)
     return Interval(low, high, _short(notes.get("ci", "its draws only")), rows=False)
 
 
