@@ -18,7 +18,7 @@ from rich.console import Console
 
 from sapwood import importance
 from sapwood.cli import main
-from sapwood.cli._agreement import agreement
+from sapwood.cli._agreement import agreement, significantly_above
 from sapwood.cli._verdict import (
     MIN_NET_ROWS,
     disagreement,
@@ -308,8 +308,14 @@ def test_agreement_counts_above_zero_by_the_interval_over_new_rows():
                                      "interval over new rows)")
     # The same repeats without per-row draws cover the shuffles only: they select
     # nothing, so every feature is compared, as for two measures of the training rows.
-    [pair] = agreement({"mdi": mdi, "permutation": drawn("permutation", repeats)}, k=2)
+    shuffles_only = drawn("permutation", repeats)
+    [pair] = agreement({"mdi": mdi, "permutation": shuffles_only}, k=2)
     assert pair["features"] == ["signal", "weak", "id", "noise"]
+    # Nor do they order features: the shuffles put "weak" above "id", against MDI, but
+    # that order need not hold on new rows, so it is no discordant pair.
+    assert shuffles_only.rank_intervals().above[1, 2]
+    assert not significantly_above(shuffles_only, "permutation").any()
+    assert pair["n_discordant"] == 0
     assert pair["compared_over"] == ("all features (neither measure has a 95% interval "
                                      "over new rows)")
     # CPI's draws are its per-row loss changes: its own interval covers the rows.

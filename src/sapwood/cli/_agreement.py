@@ -50,12 +50,13 @@ def agreement(results: dict, k: int) -> list:
     without such an interval (its ``ci_low`` covers the shuffles or the trees only)
     selects nothing; when neither measure selects, all features. ``compared_over``
     says in words which features were compared and what the interval covers. Over
-    them: Spearman's rho and Kendall's tau-b (scipy.stats; None for
-    fewer than two features or a constant measure), and the *discordant* pairs:
-    features a, b that one measure puts significantly above the other (the
+    them: Spearman's rho and Kendall's tau-b (scipy.stats; None for fewer than two
+    features or a constant measure), and the *discordant* pairs: features a, b that
+    one measure puts significantly above the other (:func:`significantly_above`: the
     simultaneous pairwise tests of the rank intervals; without draws, a training-data
-    measure orders by its exact values and any other measure orders nothing) while the
-    other measure puts b significantly above a. Pairs
+    measure orders by its exact values and any other measure orders nothing, as does a
+    measure of other rows without an interval over new rows) while the other measure
+    puts b significantly above a. Pairs
     whose order either measure cannot tell apart are ties, not disagreement. A pair of
     measures agrees when none of its feature pairs is discordant. The top-k overlap is
     over all features, as before."""
@@ -126,14 +127,19 @@ def significantly_above(result, name: str) -> np.ndarray:
     """j significantly above k: the rank intervals' tests where the measure has draws;
     without draws, a training-data measure's exact values (a single tree's MDI is a
     fixed property of the model) and, for any other measure (drop-column on one
-    held-out set), nothing: its sampling error is unknown."""
+    held-out set), nothing: its sampling error is unknown. So also for a measure of
+    other rows that is zero for an unused feature but has no interval over new rows
+    (:func:`centred`, :func:`~._intervals.verdict_interval`): its draws cover the
+    shuffles or the trees only, and would call test-set noise an order."""
+    mean = result.importances_mean
+    none = np.zeros((len(mean), len(mean)), dtype=bool)
+    train = MEASURES[name].rows == "train"
+    if not train and centred(name) and not verdict_interval(name, result).rows:
+        return none
     intervals = result.rank_intervals()
     if intervals is not None:
         return intervals.above
-    mean = result.importances_mean
-    if MEASURES[name].rows == "train":
-        return mean[:, None] > mean[None, :]
-    return np.zeros((len(mean), len(mean)), dtype=bool)
+    return mean[:, None] > mean[None, :] if train else none
 
 
 def _discordant(a, b, first, second, compared) -> list:

@@ -28,7 +28,8 @@ AGREEMENT_RULE = ("over the features that either measure finds above zero on new
                   "samples, the verdict's; one over the shuffles or trees alone selects "
                   "nothing), or all features when neither selects; discordant = pairs of "
                   "features that the two measures order oppositely, each beyond its own "
-                  "uncertainty (simultaneous 95% pairwise tests); a pair of measures "
+                  "uncertainty (simultaneous 95% pairwise tests, over new rows where the "
+                  "measure reads other rows than the training ones); a pair of measures "
                   "agrees when none is discordant")
 # Text columns: left-aligned, and allowed to wrap.
 TEXT_COLUMNS = ("feature", "truth", "measures", "only first", "only second", "compared")
