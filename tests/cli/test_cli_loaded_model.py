@@ -9,10 +9,13 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.ensemble import IsolationForest
 from sklearn.inspection import permutation_importance
+from sklearn.metrics import get_scorer
 from sklearn.model_selection import train_test_split
 
 import sapwood
+from sapwood import importance
 from sapwood.cli import main
 from sapwood.importance import native_importance
 from tests.cli._helpers import run_bad
@@ -173,3 +176,39 @@ def test_corrupted_model_file(files, capsys, tmp_path):
     bad.write_bytes(model_path.read_bytes()[:500])
     run_bad(capsys, ["explain", str(data), "--target", "y", "--model", str(bad)],
             f"cannot read model file {bad}")
+
+
+def test_loaded_anomaly_detector_has_intervals_over_the_rows_and_a_verdict(tmp_path):
+    # Outliers far out in "a" only (label -1, inliers 1, as scikit-learn's predict).
+    rng = np.random.default_rng(2)
+    n = 1200
+    X = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n),
+                      "noise": rng.normal(size=n)})
+    outlier = rng.uniform(size=n) < 0.1
+    X.loc[outlier, "a"] = (rng.choice([-1, 1], size=outlier.sum())
+                           * rng.uniform(3, 5, size=outlier.sum()))
+    y = np.where(outlier, -1, 1)
+    X_train, X_test, _, y_test = train_test_split(X, y, test_size=TEST_SIZE, random_state=0)
+    model = IsolationForest(n_estimators=50, random_state=0).fit(X_train)
+    path = tmp_path / "isolation.sapwood"
+    sapwood.save(model, path)
+    data = tmp_path / "data.csv"
+    X.assign(y=y).to_csv(data, index=False)
+    document, _ = explain_json(["explain", str(data), "--target", "y", "--model", str(path),
+                                "--json"])
+    # The score and the importances are scikit-learn's roc_auc scorer's on the estimator.
+    assert document["model"]["score_name"] == "ROC AUC"
+    assert document["model"]["score"] == pytest.approx(
+        get_scorer("roc_auc")(model, X_test, y_test), abs=1e-12)
+    direct = importance.permutation_importance(model, X_test, y_test, scoring="roc_auc",
+                                               n_repeats=5, random_state=0)
+    got = {row["feature"]: row["importance"] for row in document["measures"]["permutation"]}
+    assert got == pytest.approx(dict(zip(direct.feature_names, direct.importances_mean,
+                                         strict=True)), abs=1e-12)
+    # DeLong's per-row draws: the verdict's intervals cover the held-out rows, and it
+    # decides (without them every feature would be uncertain).
+    assert document["intervals"]["permutation"]["rank"].startswith("the held-out rows")
+    verdict = document["verdict"]
+    assert "over the held-out rows and the shuffles" in verdict["lines"][0]
+    assert verdict["relies_on"] == ["a"]
+    assert sorted(verdict["uncertain"]) == ["b", "noise"]  # 300 rows: too few to rule out

@@ -19,6 +19,7 @@ from sapwood import importance
 from sapwood.cli import _measures, main
 from sapwood.cli._agreement import agreement
 from sapwood.cli._data import prepare
+from sapwood.cli._intervals import verdict_interval
 from sapwood.cli._run import _split
 from tests.cli._helpers import run_bad
 
@@ -260,17 +261,28 @@ def test_agreement_numbers_are_scipy_s_and_the_top_k_overlap(csv, capsys):
     assert document["agreement"]["top_k"] == 2
     assert [(p["measure_a"], p["measure_b"]) for p in pairs] == [
         ("mdi", "permutation"), ("mdi", "drop"), ("permutation", "drop")]
+    # Over the features either measure finds above zero on new rows: permutation's 95%
+    # interval over the held-out rows (the verdict's); drop on one held-out set has no
+    # interval and selects nothing; with neither, all features.
+    X_train, X_test, y_train, y_test = split_of(csv)
+    model = sapwood.DecisionTreeClassifier(max_depth=4, random_state=0).fit(X_train, y_train)
+    permutation = importance.permutation_importance(model, X_test, y_test, n_repeats=5,
+                                                    random_state=0)
+    assert by_feature(measures["permutation"]) == pytest.approx(dict(zip(
+        permutation.feature_names, permutation.importances_mean, strict=True)))
+    low = dict(zip(permutation.feature_names,
+                   verdict_interval("permutation", permutation).low, strict=True))
     for pair in pairs:
-        # Over the features either measure finds above zero (those whose 95% interval
-        # is above zero under permutation, or drop when it has intervals), or all.
-        centred = [name for name in (pair["measure_a"], pair["measure_b"])
-                   if name != "mdi" and any(row["ci_low"] is not None
-                                            for row in measures[name])]
         features = [f for f in (row["feature"] for row in measures["mdi"])
-                    if not centred or any(by_feature(measures[name], "ci_low")[f] is not None
-                                          and by_feature(measures[name], "ci_low")[f] > 0
-                                          for name in centred)]
+                    if "permutation" not in (pair["measure_a"], pair["measure_b"])
+                    or low[f] > 0]
         assert pair["features"] == features
+        if "permutation" in (pair["measure_a"], pair["measure_b"]):
+            assert pair["compared_over"] == (
+                "the features above zero by permutation (95% interval over the held-out "
+                "rows and the shuffles)")
+        else:
+            assert pair["compared_over"].startswith("all features")
         if len(features) < 2:
             assert pair["spearman"] is None
             continue

@@ -18,7 +18,7 @@ from rich.console import Console
 
 from sapwood import importance
 from sapwood.cli import main
-from sapwood.cli._agreement import agreement
+from sapwood.cli._agreement import agreement, significantly_above
 from sapwood.cli._verdict import (
     MIN_NET_ROWS,
     disagreement,
@@ -257,9 +257,13 @@ def test_agreement_ignores_the_order_of_noise():
         mdi_means[:, None] + 0.001 * rng.normal(size=(10, 100)), feature_names=names,
         method="mdi")
     perm_means = np.r_[0.3, 0.2, np.zeros(8)]
+    # Per-row draws over 500 held-out rows; a shuffle of an unused column changes no
+    # row, so its importance is exactly zero.
+    spread = np.r_[0.05, 0.05, np.zeros(8)]
     perm = importance.ImportanceResult.from_draws(
-        perm_means[:, None] + 0.002 * rng.normal(size=(10, 5)), feature_names=names,
-        method="permutation")
+        perm_means[:, None] + spread[:, None] / 25 * rng.normal(size=(10, 5)),
+        feature_names=names, method="permutation", rank_draws=perm_means[:, None]
+        + spread[:, None] * rng.normal(size=(10, 500)))
     [pair] = agreement({"mdi": mdi, "permutation": perm}, k=2)
     assert pair["features"] == ["x0", "x1"]
     assert pair["spearman"] == pytest.approx(1.0)
@@ -267,8 +271,9 @@ def test_agreement_ignores_the_order_of_noise():
     # Reverse x0 and x1 under permutation, clearly: now they are discordant.
     perm_means[:2] = [0.2, 0.3]
     perm = importance.ImportanceResult.from_draws(
-        perm_means[:, None] + 0.002 * rng.normal(size=(10, 5)), feature_names=names,
-        method="permutation")
+        perm_means[:, None] + spread[:, None] / 25 * rng.normal(size=(10, 5)),
+        feature_names=names, method="permutation", rank_draws=perm_means[:, None]
+        + spread[:, None] * rng.normal(size=(10, 500)))
     [pair] = agreement({"mdi": mdi, "permutation": perm}, k=2)
     assert pair["discordant"] == [["x0", "x1"]] and not pair["agree"]
 
@@ -284,6 +289,41 @@ def test_ties_within_uncertainty_are_not_disagreement():
         feature_names=names, method="permutation")
     [pair] = agreement({"mdi": mdi, "permutation": perm}, k=2)
     assert pair["n_discordant"] == 0 and pair["agree"]
+
+
+def test_agreement_counts_above_zero_by_the_interval_over_new_rows():
+    mdi = drawn("mdi", np.array([[0.5], [0.1], [0.3], [0.2]])
+                + 0.001 * np.random.default_rng(1).normal(size=(4, 50)))
+    # Five shuffles that agree closely: their interval is above zero for "signal",
+    # "weak" and "id"; over the 400 held-out rows only "signal" is.
+    repeats = [[0.3, 0.31, 0.29, 0.3, 0.3], [0.02, 0.021, 0.019, 0.02, 0.02],
+               [0.01, 0.011, 0.009, 0.01, 0.01], [0.0] * 5]
+    rows = drawn("permutation", repeats, row_draws([0.3, 0.02, 0.01, 0.0],
+                                                   [0.1, 0.5, 0.5, 0.0], 400))
+    assert (rows.ci_low[:3] > 0).all()
+    assert verdict_interval("permutation", rows).low[1:3].max() <= 0
+    [pair] = agreement({"mdi": mdi, "permutation": rows}, k=2)
+    assert pair["features"] == ["signal"]
+    assert pair["compared_over"] == ("the features above zero by permutation (95% "
+                                     "interval over new rows)")
+    # The same repeats without per-row draws cover the shuffles only: they select
+    # nothing, so every feature is compared, as for two measures of the training rows.
+    shuffles_only = drawn("permutation", repeats)
+    [pair] = agreement({"mdi": mdi, "permutation": shuffles_only}, k=2)
+    assert pair["features"] == ["signal", "weak", "id", "noise"]
+    # Nor do they order features: the shuffles put "weak" above "id", against MDI, but
+    # that order need not hold on new rows, so it is no discordant pair.
+    assert shuffles_only.rank_intervals().above[1, 2]
+    assert not significantly_above(shuffles_only, "permutation").any()
+    assert pair["n_discordant"] == 0
+    assert pair["compared_over"] == ("all features (neither measure has a 95% interval "
+                                     "over new rows)")
+    # CPI's draws are its per-row loss changes: its own interval covers the rows.
+    cpi = drawn("cpi", row_draws([0.3, 0.02, 0.01, 0.0], [0.1, 0.5, 0.5, 0.0], 400))
+    [pair] = agreement({"mdi": mdi, "cpi": cpi}, k=2)
+    assert pair["features"] == ["signal"]
+    assert pair["compared_over"] == ("the features above zero by cpi (95% interval over "
+                                     "the 400 held-out rows, one draw per row)")
 
 
 # -- defaults, too little data, SHAP sample --------------------------------------------

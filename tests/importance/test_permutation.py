@@ -10,14 +10,16 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.datasets import make_classification, make_regression
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.inspection import permutation_importance as sklearn_permutation_importance
 from sklearn.linear_model import LogisticRegression, Ridge
-from sklearn.metrics import make_scorer, r2_score, recall_score
+from sklearn.metrics import get_scorer, make_scorer, r2_score, recall_score
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from sapwood.importance import ImportanceResult, permutation_importance
+from sapwood.importance._permutation_rows import AucScoreMixin
 from tests.reference.naive_permutation import (
     as_format_model,
     as_opaque_model,
@@ -420,3 +422,38 @@ def test_rows_that_disagree_are_named():
     tree = _sapwood.DecisionTreeClassifier(max_depth=2).fit(X, y)
     with pytest.raises(ValueError, match="y has 5 entries but X has 50 rows"):
         _permutation(tree, X, y[:5])
+
+
+class _AnomalyLike(AucScoreMixin, RegressorMixin, BaseEstimator):
+    """A model scored as scikit-learn's roc_auc scorer scores an anomaly detector: by
+    ROC AUC of its decision_function (here a classifier's probability of class 1)."""
+
+    def __init__(self, classifier=None):
+        self.classifier = classifier
+
+    def decision_function(self, X):
+        return self.classifier.predict_proba(X)[:, 1]
+
+    def predict(self, X):
+        return np.where(self.decision_function(X) > 0.5, 1, -1)
+
+
+def test_an_auc_score_method_has_the_per_row_draws_of_roc_auc():
+    X_train, y_train, X_test, y_test = _classification()
+    classifier = LogisticRegression().fit(X_train, y_train)
+    expected = permutation_importance(classifier, X_test, y_test, n_repeats=3,
+                                      random_state=0, scoring="roc_auc")
+    # Labels 1 inlier / -1 outlier: the greater is the positive one, as roc_auc_score
+    # takes two labels.
+    labels = np.where(y_test == 1, 1, -1)
+    model = _AnomalyLike(classifier)
+    assert model.score(X_test, labels) == get_scorer("roc_auc")(classifier, X_test, y_test)
+    result = permutation_importance(model, X_test, labels, n_repeats=3, random_state=0)
+    np.testing.assert_array_equal(result.importances, expected.importances)
+    assert expected.rank_draws is not None
+    np.testing.assert_array_equal(result.rank_draws, expected.rank_draws)
+    assert result.extra["intervals"] == expected.extra["intervals"]
+    # Weights: roc_auc_score's weighted AUC, and no per-row draws.
+    weighted = permutation_importance(model, X_test, labels, n_repeats=3, random_state=0,
+                                      sample_weight=np.linspace(1, 2, len(labels)))
+    assert weighted.rank_draws is None

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from ._intervals import verdict_interval
 from ._measures import MEASURES
 
 __all__ = ["agreement", "centred", "default_top_k", "rank_table", "significantly_above",
@@ -42,15 +43,20 @@ def top_features(result, k: int) -> list:
 def agreement(results: dict, k: int) -> list:
     """Every pair of measures: how far they agree, over the features that matter.
 
-    The features compared are those distinguishable from zero (95% interval above
-    zero) by either measure of the pair whose importance is zero for an unused feature
-    (permutation-type measures, drop, AIR); when neither is such a measure, all
-    features. Over them: Spearman's rho and Kendall's tau-b (scipy.stats; None for
-    fewer than two features or a constant measure), and the *discordant* pairs:
-    features a, b that one measure puts significantly above the other (the
+    The features compared are those distinguishable from zero on new rows by either
+    measure of the pair whose importance is zero for an unused feature
+    (permutation-type measures, drop, AIR): their 95% interval over new rows, the
+    verdict's (:func:`~._intervals.verdict_interval`), lies above zero. A measure
+    without such an interval (its ``ci_low`` covers the shuffles or the trees only)
+    selects nothing; when neither measure selects, all features. ``compared_over``
+    says in words which features were compared and what the interval covers. Over
+    them: Spearman's rho and Kendall's tau-b (scipy.stats; None for fewer than two
+    features or a constant measure), and the *discordant* pairs: features a, b that
+    one measure puts significantly above the other (:func:`significantly_above`: the
     simultaneous pairwise tests of the rank intervals; without draws, a training-data
-    measure orders by its exact values and any other measure orders nothing) while the
-    other measure puts b significantly above a. Pairs
+    measure orders by its exact values and any other measure orders nothing, as does a
+    measure of other rows without an interval over new rows) while the other measure
+    puts b significantly above a. Pairs
     whose order either measure cannot tell apart are ties, not disagreement. A pair of
     measures agrees when none of its feature pairs is discordant. The top-k overlap is
     over all features, as before."""
@@ -59,7 +65,7 @@ def agreement(results: dict, k: int) -> list:
     for i, first in enumerate(names):
         for second in names[i + 1:]:
             a, b = results[first], results[second]
-            compared = _compared(a, b, first, second)
+            compared, compared_over = _compared(a, b, first, second)
             rho, tau = _correlations(a.importances_mean[compared],
                                      b.importances_mean[compared])
             discordant = _discordant(a, b, first, second, compared)
@@ -67,6 +73,7 @@ def agreement(results: dict, k: int) -> list:
             top_b = top_features(b, k)
             rows.append({"measure_a": first, "measure_b": second,
                          "features": [a.feature_names[j] for j in compared],
+                         "compared_over": compared_over,
                          "spearman": rho, "kendall": tau,
                          "n_discordant": len(discordant), "discordant": discordant,
                          "agree": not discordant, "top_k": k,
@@ -83,17 +90,25 @@ def centred(name: str) -> bool:
     return measure.centred or measure.janitza
 
 
-def _compared(a, b, first: str, second: str) -> np.ndarray:
+def _compared(a, b, first: str, second: str) -> tuple:
+    """The features the pair is compared over, and which they are in words."""
     keep = np.zeros(a.n_features, dtype=bool)
-    judged = False
+    judged = []
     for name, result in ((first, a), (second, b)):
-        if centred(name) and result.ci_low is not None and np.isfinite(result.ci_low).any():
-            keep |= np.nan_to_num(result.ci_low, nan=-np.inf) > 0
-            judged = True
-    if not judged:
+        if not centred(name):
+            continue
+        interval = verdict_interval(name, result)
+        # An interval over the shuffles alone lies above zero for test-set noise too.
+        if interval.rows and np.isfinite(interval.low).any():
+            keep |= np.nan_to_num(interval.low, nan=-np.inf) > 0
+            judged.append(f"{name} (95% interval over {interval.covers})")
+    if judged:
+        over = "the features above zero by " + " or ".join(judged)
+    else:
         keep[:] = True
+        over = "all features (neither measure has a 95% interval over new rows)"
     finite = np.isfinite(a.importances_mean) & np.isfinite(b.importances_mean)
-    return np.flatnonzero(keep & finite)
+    return np.flatnonzero(keep & finite), over
 
 
 def _correlations(a, b):
@@ -112,14 +127,19 @@ def significantly_above(result, name: str) -> np.ndarray:
     """j significantly above k: the rank intervals' tests where the measure has draws;
     without draws, a training-data measure's exact values (a single tree's MDI is a
     fixed property of the model) and, for any other measure (drop-column on one
-    held-out set), nothing: its sampling error is unknown."""
+    held-out set), nothing: its sampling error is unknown. So also for a measure of
+    other rows that is zero for an unused feature but has no interval over new rows
+    (:func:`centred`, :func:`~._intervals.verdict_interval`): its draws cover the
+    shuffles or the trees only, and would call test-set noise an order."""
+    mean = result.importances_mean
+    none = np.zeros((len(mean), len(mean)), dtype=bool)
+    train = MEASURES[name].rows == "train"
+    if not train and centred(name) and not verdict_interval(name, result).rows:
+        return none
     intervals = result.rank_intervals()
     if intervals is not None:
         return intervals.above
-    mean = result.importances_mean
-    if MEASURES[name].rows == "train":
-        return mean[:, None] > mean[None, :]
-    return np.zeros((len(mean), len(mean)), dtype=bool)
+    return mean[:, None] > mean[None, :] if train else none
 
 
 def _discordant(a, b, first, second, compared) -> list:

@@ -6,11 +6,13 @@ from pathlib import Path
 
 from sklearn.base import ClassifierMixin, RegressorMixin
 
+from sapwood.importance._permutation_rows import AucScoreMixin
+
 from ._data import InputError
 
 __all__ = ["MODEL_NAMES", "LoadedModel", "available_models", "build_model", "default_model",
-           "describe_ensemble", "describe_model", "describe_source", "load_model_file",
-           "model_class", "read_model_file", "score_model"]
+           "describe_ensemble", "describe_model", "describe_source", "load_model",
+           "load_model_file", "model_class", "read_model_file", "score_model"]
 
 # --model name -> (sapwood.learners class for classification, for regression, label)
 MODEL_NAMES = {
@@ -66,27 +68,15 @@ class LoadedModel:
 
     ``to_ensemble()`` hands the trees back, so the measures see the model itself.
 
-    An anomaly detector (scikit-learn's IsolationForest, whose raw output is the mean
-    path length) is scored by ROC AUC against the target's two labels, the greater one
-    the inliers (scikit-learn's ``predict`` labels 1 inliers, -1 outliers): the same
-    number as scikit-learn's ``roc_auc`` scorer on the estimator, whose
-    ``decision_function`` increases with the path length. Any other model is built as
-    a :class:`_LoadedClassifier` or :class:`_LoadedRegressor`, whose ``score`` is
-    scikit-learn's own (the same accuracy or R²): the measures then know it for a mean
-    over rows, and held-out permutation gives it per-row draws, the intervals over new
-    rows that the verdict rests on (docs/measures.md, section 'The verdict')."""
-
-    def __new__(cls, ensemble, path):
-        if cls is LoadedModel and (ensemble.kind.library, ensemble.kind.model) != (
-                "sklearn", "IsolationForest"):
-            cls = _LoadedClassifier if ensemble.task == "classification" else _LoadedRegressor
-        return super().__new__(cls)
+    :func:`load_model` makes one of its three kinds, each scored as scikit-learn
+    scores the model: :class:`_LoadedClassifier`, :class:`_LoadedRegressor` and
+    :class:`_LoadedAnomalyDetector`.
+    """
 
     def __init__(self, ensemble, path):
         self.ensemble = ensemble
         self.path = Path(path)
-        kind = ensemble.kind
-        self.anomaly = (kind.library, kind.model) == ("sklearn", "IsolationForest")
+        self.anomaly = _is_anomaly_detector(ensemble)
         self.score_name = "ROC AUC" if self.anomaly else (
             "accuracy" if ensemble.task == "classification" else "R²")
         self.n_features_in_ = ensemble.n_features
@@ -122,14 +112,6 @@ class LoadedModel:
     def predict_proba(self, X):
         return self.ensemble.predict_proba(_array(X))
 
-    def score(self, X, y):
-        from sklearn.metrics import accuracy_score, r2_score, roc_auc_score
-
-        if self.anomaly:
-            return float(roc_auc_score(y, self.predict(X)))
-        metric = accuracy_score if self.task == "classification" else r2_score
-        return float(metric(y, self.predict(X)))
-
 
 class _LoadedClassifier(ClassifierMixin, LoadedModel):
     """A loaded classifier scored by scikit-learn's ``ClassifierMixin.score``."""
@@ -143,6 +125,37 @@ class _LoadedRegressor(RegressorMixin, LoadedModel):
 
     def __sklearn_tags__(self):
         return LoadedModel.__sklearn_tags__(self)
+
+
+class _LoadedAnomalyDetector(AucScoreMixin, LoadedModel):
+    """A loaded anomaly detector (scikit-learn's IsolationForest, whose raw output is
+    the mean path length), scored by ROC AUC against the target's two labels, the
+    greater one the inliers (scikit-learn's ``predict`` labels 1 inliers, -1 outliers):
+    :class:`~sapwood.importance._permutation_rows.AucScoreMixin`'s score of
+    ``decision_function``, here the mean path length, which orders the rows as the
+    estimator's own ``decision_function`` does (it increases with the path length), so
+    the number is that of scikit-learn's ``roc_auc`` scorer on the estimator."""
+
+    def decision_function(self, X):
+        return self.ensemble.predict(_array(X))
+
+
+def load_model(ensemble, path) -> LoadedModel:
+    """The loaded model of ``ensemble`` (read from ``path``), of the class whose
+    ``score`` is the one scikit-learn gives the model: accuracy or R² (scikit-learn's
+    own ``ClassifierMixin`` / ``RegressorMixin`` score) or, for an anomaly detector,
+    ROC AUC. The measures recognise each of these scores, and held-out permutation
+    gives it per-row draws (DeLong's for ROC AUC): the intervals over new rows that the
+    verdict rests on (docs/measures.md, section 'The verdict')."""
+    if _is_anomaly_detector(ensemble):
+        return _LoadedAnomalyDetector(ensemble, path)
+    if ensemble.task == "classification":
+        return _LoadedClassifier(ensemble, path)
+    return _LoadedRegressor(ensemble, path)
+
+
+def _is_anomaly_detector(ensemble) -> bool:
+    return (ensemble.kind.library, ensemble.kind.model) == ("sklearn", "IsolationForest")
 
 
 def _array(X):
@@ -174,7 +187,7 @@ def read_model_file(path):
 
 def load_model_file(path) -> LoadedModel:
     """A fitted model from a saved sapwood, XGBoost or LightGBM file."""
-    return LoadedModel(read_model_file(path), path)
+    return load_model(read_model_file(path), path)
 
 
 _LIBRARY_NAMES = {"xgboost": "XGBoost", "lightgbm": "LightGBM", "sklearn": "scikit-learn",

@@ -23,11 +23,14 @@ __all__ = ["AGREEMENT_RULE", "TEXT_COLUMNS", "agreement_frame", "intervals_line"
            "measure_frame", "measure_title", "print_run", "run_to_json", "summary_lines",
            "truth_lines"]
 
-AGREEMENT_RULE = ("over the features that either measure finds above zero (a "
-                  "permutation-type measure's 95% interval), or all features when neither "
-                  "is such a measure; discordant = pairs of features that the two measures "
-                  "order oppositely, each beyond its own uncertainty (simultaneous 95% "
-                  "pairwise tests); a pair of measures agrees when none is discordant")
+AGREEMENT_RULE = ("over the features that either measure finds above zero on new data (a "
+                  "permutation-type measure's 95% interval over new rows or training "
+                  "samples, the verdict's; one over the shuffles or trees alone selects "
+                  "nothing), or all features when neither selects; discordant = pairs of "
+                  "features that the two measures order oppositely, each beyond its own "
+                  "uncertainty (simultaneous 95% pairwise tests, over new rows where the "
+                  "measure reads other rows than the training ones); a pair of measures "
+                  "agrees when none is discordant")
 # Text columns: left-aligned, and allowed to wrap.
 TEXT_COLUMNS = ("feature", "truth", "measures", "only first", "only second", "compared")
 # Columns left out first when a table is too wide, per table.

@@ -15,7 +15,7 @@ from .._text import visible
 from . import _agreement, _measures, _verdict
 from ._columns import match_columns
 from ._data import InputError, Prepared, check_enough_rows
-from ._models import LoadedModel, describe_model, score_model
+from ._models import LoadedModel, describe_model, load_model, score_model
 
 __all__ = ["Options", "Run", "UI", "align_to_model", "run_pipeline", "top_nodes"]
 
@@ -443,7 +443,7 @@ def align_to_model(model: LoadedModel, data: Prepared):
                              target=data.target)
     if matching.respelled:
         ensemble = dataclasses.replace(model.ensemble, feature_names=tuple(matching.columns))
-        model = LoadedModel(ensemble, model.path)
+        model = load_model(ensemble, model.path)
     X = data.X if matching.columns == list(data.X.columns) else data.X[matching.columns]
     encodings = {name: values for name, values in data.encodings.items() if name in X}
     X, encodings = recode_categories(model.ensemble, X, encodings)

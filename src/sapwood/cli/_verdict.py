@@ -34,10 +34,10 @@ import numpy as np
 
 from sapwood.diagnostics import Finding, find_correlated, find_identifiers, find_leakage
 from sapwood.importance import permutation_importance
-from sapwood.importance._result import t_interval
 
 from .._text import quoted, shorten
 from ._agreement import significantly_above
+from ._intervals import Interval, verdict_interval
 from ._measures import MEASURES
 
 __all__ = ["VERDICT_MEASURES", "Interval", "Verdict", "disagreement", "find_warnings",
@@ -65,18 +65,6 @@ OVERFIT_GAP = 0.1
 
 
 @dataclasses.dataclass(frozen=True)
-class Interval:
-    """The 95% interval of each importance a verdict rests on (``low``, ``high``:
-    arrays over the features), what it covers in words (``covers``), and whether that
-    includes new rows (``rows``; if not, the verdict claims nothing from it)."""
-
-    low: np.ndarray
-    high: np.ndarray
-    covers: str
-    rows: bool
-
-
-@dataclasses.dataclass(frozen=True)
 class Verdict:
     """Where each feature stands by the held-out measure ``measure`` (None: no such
     measure ran), the correlated groups, the warnings' kinds, and the summary lines."""
@@ -91,40 +79,6 @@ class Verdict:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
-
-
-def verdict_interval(name: str, result) -> Interval:
-    """The 95% interval of each importance of measure ``name`` (its result
-    ``result``) that the verdict rests on, and what it covers.
-
-    Where the measure has per-row draws (``rank_draws``: held-out permutation with a
-    score that is a mean over rows or binary ROC AUC, OOB permutation, conditional
-    permutation of forests; AIR of a bagged forest, jackknife pseudo-draws), the
-    Student-t interval of the importance with their standard error, ``mean -/+
-    t(0.975, n - 1) sd / sqrt(n)``: the one the rank intervals use, over new rows and
-    new shuffles (for AIR, new training samples). Drop-column by cross-validation: the
-    interval over its folds, each a new set of held-out rows. Otherwise ``ci_low`` /
-    ``ci_high``, which cover the shuffles or the trees only (``rows`` False)."""
-    notes = result.extra.get("intervals") or {}
-    draws = result.rank_draws
-    if draws is not None and draws.ndim == 2 and draws.shape[1] >= 2:
-        low, high = t_interval(result.importances_mean, draws.std(axis=1, ddof=1),
-                               draws.shape[1])
-        return Interval(low, high, _short(notes.get("rank", "new rows")), rows=True)
-    nan = np.full(result.n_features, np.nan)
-    low = nan if result.ci_low is None else result.ci_low
-    high = nan if result.ci_high is None else result.ci_high
-    folds = 0 if result.importances is None else result.importances.shape[1]
-    if name == "drop" and folds >= 2:
-        return Interval(low, high, f"the {folds} cross-validation folds (each a new set of "
-                        "held-out rows, and a refit)", rows=True)
-    return Interval(low, high, _short(notes.get("ci", "its draws only")), rows=False)
-
-
-def _short(covers: str) -> str:
-    """A measure's note on what an interval covers without its explanation (after a
-    colon or in parentheses), which the line under the measure's table gives."""
-    return covers.split(" (")[0].split(":")[0]
 
 
 def standing(result, *, n_rows=None, accuracy=False, used=None, name="permutation") -> dict:

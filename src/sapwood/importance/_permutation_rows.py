@@ -31,7 +31,8 @@ m rows of the loss changes). The first term is the same for every feature: it is
 to every draw (the rank intervals read only differences), and the draws are the m
 rows'.
 
-ROC AUC (binary; ``scoring="roc_auc"``, unweighted) is no mean over rows but a
+ROC AUC (binary; ``scoring="roc_auc"`` of a classifier, or the ``score`` of
+:class:`AucScoreMixin`; unweighted) is no mean over rows but a
 two-sample U-statistic, whose first-order projection on the rows is DeLong's: a
 positive row i contributes (V_i - AUC) / pi, V_i its share of negatives scored below it
 (ties one half) and pi the share of positive rows; a negative row likewise with the
@@ -49,9 +50,11 @@ from functools import wraps
 
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
+from sklearn.metrics import roc_auc_score
 from sklearn.utils import get_tags
 
-__all__ = ["AucLoss", "Recorder", "RowDraws", "interval_notes", "read_response", "row_loss"]
+__all__ = ["AucLoss", "AucScoreMixin", "Recorder", "RowDraws", "interval_notes",
+           "read_response", "row_loss"]
 
 # Named scores that are the mean over rows of a loss (with the sign that makes higher
 # better), and the loss.
@@ -73,16 +76,28 @@ def interval_notes(n_repeats, rows):
             shuffles + " (this score has no per-row draws)"}
 
 
+class AucScoreMixin:
+    """A model whose ``score`` is binary ROC AUC of its ``decision_function`` against
+    y's two labels, the greater one positive: scikit-learn's ``roc_auc`` scorer on an
+    anomaly detector, whose ``decision_function`` grows with normality (1 inliers, -1
+    outliers). Permutation importance with ``scoring=None`` recognises it, as it does
+    scikit-learn's ``ClassifierMixin.score``, and gives it DeLong's per-row draws."""
+
+    def score(self, X, y, sample_weight=None):
+        return float(roc_auc_score(y, self.decision_function(X),
+                                   sample_weight=sample_weight))
+
+
 def row_loss(model, scoring, y, is_classifier, sample_weight=None):
     """The per-row loss whose mean change is the drop in the score, as a function
     ``loss(predicted, truth, index)`` of the predictions and labels of the rows
-    ``index`` (of the rows y lists), or :class:`AucLoss` for ``scoring="roc_auc"``, or
-    None where the score is neither."""
-    if scoring == "roc_auc":
+    ``index`` (of the rows y lists), or :class:`AucLoss` for ``scoring="roc_auc"`` and
+    :class:`AucScoreMixin`'s score, or None where the score is neither."""
+    score = getattr(type(model), "score", None)
+    if scoring == "roc_auc" or scoring is None and score is AucScoreMixin.score:
         return AucLoss.make(model, y, is_classifier, sample_weight)
     kind = _NAMED.get(scoring) if isinstance(scoring, str) else None
     if scoring is None:
-        score = getattr(type(model), "score", None)
         kind = ("error" if score is ClassifierMixin.score and is_classifier else
                 "r2" if score is RegressorMixin.score and not is_classifier else None)
     if kind is None or kind == "error" and not is_classifier \
@@ -127,7 +142,9 @@ def row_loss(model, scoring, y, is_classifier, sample_weight=None):
 class AucLoss:
     """Binary ROC AUC's per-row influence (module docstring), on the score of the
     positive class (``predict_proba``'s column of ``classes_[1]``, or
-    ``decision_function``, whichever the scorer read)."""
+    ``decision_function``, whichever the scorer read; for :class:`AucScoreMixin`, its
+    ``decision_function`` with the greater of y's two labels positive, as
+    ``roc_auc_score`` takes them)."""
 
     def __init__(self, positive):
         self.positive = positive
@@ -135,10 +152,16 @@ class AucLoss:
 
     @classmethod
     def make(cls, model, y, is_classifier, sample_weight):
-        classes = getattr(model, "classes_", None)
         y = np.asarray(y)
-        if not is_classifier or sample_weight is not None or classes is None \
-                or len(classes) != 2 or y.ndim != 1:
+        if sample_weight is not None or y.ndim != 1:
+            return None
+        if isinstance(model, AucScoreMixin) and not is_classifier:
+            classes = np.unique(y)
+        elif is_classifier:
+            classes = getattr(model, "classes_", None)
+        else:
+            return None
+        if classes is None or len(classes) != 2:
             return None
         positive = np.asarray(y == classes[1], dtype=bool)
         if positive.all() or not positive.any():
