@@ -356,11 +356,17 @@ def _plain_trees(raws, n_features):
 
 def _joined(raws, key, dtype, sizes):
     """Array ``key`` of every tree, one after the other (``sizes``: each tree's nodes);
-    the values as ``_array`` reads them. Lists parsed from JSON become one array in one
-    NumPy call."""
+    the values as ``_array`` reads them. Lists parsed from JSON, or typed arrays of one
+    type read from UBJSON, become one array in one NumPy call."""
     values = [raw[key] for raw in raws]
     if all(type(v) is list for v in values):
         array = np.asarray(list(chain.from_iterable(values)), dtype=dtype)
+    elif all(type(v) is np.ndarray and v.ndim == 1 and v.dtype == values[0].dtype
+             for v in values):
+        array = np.concatenate(values).astype(dtype, copy=False)
+    else:
+        array = None
+    if array is not None:
         if array.ndim != 1 or [len(v) for v in values] != sizes:
             raise FormatError(f"tree array {key} does not match the trees' sizes")
         return array
