@@ -79,8 +79,18 @@ def test_a_difference_from_the_scorer_scores_one_at_a_time(monkeypatch):
 
 
 def test_a_small_budget_scores_in_several_calls(monkeypatch):
+    # No more predictions are held than one call scores.
     model, X, y = _forest()
     monkeypatch.setattr(_permutation._BatchedR2, "_BUDGET", 3 * X.shape[0])
+    held = []
+    original = _permutation._BatchedR2._score
+
+    def spy(self, slots, raws):
+        held.append(len(raws))
+        original(self, slots, raws)
+
+    monkeypatch.setattr(_permutation._BatchedR2, "_score", spy)
     ours = permutation_importance(model, X, y, n_repeats=4, random_state=2)
+    assert len(held) > 2 and max(held) == 3
     theirs = sklearn_permutation_importance(model, X, y, n_repeats=4, random_state=2)
     np.testing.assert_array_equal(ours.importances, theirs.importances)

@@ -406,7 +406,7 @@ def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns,
         # need not be re-routed.
         evaluator.only_class_changes()
     batched = None if accuracy is not None else _BatchedR2.make(
-        scorer, evaluator, reference, y_eval, w_eval)
+        scorer, evaluator, reference, X_eval, y_eval, w_eval, scores)
     # A scorer sees only the outputs it reads, y and the weights: two permuted data sets
     # whose read outputs are equal have equal scores.
     known = {}
@@ -451,7 +451,7 @@ def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns,
         if key is not None:
             known[key] = scores[g][k]
     if batched is not None:
-        batched.flush(scores, X_eval)
+        batched.flush()
     steps.complete()  # permutations that changed no row were never yielded
     return baseline, scores, by_row
 
@@ -465,23 +465,30 @@ class _BatchedR2:
     column's sum runs over contiguous memory, as a single output's does, so column j of
     ``r2_score(Y, P, multioutput="raw_values")`` is ``r2_score(y, P[:, j])`` bit for
     bit (tests compare them) while the ~2 ms of input checks per call are paid once, not
-    once per permuted data set. The first two scores of a call are checked against the
-    scorer itself; any difference scores everything with the scorer instead.
+    once per permuted data set. The first two scores are checked against the scorer
+    itself; any difference scores the rest with the scorer instead.
     """
 
     # Prediction values scored per call: a call's temporaries (2 MB each in float64)
-    # stay in cache; 20,000 rows x 100 columns in one call take as long as one at a time.
+    # stay in cache, and no more than this many are held (20,000 rows x 100 columns in
+    # one call take as long as one call per column).
     _BUDGET = 2**18
 
-    def __init__(self, scorer, evaluator, y):
+    def __init__(self, scorer, evaluator, y, X, scores):
         self.scorer = scorer
         self.evaluator = evaluator
         self.y = y
+        self.X = X
+        self.scores = scores  # written as scores[g][k]
+        self.per_call = max(1, self._BUDGET // max(1, y.shape[0]))
+        self.checks = 2  # scores still to compare with the scorer's
         self.batched = True  # False once a batched score differed from the scorer's
         self.slots, self.raws = [], []
 
     @classmethod
-    def make(cls, scorer, evaluator, reference, y, sample_weight):
+    def make(cls, scorer, evaluator, reference, X, y, sample_weight, scores):
+        """The batched scores for ``scores`` (groups x repeats), or None when the scorer
+        is not the default R^2 on one output, unweighted."""
         if not (not evaluator.is_classifier and sample_weight is None
                 and is_passthrough_scorer(scorer)
                 and getattr(type(evaluator.model), "score", None) is RegressorMixin.score
@@ -491,22 +498,22 @@ class _BatchedR2:
         if not (isinstance(predicted, np.ndarray) and predicted.shape == y.shape
                 and predicted.dtype.kind == "f"):
             return None
-        return cls(scorer, evaluator, y)
+        return cls(scorer, evaluator, y, X, scores)
 
     def add(self, g, k, raw):
-        """Score (group ``g``, repeat ``k``) on the raw outputs ``raw`` (at ``flush``)."""
+        """Score (group ``g``, repeat ``k``) on the raw outputs ``raw`` (now or later)."""
         self.slots.append((g, k))
         self.raws.append(raw)
+        if len(self.slots) == self.per_call:
+            self.flush()
 
-    def flush(self, scores, X):
-        """Write the recorded slots' scores into ``scores[g][k]``."""
-        per_call = max(1, self._BUDGET // max(1, self.y.shape[0]))
-        for start in range(0, len(self.slots), per_call):
-            self._score(self.slots[start:start + per_call], self.raws[start:start + per_call],
-                        scores, X, checks=2 if start == 0 else 0)
+    def flush(self):
+        """Score the slots added since the last call."""
+        if self.slots:
+            self._score(self.slots, self.raws)
         self.slots, self.raws = [], []
 
-    def _score(self, slots, raws, scores, X, checks):
+    def _score(self, slots, raws):
         outputs = [self.evaluator.responses(raw) for raw in raws]
         if self.batched:
             columns = [output.predict(None) for output in outputs]
@@ -516,14 +523,16 @@ class _BatchedR2:
                 predicted[:, j] = column
             truth = np.asfortranarray(np.broadcast_to(self.y[:, None], predicted.shape))
             values = r2_score(truth, predicted, multioutput="raw_values").tolist()
-            real = [_score(self.scorer, output, X, self.y, None) for output in outputs[:checks]]
+            checked = outputs[:self.checks]
+            self.checks -= len(checked)
+            real = [_score(self.scorer, output, self.X, self.y, None) for output in checked]
             if all(isinstance(r, float) and r == v for r, v in zip(real, values, strict=False)):
                 for (g, k), value in zip(slots, values, strict=True):
-                    scores[g][k] = value
+                    self.scores[g][k] = value
                 return
             self.batched = False  # a difference: the scorer scores the rest
         for (g, k), output in zip(slots, outputs, strict=True):
-            scores[g][k] = _score(self.scorer, output, X, self.y, None)
+            self.scores[g][k] = _score(self.scorer, output, self.X, self.y, None)
 
 
 class _IncrementalAccuracy:
