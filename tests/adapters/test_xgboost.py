@@ -182,3 +182,84 @@ def test_the_kind_of_model_is_recorded():
     assert not kind.bagged and not kind.node_impurity
     forest = from_model(xgb.XGBRFRegressor(n_estimators=3, n_jobs=1).fit(X, y_reg))
     assert forest.kind.family == "forest" and forest.bootstrap is None
+
+
+def _same_trees(ours, theirs):
+    assert len(ours.trees) == len(theirs.trees)
+    for a, b in zip(ours.trees, theirs.trees, strict=True):
+        for name, array in a.to_dict().items():
+            other = b.to_dict()[name]
+            if isinstance(array, np.ndarray):
+                assert array.dtype == other.dtype and array.shape == other.shape, name
+                assert np.array_equal(array, other, equal_nan=True), name
+            else:
+                assert array == other, name
+    assert np.array_equal(ours.tree_output, theirs.tree_output)
+    assert np.array_equal(ours.tree_weights, theirs.tree_weights)
+
+
+def _with_orphans(document, rng):
+    """The document with an unreachable split (and its two leaves) inserted at a random
+    place in every other tree, the ids after it shifted, as XGBoost keeps pruned nodes."""
+    for k, tree in enumerate(document["learner"]["gradient_booster"]["model"]["trees"]):
+        n = len(tree["left_children"])
+        if k % 2 or n < 3:
+            continue
+        at = int(rng.integers(1, n + 1))
+
+        def shift(ids, at=at):
+            return [i + 3 if i >= at else i for i in ids]
+
+        left, right = shift(tree["left_children"]), shift(tree["right_children"])
+        for key, values in tree.items():
+            if isinstance(values, list) and len(values) == n:
+                tree[key] = values[:at] + values[at - 1:at] * 3 + values[at:]
+        tree["left_children"] = left[:at] + [at + 1, -1, -1] + left[at:]
+        tree["right_children"] = right[:at] + [at + 2, -1, -1] + right[at:]
+        tree["split_indices"][at] = 0
+        tree["tree_param"]["num_nodes"] = str(n + 3)
+    return document
+
+
+def test_all_trees_at_once_equal_tree_by_tree(monkeypatch):
+    # _plain_trees converts every tree in one NumPy pass; it must give exactly the trees
+    # _tree gives one by one, unreachable nodes dropped and the rest renumbered.
+    from sapwood.adapters import _xgboost
+    from sapwood.adapters._ubjson import loads
+
+    X, y, _ = make_data(14)
+    booster = xgb.XGBRegressor(n_estimators=8, max_depth=5, n_jobs=1).fit(X, y).get_booster()
+    rng = np.random.default_rng(0)
+    documents = [json.loads(booster.save_raw("json")), loads(bytes(booster.save_raw("ubj"))),
+                 _with_orphans(json.loads(booster.save_raw("json")), rng)]
+    fast = [_xgboost.from_xgboost_dict(document) for document in documents]
+    trees = documents[2]["learner"]["gradient_booster"]["model"]["trees"]
+    assert _xgboost._plain_trees(trees, X.shape[1]) is not None  # the fast path ran
+    assert sum(t.node_count for t in fast[2].trees) < sum(len(t["left_children"])
+                                                         for t in trees)
+    monkeypatch.setattr(_xgboost, "_plain_trees", lambda raws, n_features: None)
+    for document, ours in zip(documents, fast, strict=True):
+        _same_trees(ours, _xgboost.from_xgboost_dict(document))
+    np.testing.assert_array_equal(predict_raw(fast[2], X), predict_raw(fast[0], X))
+
+
+def test_a_malformed_tree_is_named_as_tree_by_tree():
+    # Any problem in one pass over all trees leaves them to _tree, whose message names
+    # the tree and the node.
+    X, y, _ = make_data(15)
+    booster = xgb.XGBRegressor(n_estimators=4, max_depth=3, n_jobs=1).fit(X, y).get_booster()
+    document = json.loads(booster.save_raw("json"))
+    trees = document["learner"]["gradient_booster"]["model"]["trees"]
+    trees[2]["left_children"][0] = len(trees[2]["left_children"]) + 5
+    with pytest.raises(FormatError, match="tree 2: node 0 has a left child out of range"):
+        from_model_dict(document)
+    trees[2]["left_children"][0] = 1
+    trees[3]["split_indices"] = trees[3]["split_indices"][:-1]
+    with pytest.raises(FormatError, match="tree 3: tree array split_indices has shape"):
+        from_model_dict(document)
+
+
+def from_model_dict(document):
+    from sapwood.adapters._xgboost import from_xgboost_dict
+
+    return from_xgboost_dict(document)

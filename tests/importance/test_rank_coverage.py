@@ -450,6 +450,22 @@ def test_many_rows_are_summed_into_blocks():
     np.testing.assert_array_equal(row_blocks(draws[:, :1000], 1000), draws[:, :1000])
 
 
+def test_blocks_add_their_rows_in_row_order():
+    # Each block's sum is its rows added in row order from zero, as np.add.at adds them:
+    # the same bits, whatever the bincount that computes it.
+    from sapwood.importance._ranks import SEED
+
+    rng = np.random.default_rng(6)
+    draws = rng.normal(size=(4, 7_001)) * rng.choice([1e-8, 1.0, 1e8], size=(4, 7_001))
+    draws[:, ::5] = -0.0
+    block = np.empty(draws.shape[1], dtype=np.intp)
+    block[np.random.default_rng(SEED).permutation(draws.shape[1])] = \
+        np.arange(draws.shape[1]) % 700
+    sums = np.zeros((4, 700))
+    np.add.at(sums.T, block, draws.T)
+    np.testing.assert_array_equal(row_blocks(draws, 700), sums * (700 / draws.shape[1]))
+
+
 def test_generic_evaluator_records_its_own_predictions():
     # A model the tree-aware evaluator does not take: the per-row draws come from the
     # predictions its scores made, and the numbers stay scikit-learn's.

@@ -10,6 +10,8 @@ size. Strongly typed numeric arrays
 
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 
 from .._format import FormatError
@@ -20,11 +22,15 @@ _MAX_DEPTH = 64
 _NUMBERS = {b"i": ">i1", b"U": ">u1", b"I": ">i2", b"l": ">i4", b"L": ">i8",
             b"d": ">f4", b"D": ">f8"}
 _CONSTANTS = {b"Z": None, b"T": True, b"F": False}
+# The same numbers one at a time, as Python ints and floats (a float32 widened exactly).
+_SCALARS = {marker: struct.Struct(code) for marker, code in
+            {b"i": ">b", b"U": ">B", b"I": ">h", b"l": ">i", b"L": ">q", b"d": ">f",
+             b"D": ">d"}.items()}
 
 
 def loads(data: bytes):
     """Decode one UBJSON value that fills ``data`` exactly."""
-    reader = _Reader(memoryview(data))
+    reader = _Reader(bytes(data))
     value = reader.value(reader.marker(), 0)
     if reader.pos != len(data):
         raise FormatError(f"UBJSON: {len(data) - reader.pos} unexpected bytes after the value")
@@ -32,8 +38,14 @@ def loads(data: bytes):
 
 
 class _Reader:
+    # A model file holds ~20 values per tree: markers and scalars are read from the
+    # bytes directly (a one-byte slice, ``struct``), not through NumPy, which costs
+    # microseconds per call.
+
     def __init__(self, data):
         self.data = data
+        self.view = memoryview(data)  # typed arrays are read without a copy
+        self.size = len(data)
         self.pos = 0
         # Elements of a zero-size type (null, true, false) in a typed container take no
         # bytes, so their count is bounded by this instead: at most one per byte of the
@@ -42,28 +54,39 @@ class _Reader:
         self.free_elements = len(data)
 
     def take(self, n):
-        if n < 0 or self.pos + n > len(self.data):
-            raise FormatError(f"UBJSON: truncated at byte {self.pos} (needs {n} more bytes)")
-        chunk = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return chunk
+        pos = self.pos
+        if n < 0 or pos + n > self.size:
+            raise FormatError(f"UBJSON: truncated at byte {pos} (needs {n} more bytes)")
+        self.pos = pos + n
+        return self.view[pos:pos + n]
 
     def marker(self):
-        marker = bytes(self.take(1))
+        data, pos = self.data, self.pos
+        marker = b"N"
         while marker == b"N":  # no-op padding
-            marker = bytes(self.take(1))
+            if pos >= self.size:
+                self.pos = pos
+                raise FormatError(f"UBJSON: truncated at byte {pos} (needs 1 more bytes)")
+            marker = data[pos:pos + 1]
+            pos += 1
+        self.pos = pos
         return marker
 
     def number(self, marker):
-        dtype = np.dtype(_NUMBERS[marker])
-        return np.frombuffer(self.take(dtype.itemsize), dtype=dtype)[0].item()
+        scalar = _SCALARS[marker]
+        pos = self.pos
+        if pos + scalar.size > self.size:
+            raise FormatError(f"UBJSON: truncated at byte {pos} (needs {scalar.size} more "
+                              "bytes)")
+        self.pos = pos + scalar.size
+        return scalar.unpack_from(self.data, pos)[0]
 
     def length(self, marker=None):
         marker = self.marker() if marker is None else marker
         if marker not in _NUMBERS or marker in (b"d", b"D"):
             raise FormatError(f"UBJSON: a length must be an integer, got marker {marker!r}")
         n = self.number(marker)
-        if n < 0 or n > len(self.data) - self.pos:
+        if n < 0 or n > self.size - self.pos:
             raise FormatError(f"UBJSON: length {n} exceeds the remaining data")
         return n
 

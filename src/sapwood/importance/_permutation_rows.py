@@ -223,8 +223,11 @@ class RowDraws:
             rows = self.every_row
         else:
             delta = self.loss(np.asarray(predicted), self.y[rows], rows) - self.unchanged[rows]
-        self.sums[g, rows] += delta  # as receivers
-        self.sums[g, self.sources[k, rows]] += delta  # as givers (sources is a permutation)
+        # Through the group's row (a view): one-axis fancy indexing, twice as fast as
+        # indexing (g, rows), the same additions.
+        sums = self.sums[g]
+        sums[rows] += delta  # as receivers
+        sums[self.sources[k, rows]] += delta  # as givers (sources is a permutation)
 
     def draws(self, importances):
         """The draws, whose means are ``importances`` (n_groups,)."""
