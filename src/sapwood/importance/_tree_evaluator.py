@@ -435,8 +435,9 @@ class TreeEvaluator:
                 for lo, hi in row_ranges)
             position = np.empty_like(order)
             position[order] = np.arange(order.shape[0])
+            by_slot = np.ascontiguousarray(totals.T)  # a slot's totals side by side
             for s, (g, r) in enumerate(batch):
-                column = totals[:, position[s]]
+                column = by_slot[position[s]]
                 rows = np.flatnonzero(column != baseline)
                 yield g, r, rows, column[rows].reshape(-1, 1)
 
