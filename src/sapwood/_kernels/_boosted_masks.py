@@ -357,7 +357,10 @@ def masked_permuted_totals(X_code, permuted_code, feature_slot_ptr, tree_entry_p
     # before[k, b]: the AND of row b's masks of entries < k; after[k, b]: of > k.
     before = np.empty((most + 1, _ROW_BLOCK), dtype=np.uint64)
     after = np.empty((most + 1, _ROW_BLOCK), dtype=np.uint64)
-    terms = np.empty(n_slots, dtype=leaf_value.dtype)
+    # on_path[k, :n_on[k]]: the block's rows whose path has the tree's entry k.
+    on_path = np.empty((most, _ROW_BLOCK), dtype=np.intp)
+    n_on = np.zeros(most, dtype=np.intp)
+    terms = np.empty((_ROW_BLOCK, n_slots), dtype=leaf_value.dtype)
     totals = np.empty((_ROW_BLOCK, n_slots), dtype=leaf_value.dtype)
     for block_lo in range(row_lo, row_hi, _ROW_BLOCK):
         n_rows = min(block_lo + _ROW_BLOCK, row_hi) - block_lo
@@ -383,26 +386,35 @@ def masked_permuted_totals(X_code, permuted_code, feature_slot_ptr, tree_entry_p
                 for b in range(n_rows):
                     after[k - 1, b] = after[k, b] & own[k, b]
             values = leaf_value[leaf_ptr[t]:leaf_ptr[t + 1]]
+            # Each row's leaf; the rows whose path has each feature of the tree.
+            for k in range(n_e):
+                n_on[k] = 0
             for b in range(n_rows):
-                i = block_lo + b
                 leaf = _lowest_bit(before[n_e, b])
                 base = values[leaf]
                 for s in range(n_slots):
-                    terms[s] = base
-                # Only the features on the row's path can move it to another leaf.
+                    terms[b, s] = base
                 leaf = leaf_ptr[t] + np.intp(leaf)
                 for p in range(path_ptr[leaf], path_ptr[leaf + 1]):
                     k = path_entry[p]
-                    e = e0 + k
+                    on_path[k, n_on[k]] = b
+                    n_on[k] += 1
+            # Only the features on a row's path can move it to another leaf: their slots,
+            # feature by feature over the rows concerned.
+            for k in range(n_e):
+                e = e0 + k
+                f = entry_feature[e]
+                table = rank[rank_ptr[e]:rank_ptr[e + 1]]
+                entry_masks = masks[mask_ptr[e]:mask_ptr[e + 1]]
+                for j in range(n_on[k]):
+                    b = on_path[k, j]
                     others = before[k, b] & after[k, b]
-                    f = entry_feature[e]
-                    table = rank[rank_ptr[e]:rank_ptr[e + 1]]
-                    entry_masks = masks[mask_ptr[e]:mask_ptr[e + 1]]
                     for q in range(feature_slot_ptr[f], feature_slot_ptr[f + 1]):
-                        mask = others & entry_masks[table[permuted_code[i, q]]]
-                        terms[q] = values[_lowest_bit(mask)]
+                        mask = others & entry_masks[table[permuted_code[block_lo + b, q]]]
+                        terms[b, q] = values[_lowest_bit(mask)]
+            for b in range(n_rows):
                 for s in range(n_slots):
-                    totals[b, s] += terms[s]
+                    totals[b, s] += terms[b, s]
         for b in range(n_rows):
             for s in range(n_slots):
                 out[block_lo + b, s] = totals[b, s]
