@@ -151,32 +151,38 @@ def _bins(X, rows, z, children_left, feature, threshold, operator, missing_go_to
 @kernel
 def _renumber(key):
     """The same partition of rows with keys 0 .. (number of distinct keys - 1), numbered
-    in increasing key order. (Keys are non-negative.)
+    in increasing key order.
 
-    The rows are put in key order by a least-significant-digit radix sort, a byte per
-    pass: ``np.argsort`` compiled Numba's generic merge sort, 2 s of a first run."""
+    The rows are put in key order by a least-significant-digit radix sort of the keys'
+    distances from the smallest (unsigned: no overflow), a byte per pass: ``np.argsort``
+    compiled Numba's generic merge sort, 2 s of a first run."""
     m = key.shape[0]
     order = np.arange(m)
     spare = np.empty(m, dtype=np.intp)
     counts = np.empty(257, dtype=np.intp)
-    largest = 0
+    smallest = key[0] if m > 0 else 0
+    largest = smallest
     for k in range(m):
+        smallest = min(smallest, key[k])
         largest = max(largest, key[k])
-    shift = 0
-    while shift < 64 and (largest >> shift) > 0:
+    low = np.uint64(smallest)
+    span = np.uint64(largest) - low
+    byte = np.uint64(255)
+    shift = np.uint64(0)
+    while shift < np.uint64(64) and (span >> shift) > np.uint64(0):
         for d in range(257):
             counts[d] = 0
         for k in range(m):
-            counts[((key[k] >> shift) & 255) + 1] += 1
+            counts[np.intp(((np.uint64(key[k]) - low) >> shift) & byte) + 1] += 1
         for d in range(256):
             counts[d + 1] += counts[d]
         for position in range(m):
             k = order[position]
-            digit = (key[k] >> shift) & 255
+            digit = np.intp(((np.uint64(key[k]) - low) >> shift) & byte)
             spare[counts[digit]] = k
             counts[digit] += 1
         order, spare = spare, order
-        shift += 8
+        shift += np.uint64(8)
     dense = np.empty_like(key)
     label = -1
     previous = 0
