@@ -404,9 +404,58 @@ def node_split(code, X_columns, y, sample_weight, samples, values, features,
         f_j += n_found_constants
         feature = features[f_j]
 
-        # A test of the constant itself (not of ``not random_splitter``): Numba drops the
-        # other splitter's code before typing only for a branch on a constant.
-        if random_splitter:
+        if not random_splitter:
+            n_missing = _sort_feature(X_columns, feature, samples, values, start, end,
+                                      has_missing[feature], tie_rate[feature],
+                                      sort_workspace)
+            end_non_missing = end - n_missing
+            if end_non_missing == start or (
+                    values[end_non_missing - 1] <= values[start] + FEATURE_THRESHOLD
+                    and n_missing == 0):
+                features[f_j], features[n_total_constants] = (features[n_total_constants],
+                                                              features[f_j])
+                n_found_constants += 1
+                n_total_constants += 1
+                continue
+            f_i -= 1
+            features[f_i], features[f_j] = features[f_j], features[f_i]
+            n_searches = 2 if n_missing != 0 else 1
+            for search in range(n_searches):
+                missing_go_to_left = search == 1
+                if missing_go_to_left:
+                    n_non_missing = end - start - n_missing
+                    _rotate(samples, start, end, n_non_missing)
+                    _rotate(values, start, end, n_non_missing)
+                if code == ABSOLUTE_ERROR:
+                    crit.reset(code, c, y, sample_weight, samples)
+                if code == SQUARED_ERROR and y.shape[1] == 1:
+                    proxy, p_prev, p = _scan_squared_error(
+                        sum_total, sum_left, sum_right, stats, y, sample_weight, samples,
+                        values, start, end, n_missing, missing_go_to_left, min_samples_leaf,
+                        min_weight_leaf, best_proxy)
+                else:
+                    proxy, p_prev, p = _scan_positions(
+                        code, n_classes, sum_total, sum_left, sum_right, stats,
+                        left_abs_errors, right_abs_errors, y, sample_weight, samples, values,
+                        start, end, n_missing, missing_go_to_left, min_samples_leaf,
+                        min_weight_leaf, best_proxy)
+                if p < 0:
+                    continue
+                best_proxy = proxy
+                best[0] = p
+                best[1] = feature
+                if p == end_non_missing and not missing_go_to_left:
+                    # Missing rows alone on the right: NaN <= inf is false.
+                    best[2] = np.inf
+                else:
+                    best[2] = np.float64(values[p_prev]) / 2.0 + np.float64(values[p]) / 2.0
+                n_left = p - start
+                n_right = end - p
+                if n_missing == 0:
+                    best[6] = 1.0 if n_left > n_right else 0.0
+                else:
+                    best[6] = 1.0 if missing_go_to_left else 0.0
+        else:
             # scikit-learn re-partitions at the end unless the last drawn feature is the best.
             last_feature = feature
             column = X_columns[feature]
@@ -460,57 +509,6 @@ def node_split(code, X_columns, y, sample_weight, samples, values, features,
                     best[6] = 1.0 if missing_go_to_left else 0.0
                 else:
                     best[6] = 1.0 if n_left > n_right else 0.0
-        else:
-            n_missing = _sort_feature(X_columns, feature, samples, values, start, end,
-                                      has_missing[feature], tie_rate[feature],
-                                      sort_workspace)
-            end_non_missing = end - n_missing
-            if end_non_missing == start or (
-                    values[end_non_missing - 1] <= values[start] + FEATURE_THRESHOLD
-                    and n_missing == 0):
-                features[f_j], features[n_total_constants] = (features[n_total_constants],
-                                                              features[f_j])
-                n_found_constants += 1
-                n_total_constants += 1
-                continue
-            f_i -= 1
-            features[f_i], features[f_j] = features[f_j], features[f_i]
-            n_searches = 2 if n_missing != 0 else 1
-            for search in range(n_searches):
-                missing_go_to_left = search == 1
-                if missing_go_to_left:
-                    n_non_missing = end - start - n_missing
-                    _rotate(samples, start, end, n_non_missing)
-                    _rotate(values, start, end, n_non_missing)
-                if code == ABSOLUTE_ERROR:
-                    crit.reset(code, c, y, sample_weight, samples)
-                if code == SQUARED_ERROR and y.shape[1] == 1:
-                    proxy, p_prev, p = _scan_squared_error(
-                        sum_total, sum_left, sum_right, stats, y, sample_weight, samples,
-                        values, start, end, n_missing, missing_go_to_left, min_samples_leaf,
-                        min_weight_leaf, best_proxy)
-                else:
-                    proxy, p_prev, p = _scan_positions(
-                        code, n_classes, sum_total, sum_left, sum_right, stats,
-                        left_abs_errors, right_abs_errors, y, sample_weight, samples, values,
-                        start, end, n_missing, missing_go_to_left, min_samples_leaf,
-                        min_weight_leaf, best_proxy)
-                if p < 0:
-                    continue
-                best_proxy = proxy
-                best[0] = p
-                best[1] = feature
-                if p == end_non_missing and not missing_go_to_left:
-                    # Missing rows alone on the right: NaN <= inf is false.
-                    best[2] = np.inf
-                else:
-                    best[2] = np.float64(values[p_prev]) / 2.0 + np.float64(values[p]) / 2.0
-                n_left = p - start
-                n_right = end - p
-                if n_missing == 0:
-                    best[6] = 1.0 if n_left > n_right else 0.0
-                else:
-                    best[6] = 1.0 if missing_go_to_left else 0.0
 
     best_pos = int(best[0])
     if best_pos < end:
@@ -533,18 +531,18 @@ def node_split(code, X_columns, y, sample_weight, samples, values, features,
     return n_total_constants
 
 
-# -- one split kernel per criterion and splitter -------------------------------------------
+# -- one split kernel per criterion ------------------------------------------------------
 
-def _for_criterion(code, random_splitter):
-    """:func:`node_split` compiled for the criterion ``code`` and the splitter alone: both
-    are constants of this closure (an integer and a boolean, so Numba's on-disk cache
-    keys on their values), and Numba drops the other criteria's and the other
-    splitter's branches before typing."""
+def _for_criterion(code):
+    """:func:`node_split` compiled for the criterion ``code`` alone: ``code`` is a
+    constant of this closure (an integer, so Numba's on-disk cache keys on its value), and
+    Numba drops the other criteria's branches before typing."""
 
     @leaf_kernel
     def split(X_columns, y, sample_weight, samples, values, features, constant_features,
               has_missing, tie_rate, sort_workspace, c, rng, start, end, impurity,
-              n_known_constants, max_features, min_samples_leaf, min_weight_leaf, best):
+              n_known_constants, max_features, min_samples_leaf, min_weight_leaf,
+              random_splitter, best):
         return node_split(code, X_columns, y, sample_weight, samples, values, features,
                           constant_features, has_missing, tie_rate, sort_workspace, c, rng,
                           start, end, impurity, n_known_constants, max_features,
@@ -553,16 +551,11 @@ def _for_criterion(code, random_splitter):
     return split
 
 
-_BEST_GINI = _for_criterion(GINI, False)
-_BEST_ENTROPY = _for_criterion(ENTROPY, False)
-_BEST_SQUARED_ERROR = _for_criterion(SQUARED_ERROR, False)
-_BEST_ABSOLUTE_ERROR = _for_criterion(ABSOLUTE_ERROR, False)
-_BEST_POISSON = _for_criterion(POISSON, False)
-_RANDOM_GINI = _for_criterion(GINI, True)
-_RANDOM_ENTROPY = _for_criterion(ENTROPY, True)
-_RANDOM_SQUARED_ERROR = _for_criterion(SQUARED_ERROR, True)
-_RANDOM_ABSOLUTE_ERROR = _for_criterion(ABSOLUTE_ERROR, True)
-_RANDOM_POISSON = _for_criterion(POISSON, True)
+_SPLIT_GINI = _for_criterion(GINI)
+_SPLIT_ENTROPY = _for_criterion(ENTROPY)
+_SPLIT_SQUARED_ERROR = _for_criterion(SQUARED_ERROR)
+_SPLIT_ABSOLUTE_ERROR = _for_criterion(ABSOLUTE_ERROR)
+_SPLIT_POISSON = _for_criterion(POISSON)
 
 
 @inline_kernel
@@ -570,31 +563,21 @@ def split_node(code, X_columns, y, sample_weight, samples, values, features,
                constant_features, has_missing, tie_rate, sort_workspace, c, rng, start, end,
                impurity, n_known_constants, max_features, min_samples_leaf, min_weight_leaf,
                random_splitter, best):
-    """:func:`node_split` through the split kernel of the criterion ``code`` and the
-    splitter. The tree builders call it with both constant, so only that kernel
-    compiles. (It is a leaf kernel of its own, not inlined into the builder: the
-    builders count references and the split search must not.)"""
-    if random_splitter:
-        if code == GINI:
-            split = _RANDOM_GINI
-        elif code == ENTROPY:
-            split = _RANDOM_ENTROPY
-        elif code == SQUARED_ERROR:
-            split = _RANDOM_SQUARED_ERROR
-        elif code == ABSOLUTE_ERROR:
-            split = _RANDOM_ABSOLUTE_ERROR
-        else:
-            split = _RANDOM_POISSON
-    elif code == GINI:
-        split = _BEST_GINI
+    """:func:`node_split` through the split kernel of the criterion ``code``. The tree
+    builders call it with a constant ``code``, so only that kernel compiles. (It is a
+    leaf kernel of its own, not inlined into the builder: the builders count references
+    and the split search must not.)"""
+    if code == GINI:
+        split = _SPLIT_GINI
     elif code == ENTROPY:
-        split = _BEST_ENTROPY
+        split = _SPLIT_ENTROPY
     elif code == SQUARED_ERROR:
-        split = _BEST_SQUARED_ERROR
+        split = _SPLIT_SQUARED_ERROR
     elif code == ABSOLUTE_ERROR:
-        split = _BEST_ABSOLUTE_ERROR
+        split = _SPLIT_ABSOLUTE_ERROR
     else:
-        split = _BEST_POISSON
+        split = _SPLIT_POISSON
     return split(X_columns, y, sample_weight, samples, values, features, constant_features,
                  has_missing, tie_rate, sort_workspace, c, rng, start, end, impurity,
-                 n_known_constants, max_features, min_samples_leaf, min_weight_leaf, best)
+                 n_known_constants, max_features, min_samples_leaf, min_weight_leaf,
+                 random_splitter, best)
