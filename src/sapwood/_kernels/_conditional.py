@@ -150,8 +150,39 @@ def _bins(X, rows, z, children_left, feature, threshold, operator, missing_go_to
 
 @kernel
 def _renumber(key):
-    """The same partition of rows with keys 0 .. (number of distinct keys - 1)."""
-    order = np.argsort(key, kind="mergesort")
+    """The same partition of rows with keys 0 .. (number of distinct keys - 1), numbered
+    in increasing key order.
+
+    The rows are put in key order by a least-significant-digit radix sort of the keys'
+    distances from the smallest (unsigned: no overflow), a byte per pass: ``np.argsort``
+    compiled Numba's generic merge sort, 2 s of a first run."""
+    m = key.shape[0]
+    order = np.arange(m)
+    spare = np.empty(m, dtype=np.intp)
+    counts = np.empty(257, dtype=np.intp)
+    smallest = key[0] if m > 0 else 0
+    largest = smallest
+    for k in range(m):
+        smallest = min(smallest, key[k])
+        largest = max(largest, key[k])
+    low = np.uint64(smallest)
+    span = np.uint64(largest) - low
+    byte = np.uint64(255)
+    shift = np.uint64(0)
+    while shift < np.uint64(64) and (span >> shift) > np.uint64(0):
+        for d in range(257):
+            counts[d] = 0
+        for k in range(m):
+            counts[np.intp(((np.uint64(key[k]) - low) >> shift) & byte) + 1] += 1
+        for d in range(256):
+            counts[d + 1] += counts[d]
+        for position in range(m):
+            k = order[position]
+            digit = np.intp(((np.uint64(key[k]) - low) >> shift) & byte)
+            spare[counts[digit]] = k
+            counts[digit] += 1
+        order, spare = spare, order
+        shift += np.uint64(8)
     dense = np.empty_like(key)
     label = -1
     previous = 0
@@ -167,7 +198,7 @@ def _renumber(key):
 @kernel
 def conditional_tree_permutation(X, rows, conditioning, permutations, children_left,
                                  children_right, feature, threshold, missing_go_to_left,
-                                 operator, cat_bitsets, fast):
+                                 operator, cat_bitsets, fast, sets=True):
     """Leaves of one tree's evaluation rows and the leaves that change when each column
     is permuted within the tree's cells of its conditioning set.
 
@@ -182,6 +213,9 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
         pi for repeat r and feature j (see the module docstring).
     fast : bool
         X is finite: the re-routings run side by side (``route_lanes``).
+    sets : None or True
+        None when the tree has no category set: only the lanes without the categorical
+        test compile (see ``route_permuted``).
 
     Returns
     -------
@@ -300,7 +334,7 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
                 if not fast:  # the lanes read the value; the general route, the row
                     item_source[n_items] = row_base[source_of[k]]
                 n_items += not keeps_leaf(value, lower[leaf[k]], upper[leaf[k]], codes[leaf[k]])
-            route_permuted(fast, n_items, item_row, first[j], row_base, item_value,
+            route_permuted(fast, sets, n_items, item_row, first[j], row_base, item_value,
                            item_source, in_group, j, flat_X, flat_nodes, thresholds,
                            cat_bitsets, set_bits, item_leaf)
             for q in range(n_items):
@@ -327,5 +361,8 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
 @kernel
 def _grow(array, capacity):
     grown = np.empty(capacity, dtype=array.dtype)
-    grown[:array.shape[0]] = array
+    # A loop, not a slice assignment: that compiles Numba's broadcasting and its error
+    # messages (2.4 s of a first run's compiling, for a copy).
+    for k in range(array.shape[0]):
+        grown[k] = array[k]
     return grown

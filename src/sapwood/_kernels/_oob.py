@@ -97,9 +97,10 @@ def oob_tree_permutation(X, rows, target, target_class, n_classes, classificatio
     casewise : float64 array (m, n_features)
         The same sum per OOB row (over repeats).
     """
-    out = _oob_tree(X, rows, target, target_class, n_classes, classification,
-                    children_left, children_right, feature, threshold, missing_go_to_left,
-                    operator, cat_bitsets, node_prediction, permutations, False)
+    out = oob_tree_permutation_rows(X, rows, target, target_class, n_classes,
+                                    classification, children_left, children_right, feature,
+                                    threshold, missing_go_to_left, operator, cat_bitsets,
+                                    node_prediction, permutations, False, True)
     return out[0], out[1], out[2], out[3]
 
 
@@ -111,9 +112,10 @@ def oob_tree_permutation_fast(X, rows, target, target_class, n_classes, classifi
     """``oob_tree_permutation`` for data without missing or infinite values: the same
     outputs, bit for bit, faster: every numeric split is read as ``x <= threshold``
     and the queued re-routings run side by side (``route_lanes``)."""
-    out = _oob_tree(X, rows, target, target_class, n_classes, classification,
-                    children_left, children_right, feature, threshold, missing_go_to_left,
-                    operator, cat_bitsets, node_prediction, permutations, True)
+    out = oob_tree_permutation_rows(X, rows, target, target_class, n_classes,
+                                    classification, children_left, children_right, feature,
+                                    threshold, missing_go_to_left, operator, cat_bitsets,
+                                    node_prediction, permutations, True, True)
     return out[0], out[1], out[2], out[3]
 
 
@@ -121,22 +123,17 @@ def oob_tree_permutation_fast(X, rows, target, target_class, n_classes, classifi
 def oob_tree_permutation_rows(X, rows, target, target_class, n_classes, classification,
                               children_left, children_right, feature, threshold,
                               missing_go_to_left, operator, cat_bitsets, node_prediction,
-                              permutations, fast):
+                              permutations, fast, sets=True):
     """``oob_tree_permutation`` (``fast``: ``oob_tree_permutation_fast``) and a fifth
     output, ``by_row`` : float64 array (m, n_features): every loss change counted at
     both OOB rows it involves, the row that read the permuted value and the row it
     came from (summed over repeats; ``by_row.sum(axis=0) == 2 * increase`` up to
     rounding). The per-row draws of the rank intervals
-    (:func:`sapwood.importance.oob_permutation_importance`)."""
-    return _oob_tree(X, rows, target, target_class, n_classes, classification,
-                     children_left, children_right, feature, threshold, missing_go_to_left,
-                     operator, cat_bitsets, node_prediction, permutations, fast)
-
-
-@kernel
-def _oob_tree(X, rows, target, target_class, n_classes, classification, children_left,
-              children_right, feature, threshold, missing_go_to_left, operator,
-              cat_bitsets, node_prediction, permutations, fast):
+    (:func:`sapwood.importance.oob_permutation_importance`). ``sets``: None when the
+    tree has no category set (only the lanes without the categorical test compile,
+    see ``route_permuted``)."""
+    # (The two kernels above call this one, not one kernel under all three: every
+    # kernel calling another optimises all the code below it again on a first run.)
     m = rows.shape[0]
     n_features = X.shape[1]
     n_repeats = permutations.shape[0]
@@ -188,7 +185,7 @@ def _oob_tree(X, rows, target, target_class, n_classes, classification, children
                 if not fast:  # the lanes read the value; the general route, the row
                     item_source[n_items] = row_base[source]
                 n_items += not keeps_leaf(value, lower[leaf[k]], upper[leaf[k]], codes[leaf[k]])
-            route_permuted(fast, n_items, item_row, first[j], row_base, item_value,
+            route_permuted(fast, sets, n_items, item_row, first[j], row_base, item_value,
                            item_source, in_group, j, flat_X, flat_nodes, thresholds,
                            cat_bitsets, set_bits, item_leaf)
             for q in range(n_items):

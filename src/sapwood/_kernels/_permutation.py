@@ -117,7 +117,8 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                    group_ptr, group_columns, entry_ptr, entry_node, n_groups, nodes,
                    thresholds, operator, cat_bitsets, roots, rank, span_end, order,
                    sorted_rank, sorted_leaf, tree_lo, tree_hi, max_tree_nodes, exact,
-                   node_values, tree_column, new_leaves, delta, changed, fast, skip):
+                   node_values, tree_column, new_leaves, delta, changed, fast, skip,
+                   sets=True):
     """Leaves reached with permuted group columns, for trees ``tree_lo .. tree_hi``.
 
     A slot is one (group, repeat). Group ``batch_groups[b]`` owns slots
@@ -147,6 +148,9 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
     ``skip`` (shape (n_groups, n_samples), or (0, 0) for none): sample ``i`` is not
     re-routed for group ``g`` where ``skip[g, i]`` is set (its consumer has shown that
     no change there can matter to it, see ``flip_potential``).
+
+    ``sets``: None when no tree has a category set: only the lanes without the
+    categorical test compile (see ``route_permuted``).
     """
     use_skip = skip.shape[0] > 0
     n_samples, n_features = X.shape
@@ -167,7 +171,7 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
     item_leaf = np.empty(capacity, dtype=np.intp)
     position_row = np.empty(n_samples, dtype=np.uint32)
     position_old = np.empty(n_samples, dtype=np.uint32)
-    position_top = np.empty(n_samples, dtype=np.intp)
+    position_top = np.empty(n_samples, dtype=np.int32)  # node ids, as route_permuted's
     position_base = np.empty(n_samples, dtype=np.intp)
     n_slots = permuted.shape[1]
     flat_permuted = permuted.reshape(-1)
@@ -248,7 +252,7 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                     n_positions += np.uint64(1)
             if n_items == 0:
                 continue
-            route_permuted(lanes, np.intp(n_items), item_position, position_top,
+            route_permuted(lanes, sets, np.intp(n_items), item_position, position_top,
                            position_base, item_value, item_source, in_group, column, flat_X,
                            flat_nodes, thresholds, cat_bitsets, set_bits, item_leaf)
             # On finite data a value outside its leaf's interval always reaches another

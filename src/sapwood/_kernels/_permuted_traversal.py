@@ -43,8 +43,9 @@ import numpy as np
 from ._numba import kernel, leaf_kernel
 from ._traverse import LEAF, OP_CAT, OP_LE, OP_LT, in_category_set
 
-__all__ = ["apply_lanes", "fast_layout", "low_categories", "make_fast", "pack_nodes",
-           "pack_tree", "route_lanes", "route_permuted", "route_rows", "set_bits_of"]
+__all__ = ["apply_lanes", "fast_layout", "lane_sets", "low_categories", "make_fast",
+           "pack_nodes", "pack_tree", "route_lanes", "route_permuted", "route_rows",
+           "set_bits_of"]
 
 _FOUR = np.uint64(4)
 _TWO = np.uint64(2)
@@ -200,24 +201,35 @@ def route_rows(n_items, item_origin, start_node, start_base, item_source_base, i
         leaves[k] = node
 
 
+def lane_sets(cat_bitsets):
+    """The ``sets`` argument of the kernels that route through :func:`route_permuted`
+    for trees with these category sets: None when there are none (a first run then
+    compiles only the lanes without the categorical test), else True."""
+    return True if cat_bitsets.shape[0] > 0 else None
+
+
 @leaf_kernel
-def route_permuted(lanes, n_items, item_origin, start_node, start_base, item_value,
+def route_permuted(lanes, sets, n_items, item_origin, start_node, start_base, item_value,
                    item_source_base, in_group, column, flat_X, flat_nodes, thresholds,
                    cat_bitsets, set_bits, leaves):
     """The permuted traversal of a queue of items, by :func:`route_lanes` when ``lanes``
     (one column, ``column``, on finite data in the fast layout: reads ``item_value``)
     or :func:`route_rows` (reads ``item_source_base`` and ``in_group``). ``set_bits``:
     the lanes' category bits (``set_bits_of``), empty for trees without categorical
-    splits, which take the lanes compiled without the categorical test."""
-    if lanes and set_bits.shape[0] > 0:
-        route_lanes(n_items, item_origin, start_node, start_base, item_value, column,
-                    flat_X, flat_nodes, thresholds, set_bits, True, leaves)
-    elif lanes:
+    splits, which take the lanes compiled without the categorical test. ``sets``: None
+    when no tree of the caller has a category set: then only those lanes compile
+    (Numba drops a branch on ``is None`` of a None argument at compile time); else
+    True. ``start_node``: int32 (node ids, as in the packed records) for every caller,
+    so that one version of each route compiles."""
+    if not lanes:
+        route_rows(n_items, item_origin, start_node, start_base, item_source_base, in_group,
+                   flat_X, flat_nodes, thresholds, cat_bitsets, leaves)
+    elif sets is None or set_bits.shape[0] == 0:
         route_lanes(n_items, item_origin, start_node, start_base, item_value, column,
                     flat_X, flat_nodes, thresholds, set_bits, False, leaves)
     else:
-        route_rows(n_items, item_origin, start_node, start_base, item_source_base, in_group,
-                   flat_X, flat_nodes, thresholds, cat_bitsets, leaves)
+        route_lanes(n_items, item_origin, start_node, start_base, item_value, column,
+                    flat_X, flat_nodes, thresholds, set_bits, True, leaves)
 
 
 @kernel(inline="always", _nrt=False)
@@ -330,24 +342,30 @@ def apply_lanes(X, nodes, thresholds, roots, cat_bitsets=None):
     """Global leaf ids, shape (n_trees, n_samples), on ``make_fast``'s layout (finite
     ``X``, C-contiguous): every sample routed from each root by ``route_lanes``
     (``cat_bitsets``: the category sets of the trees' categorical splits, if any; then
-    ``fast_layout`` must hold)."""
-    if cat_bitsets is None:
-        return _apply_lanes(X, nodes, thresholds, roots, np.empty(0, dtype=np.uint64), False)
-    set_bits = set_bits_of(nodes, thresholds, cat_bitsets, roots[0], nodes.shape[0])
-    return _apply_lanes(X, nodes, thresholds, roots, set_bits, True)
-
-
-@kernel
-def _apply_lanes(X, nodes, thresholds, roots, set_bits, sets):
+    ``fast_layout`` must hold). Without them only the lanes without the categorical
+    test compile (Numba drops the other branch for a None argument); one kernel, not
+    one calling another, which would optimise all the lanes' code again."""
     n_trees = roots.shape[0]
     n_samples = X.shape[0]
     leaves = np.empty((n_trees, n_samples), dtype=np.intp)
     sample = np.arange(n_samples).astype(np.uint32)
-    root = np.empty(n_samples, dtype=np.intp)
+    root = np.empty(n_samples, dtype=np.int32)  # as the other routes' start nodes
     base = np.arange(n_samples) * X.shape[1]
     unused = np.zeros(n_samples)
-    for t in range(n_trees):
-        root[:] = roots[t]
-        route_lanes(n_samples, sample, root, base, unused, -1, X.reshape(-1),
-                    nodes.reshape(-1), thresholds, set_bits, sets, leaves[t])
+    flat_X = X.reshape(-1)
+    flat_nodes = nodes.reshape(-1)
+    if cat_bitsets is None:
+        no_sets = np.empty(0, dtype=np.uint64)
+        for t in range(n_trees):
+            for i in range(n_samples):
+                root[i] = roots[t]
+            route_lanes(n_samples, sample, root, base, unused, -1, flat_X, flat_nodes,
+                        thresholds, no_sets, False, leaves[t])
+    else:
+        set_bits = set_bits_of(nodes, thresholds, cat_bitsets, roots[0], nodes.shape[0])
+        for t in range(n_trees):
+            for i in range(n_samples):
+                root[i] = roots[t]
+            route_lanes(n_samples, sample, root, base, unused, -1, flat_X, flat_nodes,
+                        thresholds, set_bits, True, leaves[t])
     return leaves

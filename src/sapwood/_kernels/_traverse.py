@@ -241,10 +241,12 @@ def tree_problem(children_left, children_right, feature, threshold, operator, n_
         if parents[node] != (0 if node == 0 else 1):
             return NOT_ONE_PARENT, node, -1
     depth = node_depths(children_left, children_right)
+    deepest = 0  # a loop, not ``depth.max()``: that compiles NumPy's reduction machinery
     for node in range(n):
         if depth[node] < 0:
             return UNREACHABLE, node, -1
+        deepest = max(deepest, depth[node])
     for problem in (FEATURE_OUT_OF_RANGE, NAN_THRESHOLD, BAD_OPERATOR):
         if first[problem] < n:
             return problem, first[problem], -1
-    return SHAPE_OK, -1, depth.max()
+    return SHAPE_OK, -1, deepest

@@ -16,7 +16,7 @@ from joblib import delayed
 
 from .._kernels._permutation import reroute_packed
 from .._kernels._permuted_sums import add_leaf_values, add_new_leaf_values
-from .._kernels._permuted_traversal import apply_lanes, make_fast, pack_nodes
+from .._kernels._permuted_traversal import apply_lanes, lane_sets, make_fast, pack_nodes
 from .._kernels._traverse import apply_packed
 from .._kernels._tree_index import entry_nodes, preorder_spans, sort_by_leaf
 from ..adapters import as_ensemble
@@ -219,5 +219,5 @@ class ChunkedTreeEvaluator(TreeEvaluator):
                        piece.cat_bitsets, piece.roots, rank, span_end, order, sorted_rank,
                        sorted_leaf, 0, n_trees, piece.max_tree_nodes, False, piece.node_values,
                        piece.tree_column, new_leaves, _NO_DELTA, changed, self.fast,
-                       _NO_SKIP)
+                       _NO_SKIP, lane_sets(piece.cat_bitsets))
         return leaves, new_leaves, piece.node_values, piece.tree_column, used

@@ -26,6 +26,7 @@ from scipy.stats import chi2
 from sklearn.utils import check_array, check_random_state
 
 from .._kernels._conditional import conditional_tree_permutation, pairwise_correlation
+from .._kernels._permuted_traversal import lane_sets
 from .._prediction import ties_to_positive
 from .._progress import counted, progress_bar
 from .._sklearn_compat import Interval, validate_params
@@ -237,7 +238,7 @@ def conditional_permutation_importance(model, X, y, *, threshold=0.2, n_repeats=
         changes = conditional_tree_permutation(
             X, rows, conditioning, permutations, tree.children_left, tree.children_right,
             tree.feature, tree.threshold, tree.missing_go_to_left, tree.operator,
-            tree.cat_bitsets, finite)
+            tree.cat_bitsets, finite, lane_sets(tree.cat_bitsets))
         return rows, changes
 
     if n_jobs is None or n_jobs == 1:

@@ -24,6 +24,7 @@ from joblib import Parallel, delayed
 from sklearn.utils import check_array, check_random_state
 
 from .._kernels._oob import oob_tree_permutation_rows
+from .._kernels._permuted_traversal import lane_sets
 from .._progress import counted, progress_bar
 from .._sklearn_compat import Interval, validate_params
 from ..adapters import as_ensemble
@@ -178,7 +179,7 @@ def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, 
             X, oob, target[oob], target_class[oob], len(classes), classification,
             tree.children_left, tree.children_right, tree.feature, tree.threshold,
             tree.missing_go_to_left, tree.operator, tree.cat_bitsets, node_prediction,
-            permutations, fast)
+            permutations, fast, lane_sets(tree.cat_bitsets))
         return oob, outputs
 
     if n_jobs is None or n_jobs == 1:

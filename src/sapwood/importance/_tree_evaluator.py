@@ -30,7 +30,13 @@ from .._kernels._permuted_sums import (
     collect_exact,
     sum_leaf_values,
 )
-from .._kernels._permuted_traversal import apply_lanes, fast_layout, make_fast, pack_nodes
+from .._kernels._permuted_traversal import (
+    apply_lanes,
+    fast_layout,
+    lane_sets,
+    make_fast,
+    pack_nodes,
+)
 from .._kernels._traverse import LEAF, apply_packed
 from .._kernels._tree_index import entry_nodes, preorder_spans, sort_by_leaf
 from ..adapters._sklearn import own_trees
@@ -504,7 +510,7 @@ class TreeEvaluator:
                 k = free.get()
                 try:
                     reroute_packed(*common, lo, hi, *tail, _NO_LEAVES, deltas[k], changes[k],
-                                   self.fast, self.skip)
+                                   self.fast, self.skip, lane_sets(self.cat_bitsets))
                 finally:
                     free.put(k)
 
@@ -518,7 +524,7 @@ class TreeEvaluator:
         changed = np.zeros((m, n_slots), dtype=np.uint8)
         self._parallel(
             delayed(reroute_packed)(*common, lo, hi, *tail, buffer, _NO_DELTA, changed,
-                                    self.fast, self.skip)
+                                    self.fast, self.skip, lane_sets(self.cat_bitsets))
             for lo, hi in self._tree_chunks())
         self._parallel(
             delayed(collect_changed)(self.leaf_values, buffer, changed,
