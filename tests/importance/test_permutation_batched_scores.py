@@ -11,6 +11,20 @@ from sklearn.metrics import r2_score
 from sapwood.importance import _permutation, permutation_importance
 
 
+def _batched_flags(monkeypatch):
+    """A list that gets, for every scoring round of ``_BatchedR2``, whether it was
+    scored in one batched call."""
+    used = []
+    original = _permutation._BatchedR2._score
+
+    def spy(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        used.append(self.batched)
+
+    monkeypatch.setattr(_permutation._BatchedR2, "_score", spy)
+    return used
+
+
 @pytest.mark.parametrize("n_rows", [2, 3, 9, 127, 129, 1000, 8193, 20_001])
 @pytest.mark.parametrize("y_dtype", [np.float64, np.float32, np.int64])
 @pytest.mark.parametrize("p_dtype", [np.float64, np.float32])
@@ -41,14 +55,7 @@ def _forest(y_dtype=np.float64):
 @pytest.mark.parametrize("max_samples", [1.0, 0.7])
 def test_batched_scores_equal_sklearn(monkeypatch, y_dtype, max_samples):
     model, X, y = _forest(y_dtype)
-    used = []
-    original = _permutation._BatchedR2._score
-
-    def spy(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        used.append(self.batched)
-
-    monkeypatch.setattr(_permutation._BatchedR2, "_score", spy)
+    used = _batched_flags(monkeypatch)
     ours = permutation_importance(model, X, y, n_repeats=4, random_state=3,
                                   max_samples=max_samples)
     theirs = sklearn_permutation_importance(model, X, y, n_repeats=4, random_state=3,
@@ -64,14 +71,7 @@ def test_a_difference_from_the_scorer_scores_one_at_a_time(monkeypatch):
     model, X, y = _forest()
     monkeypatch.setattr(_permutation, "r2_score",
                         lambda *args, **kwargs: r2_score(*args, **kwargs) + 1e-9)
-    used = []
-    original = _permutation._BatchedR2._score
-
-    def spy(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        used.append(self.batched)
-
-    monkeypatch.setattr(_permutation._BatchedR2, "_score", spy)
+    used = _batched_flags(monkeypatch)
     ours = permutation_importance(model, X, y, n_repeats=3, random_state=1)
     theirs = sklearn_permutation_importance(model, X, y, n_repeats=3, random_state=1)
     assert used == [False]
