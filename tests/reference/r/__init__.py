@@ -137,14 +137,21 @@ def _ensemble(trees, X, y, inbag, library, model, classification):
                         bootstrap=InbagCounts(inbag))
 
 
-def randomforest_forest(name, classification):
-    """(ensemble, X, y) from randomForest's getTree() tables and in-bag counts; y holds
-    R's class codes 1..K (classification)."""
+def _forest_files(name, classification):
+    """An R forest's fixtures: X, y, the in-bag counts, the trees' table, the number of
+    classes (0: regression) and y as sapwood's codes (R's class codes 1..K less one)."""
     X, y = _data(name)
     inbag = read(f"{name}_inbag.csv").to_numpy()
     table = read(f"{name}_trees.csv")
     n_classes = int(y.max()) if classification else 0
     code = y - 1 if classification else y.astype(np.float64)
+    return X, y, inbag, table, n_classes, code
+
+
+def randomforest_forest(name, classification):
+    """(ensemble, X, y) from randomForest's getTree() tables and in-bag counts; y holds
+    R's class codes 1..K (classification)."""
+    X, y, inbag, table, n_classes, code = _forest_files(name, classification)
     trees = []
     for t, tree in table.groupby("tree", sort=True):
         terminal = tree["status"].to_numpy() == -1
@@ -161,11 +168,7 @@ def randomforest_forest(name, classification):
 
 def ranger_forest(name, classification):
     """(ensemble, X, y) from ranger's treeInfo() tables and in-bag counts."""
-    X, y = _data(name)
-    inbag = read(f"{name}_inbag.csv").to_numpy()
-    table = read(f"{name}_trees.csv")
-    n_classes = int(y.max()) if classification else 0
-    code = y - 1 if classification else y.astype(np.float64)
+    X, y, inbag, table, n_classes, code = _forest_files(name, classification)
     trees = []
     for t, tree in table.groupby("tree", sort=True):
         tree = tree.sort_values("nodeID")
