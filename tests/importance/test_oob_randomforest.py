@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from sapwood._kernels._oob import oob_tree_permutation
-from tests.reference.r import r_uniforms
+from tests.reference.r import r_uniforms, randomforest_permutation
 
 FIXTURES = Path(__file__).parent / "fixtures" / "randomforest_localimp"
 
@@ -49,20 +49,13 @@ def test_casewise_equals_randomforest_localimp(case):
 
     oob = np.flatnonzero(inbag == 0)
     m = len(oob)
-    # permuteOOB, variable by variable (only those the tree uses draw):
-    # k = (int) last * unif_rand(); swap tp[last - 1] and tp[k]; last--.
+    # permuteOOB, variable by variable (only those the tree uses draw).
     uniforms = r_uniforms(state)
     permutations = np.tile(np.arange(m), (1, X.shape[1], 1))
     for j in range(X.shape[1]):
         if not (feature == j).any():
             continue
-        order = np.arange(m)
-        last = m
-        for _ in range(m):
-            k = int(last * next(uniforms))
-            order[last - 1], order[k] = order[k], order[last - 1]
-            last -= 1
-        permutations[0, j] = order
+        permutations[0, j] = randomforest_permutation(uniforms, m)
 
     target = y[oob].astype(np.float64)
     _, increase, _, casewise = oob_tree_permutation(
