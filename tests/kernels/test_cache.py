@@ -5,6 +5,7 @@ own file alone (Numba's default) would keep stale code after a change elsewhere.
 """
 
 import importlib
+import multiprocessing
 import pkgutil
 import shutil
 
@@ -13,6 +14,7 @@ from numba.core.caching import FunctionCache
 
 import sapwood._kernels
 from sapwood._kernels._numba import _KernelsStamp, kernels_digest
+from tests.kernels import cache_race
 
 
 def _cached_kernels():
@@ -49,3 +51,23 @@ def test_other_numba_functions_keep_numbas_own_key():
 
     dispatcher = numba.njit(cache=True)(twice)
     assert not isinstance(dispatcher._cache._impl._locator, _KernelsStamp)
+
+
+def test_processes_saving_one_kernels_versions_at_once_keep_each_its_own(tmp_path,
+                                                                          monkeypatch):
+    # ``sapwood warmup`` and pytest's workers compile in parallel processes; a race in
+    # Numba's cache once had a process run another grower builder's code.
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(2)
+    workers = [context.Process(target=cache_race.compile_slowly, args=(which, barrier))
+               for which in (0, 1)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+        assert worker.exitcode == 0
+    data_files = sorted(path.name.rsplit(".", 2)[-2] for path in tmp_path.rglob("*.nbc"))
+    assert data_files == ["1", "2"]  # one file per version
+    with context.Pool(1) as pool:
+        assert pool.apply(cache_race.cached_values) == [1.0, 2.0]

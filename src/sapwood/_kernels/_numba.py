@@ -5,12 +5,18 @@ user waits for, so it is paid once per machine) and ``nogil=True`` (parallel wor
 through joblib threads, which only overlap if the kernels release the GIL).
 """
 
+import contextlib
 import hashlib
 import os
 
 import numba
 from numba.core import caching, types
 from numba.core.registry import CPUDispatcher
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: Numba's own cache, unlocked
+    fcntl = None
 
 __all__ = ["allocating_kernel", "inline_kernel", "kernel", "leaf_kernel"]
 
@@ -63,6 +69,42 @@ if not any(issubclass(c, _KernelsStamp) for c in caching.CacheImpl._locator_clas
                                               _UserWideLocator]
 
 
+class _LockedCache(caching.FunctionCache):
+    """Numba's on-disk cache, its index and data files read and written under a lock.
+
+    Numba names a new entry's data file by counting the entries of the index it has
+    just read, so two processes that save two versions of one function at the same time
+    (``sapwood warmup``'s workers, pytest's) pick the same file name: the index can end
+    up with one version's key naming the other's code, and a later process runs the
+    wrong kernel ("'descr' is NULL", or silently wrong numbers). The grower's builders
+    share one index (closures of one factory: one name, one line), which made this a
+    real failure. A save holds an exclusive lock on the function's index from reading it
+    to writing the data; a load holds a shared one."""
+
+    def load_overload(self, sig, target_context):
+        with self._locked(shared=True):
+            return super().load_overload(sig, target_context)
+
+    def save_overload(self, sig, data):
+        with self._locked(shared=False):
+            super().save_overload(sig, data)
+
+    @contextlib.contextmanager
+    def _locked(self, shared):
+        try:
+            self._impl.locator.ensure_cache_path()
+            handle = os.open(self._cache_file._index_path + ".lock", os.O_RDWR | os.O_CREAT,
+                             0o666)
+        except OSError:  # a cache nobody can write to: no writer to wait for
+            yield
+            return
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(handle)  # releases the lock
+
+
 class _Kernel(CPUDispatcher):
     """Numba's dispatcher, but a kernel called from another with a constant integer
     (``rand_int(0, n, rng)``, ``route_rows(0, ...)``) is typed with ``int64``, not
@@ -95,6 +137,8 @@ def _compile(function, settings):
     dispatcher = _Kernel(py_func=function, locals={}, targetoptions=options)
     if settings.get("cache"):
         dispatcher.enable_caching()
+        if fcntl is not None:
+            dispatcher._cache = _LockedCache(function)
     return dispatcher
 
 

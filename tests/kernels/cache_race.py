@@ -1,0 +1,55 @@
+"""Two processes saving two versions of one kernel to Numba's cache at the same time.
+
+The kernels are closures of one factory, as the grower's builders are: one name, one
+source line, so one cache index. Each process is slowed inside the save at chosen
+points so that, without a lock, both read the same index, pick the same data file
+name, and the index is written last by one process while the data file is written last
+by the other (the interleaving that made a clean-clone run execute another builder's
+code). Run in spawned processes by ``tests/kernels/test_cache.py``.
+"""
+
+import time
+
+from numba.core import caching
+
+from sapwood._kernels._numba import kernel
+
+
+def _shifted_by(k):
+    @kernel
+    def shifted(x):
+        return x + k
+
+    return shifted
+
+
+SHIFTED = (_shifted_by(1.0), _shifted_by(2.0))
+
+# Seconds each process waits before writing the index and before writing the data file:
+# process 0 writes its index first and its data last.
+_DELAYS = ((1.0, 2.0), (1.5, 0.0))
+
+
+def compile_slowly(which, barrier):
+    """Compile ``SHIFTED[which]`` into the cache, the save slowed by ``_DELAYS[which]``."""
+    before_index, before_data = _DELAYS[which]
+    save_index = caching.IndexDataCacheFile._save_index
+    save_data = caching.IndexDataCacheFile._save_data
+
+    def slow_index(self, overloads):
+        time.sleep(before_index)
+        save_index(self, overloads)
+
+    def slow_data(self, name, data):
+        time.sleep(before_data)
+        save_data(self, name, data)
+
+    caching.IndexDataCacheFile._save_index = slow_index
+    caching.IndexDataCacheFile._save_data = slow_data
+    barrier.wait()
+    SHIFTED[which](0.0)
+
+
+def cached_values():
+    """What each kernel returns for 0.0 in a new process (from the cache where it can)."""
+    return [f(0.0) for f in SHIFTED]
