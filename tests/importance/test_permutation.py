@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.datasets import make_classification, make_regression
-from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+from sklearn.ensemble import IsolationForest, RandomForestClassifier, RandomForestRegressor
 from sklearn.inspection import permutation_importance as sklearn_permutation_importance
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.metrics import get_scorer, make_scorer, r2_score, recall_score
@@ -457,3 +457,34 @@ def test_an_auc_score_method_has_the_per_row_draws_of_roc_auc():
     weighted = permutation_importance(model, X_test, labels, n_repeats=3, random_state=0,
                                       sample_weight=np.linspace(1, 2, len(labels)))
     assert weighted.rank_draws is None
+
+
+class _ScoredDetector(AucScoreMixin, BaseEstimator):
+    """An anomaly detector behind AucScoreMixin's score (the roc_auc scorer's number)."""
+
+    def __init__(self, detector=None):
+        self.detector = detector
+
+    def decision_function(self, X):
+        return self.detector.decision_function(X)
+
+    def predict(self, X):
+        return self.detector.predict(X)
+
+
+def test_an_anomaly_detector_scored_by_roc_auc_has_its_per_row_draws():
+    # scikit-learn's own IsolationForest with scoring="roc_auc": the scorer reads its
+    # decision_function, the greater label positive, as AucScoreMixin's score does, so
+    # the per-row draws are the same.
+    X_train, _, X_test, y_test = _classification()
+    detector = IsolationForest(n_estimators=20, random_state=0).fit(X_train)
+    labels = np.where(y_test == 1, 1, -1)
+    wrapped = _ScoredDetector(detector)
+    assert wrapped.score(X_test, labels) == get_scorer("roc_auc")(detector, X_test, labels)
+    expected = permutation_importance(wrapped, X_test, labels, n_repeats=3, random_state=0)
+    result = permutation_importance(detector, X_test, labels, n_repeats=3, random_state=0,
+                                    scoring="roc_auc")
+    np.testing.assert_array_equal(result.importances, expected.importances)
+    assert result.rank_draws is not None
+    np.testing.assert_array_equal(result.rank_draws, expected.rank_draws)
+    assert result.extra["intervals"] == expected.extra["intervals"]

@@ -49,7 +49,7 @@ from __future__ import annotations
 from functools import wraps
 
 import numpy as np
-from sklearn.base import ClassifierMixin, RegressorMixin
+from sklearn.base import ClassifierMixin, RegressorMixin, is_outlier_detector
 from sklearn.metrics import roc_auc_score
 from sklearn.utils import get_tags
 
@@ -142,9 +142,9 @@ def row_loss(model, scoring, y, is_classifier, sample_weight=None):
 class AucLoss:
     """Binary ROC AUC's per-row influence (module docstring), on the score of the
     positive class (``predict_proba``'s column of ``classes_[1]``, or
-    ``decision_function``, whichever the scorer read; for :class:`AucScoreMixin`, its
-    ``decision_function`` with the greater of y's two labels positive, as
-    ``roc_auc_score`` takes them)."""
+    ``decision_function``, whichever the scorer read; for :class:`AucScoreMixin` and
+    scikit-learn's anomaly detectors, the ``decision_function`` with the greater of y's
+    two labels positive, as ``roc_auc_score`` takes them)."""
 
     def __init__(self, positive):
         self.positive = positive
@@ -155,7 +155,10 @@ class AucLoss:
         y = np.asarray(y)
         if sample_weight is not None or y.ndim != 1:
             return None
-        if isinstance(model, AucScoreMixin) and not is_classifier:
+        if not is_classifier and (isinstance(model, AucScoreMixin)
+                                  or is_outlier_detector(model)):
+            # scikit-learn's roc_auc scorer reads an anomaly detector's decision_function
+            # against y's two labels, the greater positive, as AucScoreMixin does.
             classes = np.unique(y)
         elif is_classifier:
             classes = getattr(model, "classes_", None)
