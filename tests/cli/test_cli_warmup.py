@@ -68,3 +68,144 @@ def test_a_unit_warns_nothing_to_the_user(unit):
         warnings.simplefilter("always")
         _warmup.run_unit(unit)
     assert [str(w.message) for w in caught] == []
+
+
+# -- compiling ahead: demo and explain compile the measures' kernels in a second process
+
+CACHED_AFTER_A_CALL = """
+import json
+from sapwood._kernels._criteria import log2
+from sapwood.cli._warmup import _cached
+before = _cached("sapwood._kernels._criteria", "log2")
+log2(2.0)
+print(json.dumps([before, _cached("sapwood._kernels._criteria", "log2")]))
+"""
+
+
+def test_the_cache_probe_sees_a_kernel_once_it_is_compiled(tmp_path):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", CACHED_AFTER_A_CALL], env=env, check=True,
+                          capture_output=True, text=True)
+    assert json.loads(done.stdout) == [False, True]
+
+
+class _Started:
+    def __init__(self, command, **kwargs):
+        self.command = command
+        self.kwargs = kwargs
+        self.terminated = self.waited = False
+
+    def terminate(self):
+        self.terminated = True
+
+    def wait(self):
+        self.waited = True
+
+
+def _forest():
+    from sapwood.cli._models import build_model
+
+    return build_model("rf", "classification")
+
+
+def test_a_warm_cache_starts_no_second_process(monkeypatch):
+    started = []
+    monkeypatch.setattr(_warmup.subprocess, "Popen", lambda *a, **k: started.append(a))
+    monkeypatch.setattr(_warmup, "_cached", lambda module, name: True)
+    assert _warmup.compile_ahead("classification", _forest(), ("permutation", "shap")) is None
+    assert started == []
+
+
+def test_a_cold_cache_compiles_what_the_command_needs_last_first(monkeypatch):
+    monkeypatch.setattr(_warmup.subprocess, "Popen", _Started)
+    monkeypatch.setattr(_warmup, "_cached", lambda module, name: "_shap" in module)
+    monkeypatch.setattr(_warmup.os, "cpu_count", lambda: 2)
+    process = _warmup.compile_ahead("classification", _forest(),
+                                    ("mdi", "permutation", "oob", "shap"))
+    assert process.command[:2] == [sys.executable, "-c"]
+    # mdi has no kernel of its own, shap's are cached: oob, then permutation.
+    assert "('ahead', 'classification', 'rf', 'oob', 'permutation')" in process.command[2]
+    assert process.kwargs["stdout"] == process.kwargs["stderr"] == subprocess.DEVNULL
+    _warmup.stop(process)
+    assert process.terminated and process.waited
+
+
+@pytest.mark.parametrize("why", ["one core", "turned off", "loaded model"])
+def test_no_second_process_where_it_cannot_help(monkeypatch, why):
+    monkeypatch.setattr(_warmup.subprocess, "Popen", _Started)
+    monkeypatch.setattr(_warmup, "_cached", lambda module, name: False)
+    model = _forest()
+    if why == "one core":
+        monkeypatch.setattr(_warmup.os, "cpu_count", lambda: 1)
+    elif why == "turned off":
+        monkeypatch.setenv(_warmup.AHEAD_VARIABLE, "0")
+    else:
+        from sklearn.ensemble import RandomForestClassifier
+
+        model = RandomForestClassifier()
+    assert _warmup.compile_ahead("classification", model, ("permutation",)) is None
+
+
+def test_every_probe_is_a_kernel_of_a_measure():
+    from sapwood.importance import MEASURES
+
+    for name, (module, attribute) in _warmup.PROBES.items():
+        assert name in MEASURES
+        assert hasattr(getattr(__import__(module, fromlist=[attribute]), attribute), "py_func")
+
+
+def test_the_ahead_unit_runs_the_measures_named(monkeypatch):
+    import dataclasses
+
+    from sapwood.cli._measures import MEASURES
+
+    ran = []
+    for name in ("permutation", "mdi"):
+        monkeypatch.setitem(MEASURES, name, dataclasses.replace(
+            MEASURES[name], run=lambda model, inputs, _name=name, **options:
+            ran.append((_name, type(model).__name__, len(inputs.X_train)))))
+    _warmup.run_unit(("ahead", "classification", "et", "permutation", "mdi"))
+    assert ran == [("permutation", "ExtraTreesClassifier", _warmup.N_ROWS),
+                   ("mdi", "ExtraTreesClassifier", _warmup.N_ROWS)]
+
+
+# The demo's measure kernels compiled by the ahead unit alone, then a demo with
+# compiling ahead off: what the demo still compiles is the grower's and the model's own.
+DEMO_AFTER_AHEAD = """
+import json
+from numba.core import event
+from sapwood.cli import _warmup, main
+from sapwood.cli._measures import DEMO_METHODS
+_warmup.run_unit(("ahead", "classification", "rf", *reversed(DEMO_METHODS)))
+with event.install_recorder("numba:compile") as recorder:
+    code = main(["demo", "--quiet"])
+compiled = sorted({data["dispatcher"].py_func.__module__ for _, data in
+                   ((ts, ev.data) for ts, ev in recorder.buffer)
+                   if data["dispatcher"].py_func.__module__.startswith("sapwood")})
+print(json.dumps({"code": code, "compiled": compiled}))
+"""
+
+
+@pytest.mark.slow
+def test_the_ahead_unit_compiles_the_demos_measure_kernels(tmp_path):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), _warmup.AHEAD_VARIABLE: "0"}
+    done = subprocess.run([sys.executable, "-c", DEMO_AFTER_AHEAD], env=env, check=True,
+                          capture_output=True, text=True)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["code"] == 0
+    measures = {"sapwood._kernels._permutation", "sapwood._kernels._oob",
+                "sapwood._kernels._conditional", "sapwood._kernels._shap",
+                "sapwood._kernels._permuted_traversal", "sapwood._kernels._tree_index"}
+    assert not measures & set(report["compiled"]), report["compiled"]
+
+
+@pytest.mark.slow
+def test_the_demo_writes_the_same_with_and_without_compiling_ahead(tmp_path):
+    outputs = []
+    for ahead in ("1", "0"):
+        env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / ahead),
+               _warmup.AHEAD_VARIABLE: ahead}
+        done = subprocess.run([sys.executable, "-m", "sapwood.cli", "demo", "--json"],
+                              env=env, check=True, capture_output=True)
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]

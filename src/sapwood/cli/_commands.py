@@ -23,6 +23,7 @@ from ._models import (
 from ._rows import check_rows, explain_rows
 from ._run import UI, Options, Run, align_to_model, run_pipeline
 from ._selection import DEFAULT_FDR, select
+from ._warmup import compile_ahead, stop
 
 __all__ = ["convert", "demo", "explain", "tree", "warmup"]
 
@@ -94,13 +95,23 @@ def demo(args) -> int:
             ui.note("sapwood.learners has no RandomForestClassifier yet: the demo uses a "
                     "single decision tree")
         model = build_model(name, "classification", random_state=args.seed)
-    run = run_pipeline(data, model, options, ui=ui, truth=truth, source=source,
-                       held_out=held_out)
+    run = _pipeline(data, model, options, ui=ui, truth=truth, source=source,
+                    held_out=held_out)
     title = {"ground-truth": "sapwood demo: importance on data with known answers",
              "iris": "sapwood demo: what tells iris species apart",
              "loan": "sapwood demo: seed 003's loan table"}[args.data]
     epilogue = [_demo_verdict(run)] if args.data == "ground-truth" else []
     return _finish(run, args, ui, title, epilogue=epilogue)
+
+
+def _pipeline(data, model, options: Options, **settings) -> Run:
+    """:func:`run_pipeline`, the measures' kernels compiled ahead in a second process
+    while the model is fit when they are not cached yet (``_warmup.compile_ahead``)."""
+    ahead = compile_ahead(data.task, model, options.methods)
+    try:
+        return run_pipeline(data, model, options, **settings)
+    finally:
+        stop(ahead)
 
 
 def warmup(args) -> int:
@@ -183,7 +194,7 @@ def explain(args) -> int:
         name = default_model(data.task) if args.model == "auto" else args.model
         model = build_model(name, data.task, max_depth=args.max_depth,
                             random_state=args.seed)
-    run = run_pipeline(data, model, options, ui=ui, source=str(args.data), fitted=fitted)
+    run = _pipeline(data, model, options, ui=ui, source=str(args.data), fitted=fitted)
     if positions:
         with ui.step(f"Explaining {len(positions)} row(s) with TreeSHAP"):
             run.rows = explain_rows(run, positions)

@@ -14,17 +14,26 @@ that every kernel they call is compiled and cached, split over processes in two 
 
 ``make install`` runs it, so ``make demo`` does not wait. Numbers do not depend on it:
 a kernel compiled here is the one a later call would have compiled.
+
+Without it, ``demo`` and ``explain`` compile ahead (:func:`compile_ahead`): when the
+kernels of the measures they will run are not in the cache yet, a second process
+compiles them while the command fits its model (the grower, half of a cold demo's
+compiling, compiles in the command's own process), and the command loads them from the
+cache when it gets to them.
 """
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
 import os
+import subprocess
+import sys
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
 
-__all__ = ["PHASES", "run_unit", "warmup"]
+__all__ = ["PHASES", "compile_ahead", "run_unit", "warmup"]
 
 N_ROWS = 240
 N_TREES = 3
@@ -55,10 +64,95 @@ def warmup(jobs: int | None = None) -> tuple[float, list[str]]:
     return time.perf_counter() - start, failures
 
 
+# The largest kernel of each measure that has one: its on-disk cache says whether the
+# measure's kernels are compiled (they compile in the same calls).
+PROBES = {
+    "permutation": ("sapwood._kernels._permutation", "reroute_packed"),
+    "oob": ("sapwood._kernels._oob", "oob_tree_permutation_rows"),
+    "ufi": ("sapwood._kernels._traverse", "decision_path_tree"),
+    "conditional": ("sapwood._kernels._conditional", "conditional_tree_permutation"),
+    "shap": ("sapwood._kernels._shap", "shap_tables"),
+}
+# Whether demo and explain compile ahead; SAPWOOD_COMPILE_AHEAD=0 turns it off.
+AHEAD_VARIABLE = "SAPWOOD_COMPILE_AHEAD"
+
+
+def uncompiled(methods) -> list[str]:
+    """The measures of ``methods`` whose kernels are not in Numba's on-disk cache for
+    this version of the kernels: reads one small index file per measure."""
+    return [name for name in methods if name in PROBES and not _cached(*PROBES[name])]
+
+
+def _cached(module, name) -> bool:
+    dispatcher = getattr(importlib.import_module(module), name)
+    cache = getattr(dispatcher, "_cache", None)
+    if cache is None or not hasattr(cache, "_cache_file"):  # no JIT, or no disk cache
+        return True
+    # Empty when the index is missing or was written for other kernel sources.
+    return bool(cache._cache_file._load_index())
+
+
+def compile_ahead(task: str, model, methods):
+    """Start compiling the kernels of ``methods`` (the measures a command will run on
+    ``model``, a sapwood learner of the CLI's models) in a second process, when the
+    machine has a core for it and they are not cached yet; returns that process (stop it
+    with :func:`stop`) or None.
+
+    The second process runs the measures, last first, on a tiny scikit-learn model of
+    the same kind, while the command's process grows its model and then runs them in
+    order, loading what the other has cached and compiling the rest (the two meet in
+    the middle). Numbers do not depend on it: a kernel loaded from the
+    cache is the one the command would have compiled. A warm cache costs the index
+    reads of :func:`uncompiled`."""
+    kind = _model_name(model)
+    if (kind is None or (os.cpu_count() or 1) < 2
+            or os.environ.get(AHEAD_VARIABLE, "1") == "0"):
+        return None
+    names = uncompiled(methods)
+    if not names:
+        return None
+    # A new interpreter, not multiprocessing: it must not import the caller's main
+    # module again (a script calling sapwood.cli.main would run twice), and it writes
+    # nothing where the command writes.
+    unit = ("ahead", task, kind, *reversed(names))
+    return subprocess.Popen(
+        [sys.executable, "-c", f"from sapwood.cli._warmup import run_unit; run_unit({unit!r})"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop(process) -> None:
+    """End a process of :func:`compile_ahead` (None: nothing to do). What it has not
+    finished is compiled by whoever needs it next; a kernel is saved to the cache
+    atomically, under a lock (``_kernels._numba._LockedCache``)."""
+    if process is not None:
+        process.terminate()
+        process.wait()
+
+
+def _model_name(model):
+    """The CLI's name of ``model`` (a sapwood learner), or None."""
+    from ._models import MODEL_NAMES
+
+    if not type(model).__module__.startswith("sapwood.learners"):
+        return None
+    for name, classes in MODEL_NAMES.items():
+        if type(model).__name__ in classes[:2]:
+            return name
+    return None
+
+
 def run_unit(unit) -> None:
-    """One unit of work: ``("fit", task)``, ``("measures", task)`` or
-    ``("pipeline", task, model)``."""
+    """One unit of work: ``("fit", task)``, ``("measures", task)``,
+    ``("pipeline", task, model)`` or ``("ahead", task, model, *measures)`` (the measures
+    named, in that order, on a scikit-learn model like ``model``: what
+    :func:`compile_ahead` runs)."""
     kind, task, *model = unit
+    if kind == "ahead":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            X, y = _data(task)
+            _every_measure(_converted_forest(task, X, y, model[0]), X, y, model[1:])
+        return
     if kind not in ("fit", "measures", "pipeline"):
         raise ValueError(f"warm-up unit {unit!r}: the kind must be fit, measures or "
                          f"pipeline; got {kind!r}")
@@ -105,25 +199,36 @@ def _small(cls) -> dict:
     return {"n_estimators": N_TREES} if "n_estimators" in names else {}
 
 
-def _converted_forest(task, X, y):
-    """A scikit-learn forest (bagged, so the out-of-bag measures apply): measures read
-    it through the same tree format and kernels as a sapwood forest."""
-    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+def _converted_forest(task, X, y, model="rf"):
+    """A scikit-learn forest (bagged, so the out-of-bag measures apply), or the
+    scikit-learn model of the CLI's ``model``: measures read it through the same tree
+    format and kernels as sapwood's model."""
+    import sklearn.ensemble
+    import sklearn.tree
 
-    forest = {"classification": RandomForestClassifier,
-              "regression": RandomForestRegressor}[task]
-    return forest(n_estimators=N_TREES, random_state=0).fit(X, y)
+    from ._models import MODEL_NAMES
+
+    names = MODEL_NAMES[model]
+    name = names[0] if task == "classification" else names[1]
+    cls = getattr(sklearn.tree if model == "tree" else sklearn.ensemble, name)
+    return cls(**_small(cls), random_state=0).fit(X, y)
 
 
-def _every_measure(model, X, y):
-    """Every registered measure that needs no refit, on ``model``; a measure that does
-    not apply to it (its ValueError or TypeError) is left to phase 2."""
+def _every_measure(model, X, y, names=None):
+    """Every registered measure that needs no refit (or those of ``names``, in that
+    order), on ``model``; a measure that does not apply to it (its ValueError or
+    TypeError) is left to phase 2."""
     from sapwood.importance import MEASURES, MeasureInputs
 
     half = N_ROWS // 2
     inputs = MeasureInputs(X_train=X[:half], y_train=y[:half], X_test=X[half:],
                            y_test=y[half:], random_state=0)
-    for measure in MEASURES.values():
+    if names is not None:
+        # The model was fit on every row: its out-of-bag rows are those of X.
+        inputs = MeasureInputs(X_train=X, y_train=y, X_test=X[half:], y_test=y[half:],
+                               random_state=0)
+    for measure in (MEASURES.values() if names is None else
+                    [MEASURES[name] for name in names]):
         if "estimator" in measure.needs:
             continue
         try:
