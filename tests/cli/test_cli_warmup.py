@@ -3,6 +3,7 @@ nothing (issue 20, item 3)."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -17,6 +18,7 @@ from sapwood.cli._warmup import MODELS, PHASES, TASKS
 
 # A demo in a new process that reports every sapwood kernel Numba compiles in it.
 DEMO_COMPILES = """
+import io
 import json
 from numba.core import event
 from sapwood.cli import main
@@ -73,6 +75,7 @@ def test_a_unit_warns_nothing_to_the_user(unit):
 # -- compiling ahead: demo and explain compile the measures' kernels in a second process
 
 CACHED_AFTER_A_CALL = """
+import io
 import json
 from sapwood._kernels._criteria import log2
 from sapwood.cli._warmup import _cached
@@ -93,12 +96,10 @@ class _Started:
     def __init__(self, command, **kwargs):
         self.command = command
         self.kwargs = kwargs
-        self.terminated = self.waited = False
+        self.stdin = io.BytesIO()
+        self.waited = False
 
-    def terminate(self):
-        self.terminated = True
-
-    def wait(self):
+    def wait(self, timeout=None):
         self.waited = True
 
 
@@ -126,8 +127,9 @@ def test_a_cold_cache_compiles_what_the_command_needs_last_first(monkeypatch):
     # mdi has no kernel of its own, shap's are cached: oob, then permutation.
     assert "('ahead', 'classification', 'rf', 'oob', 'permutation')" in process.command[2]
     assert process.kwargs["stdout"] == process.kwargs["stderr"] == subprocess.DEVNULL
+    assert process.kwargs["stdin"] == subprocess.PIPE
     _warmup.stop(process)
-    assert process.terminated and process.waited
+    assert process.stdin.closed and process.waited
 
 
 @pytest.mark.parametrize("why", ["one core", "turned off", "loaded model"])
@@ -172,6 +174,7 @@ def test_the_ahead_unit_runs_the_measures_named(monkeypatch):
 # The demo's measure kernels compiled by the ahead unit alone, then a demo with
 # compiling ahead off: what the demo still compiles is the grower's and the model's own.
 DEMO_AFTER_AHEAD = """
+import io
 import json
 from numba.core import event
 from sapwood.cli import _warmup, main

@@ -5,7 +5,8 @@ source line, so one cache index. Each process is slowed inside the save at chose
 points so that, without a lock, both read the same index, pick the same data file
 name, and the index is written last by one process while the data file is written last
 by the other (the interleaving that made a clean-clone run execute another builder's
-code). Run in spawned processes by ``tests/kernels/test_cache.py``.
+code); and a process stopped while it saves. Run in new processes by
+``tests/kernels/test_cache.py``.
 """
 
 import time
@@ -13,6 +14,7 @@ import time
 from numba.core import caching
 
 from sapwood._kernels._numba import kernel
+from sapwood.cli._warmup import stop_when_stdin_closes
 
 
 def _shifted_by(k):
@@ -30,9 +32,7 @@ SHIFTED = (_shifted_by(1.0), _shifted_by(2.0))
 _DELAYS = ((1.0, 2.0), (1.5, 0.0))
 
 
-def compile_slowly(which, barrier):
-    """Compile ``SHIFTED[which]`` into the cache, the save slowed by ``_DELAYS[which]``."""
-    before_index, before_data = _DELAYS[which]
+def _slow_saves(before_index, before_data):
     save_index = caching.IndexDataCacheFile._save_index
     save_data = caching.IndexDataCacheFile._save_data
 
@@ -46,8 +46,22 @@ def compile_slowly(which, barrier):
 
     caching.IndexDataCacheFile._save_index = slow_index
     caching.IndexDataCacheFile._save_data = slow_data
+
+
+def compile_slowly(which, barrier):
+    """Compile ``SHIFTED[which]`` into the cache, the save slowed by ``_DELAYS[which]``."""
+    _slow_saves(*_DELAYS[which])
     barrier.wait()
     SHIFTED[which](0.0)
+
+
+def compile_slowly_until_stopped():
+    """As a process of ``cli._warmup.compile_ahead``: compile ``SHIFTED[0]``, its index
+    written two seconds before its data file, then wait to be stopped."""
+    stop_when_stdin_closes()
+    _slow_saves(0.0, 2.0)
+    SHIFTED[0](0.0)
+    time.sleep(600)
 
 
 def cached_values():

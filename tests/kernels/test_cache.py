@@ -6,15 +6,23 @@ own file alone (Numba's default) would keep stale code after a change elsewhere.
 
 import importlib
 import multiprocessing
+import os
 import pkgutil
 import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numba
 from numba.core.caching import FunctionCache
 
 import sapwood._kernels
 from sapwood._kernels._numba import _KernelsStamp, kernels_digest
+from sapwood.cli import _warmup
 from tests.kernels import cache_race
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _cached_kernels():
@@ -71,3 +79,26 @@ def test_processes_saving_one_kernels_versions_at_once_keep_each_its_own(tmp_pat
     assert data_files == ["1", "2"]  # one file per version
     with context.Pool(1) as pool:
         assert pool.apply(cache_race.cached_values) == [1.0, 2.0]
+
+
+def test_a_process_stopped_while_it_saves_a_kernel_finishes_the_save(tmp_path):
+    # compile_ahead's process is stopped when the command ends, whatever it is doing;
+    # ended between the index and the data file, it would leave an index naming a file
+    # it never wrote (or an older version's, whose code a later process would run).
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    process = subprocess.Popen(
+        [sys.executable, "-c",
+         "from tests.kernels import cache_race; cache_race.compile_slowly_until_stopped()"],
+        cwd=ROOT, env=env, stdin=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not list(tmp_path.rglob("*.nbi")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not list(tmp_path.rglob("*.nbc"))  # the index is written, its data not yet
+    _warmup.stop(process)
+    assert process.returncode == 0
+    assert len(list(tmp_path.rglob("*.nbc"))) == 1
+    done = subprocess.run(
+        [sys.executable, "-c",
+         "from tests.kernels import cache_race; print(cache_race.cached_values())"],
+        cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+    assert done.stdout.strip() == "[1.0, 2.0]"

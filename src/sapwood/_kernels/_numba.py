@@ -8,6 +8,7 @@ through joblib threads, which only overlap if the kernels release the GIL).
 import contextlib
 import hashlib
 import os
+import threading
 
 import numba
 from numba.core import caching, types
@@ -18,7 +19,8 @@ try:
 except ImportError:  # not POSIX: Numba's own cache, unlocked
     fcntl = None
 
-__all__ = ["allocating_kernel", "inline_kernel", "kernel", "leaf_kernel"]
+__all__ = ["allocating_kernel", "exit_between_saves", "inline_kernel", "kernel",
+           "leaf_kernel"]
 
 _KERNELS_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -69,6 +71,10 @@ if not any(issubclass(c, _KernelsStamp) for c in caching.CacheImpl._locator_clas
                                               _UserWideLocator]
 
 
+# Held by a thread of this process while it writes a kernel to the on-disk cache.
+_SAVING = threading.RLock()
+
+
 class _LockedCache(caching.FunctionCache):
     """Numba's on-disk cache, its index and data files read and written under a lock.
 
@@ -79,18 +85,21 @@ class _LockedCache(caching.FunctionCache):
     wrong kernel ("'descr' is NULL", or silently wrong numbers). The grower's builders
     share one index (closures of one factory: one name, one line), which made this a
     real failure. A save holds an exclusive lock on the function's index from reading it
-    to writing the data; a load holds a shared one."""
+    to writing the data (where the system has file locks); a load holds a shared one."""
 
     def load_overload(self, sig, target_context):
         with self._locked(shared=True):
             return super().load_overload(sig, target_context)
 
     def save_overload(self, sig, data):
-        with self._locked(shared=False):
+        with _SAVING, self._locked(shared=False):
             super().save_overload(sig, data)
 
     @contextlib.contextmanager
     def _locked(self, shared):
+        if fcntl is None:
+            yield
+            return
         try:
             self._impl.locator.ensure_cache_path()
             handle = os.open(self._cache_file._index_path + ".lock", os.O_RDWR | os.O_CREAT,
@@ -103,6 +112,16 @@ class _LockedCache(caching.FunctionCache):
             yield
         finally:
             os.close(handle)  # releases the lock
+
+
+def exit_between_saves(status=0):
+    """End this process now, but not while one of its threads writes a kernel to the
+    on-disk cache: Numba writes a new entry's index before its data file, so a process
+    ended between the two leaves an index naming a file it never wrote, or one an older
+    version of the kernels wrote under the same name (whose code a later process would
+    run). For a process that compiles on another's behalf (``cli._warmup``)."""
+    _SAVING.acquire()
+    os._exit(status)
 
 
 class _Kernel(CPUDispatcher):
@@ -136,9 +155,7 @@ def _compile(function, settings):
     options.update(nopython=True, boundscheck=options.get("boundscheck"))  # as njit
     dispatcher = _Kernel(py_func=function, locals={}, targetoptions=options)
     if settings.get("cache"):
-        dispatcher.enable_caching()
-        if fcntl is not None:
-            dispatcher._cache = _LockedCache(function)
+        dispatcher._cache = _LockedCache(function)  # enable_caching(), locked
     return dispatcher
 
 

@@ -29,11 +29,14 @@ import multiprocessing
 import os
 import subprocess
 import sys
+import threading
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
 
-__all__ = ["PHASES", "compile_ahead", "run_unit", "warmup"]
+from sapwood._kernels._numba import exit_between_saves
+
+__all__ = ["PHASES", "compile_ahead", "run_unit", "stop", "stop_when_stdin_closes", "warmup"]
 
 N_ROWS = 240
 N_TREES = 3
@@ -75,6 +78,8 @@ PROBES = {
 }
 # Whether demo and explain compile ahead; SAPWOOD_COMPILE_AHEAD=0 turns it off.
 AHEAD_VARIABLE = "SAPWOOD_COMPILE_AHEAD"
+# How long stop() waits for the second process to end before killing it.
+STOP_SECONDS = 30
 
 
 def uncompiled(methods) -> list[str]:
@@ -115,18 +120,38 @@ def compile_ahead(task: str, model, methods):
     # module again (a script calling sapwood.cli.main would run twice), and it writes
     # nothing where the command writes.
     unit = ("ahead", task, kind, *reversed(names))
-    return subprocess.Popen(
-        [sys.executable, "-c", f"from sapwood.cli._warmup import run_unit; run_unit({unit!r})"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    command = ("from sapwood.cli._warmup import run_unit, stop_when_stdin_closes; "
+               f"stop_when_stdin_closes(); run_unit({unit!r})")
+    return subprocess.Popen([sys.executable, "-c", command], stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def stop(process) -> None:
-    """End a process of :func:`compile_ahead` (None: nothing to do). What it has not
-    finished is compiled by whoever needs it next; a kernel is saved to the cache
-    atomically, under a lock (``_kernels._numba._LockedCache``)."""
-    if process is not None:
-        process.terminate()
+    """End a process of :func:`compile_ahead` (None: nothing to do) by closing its
+    standard input: it ends between two writes to the cache
+    (:func:`stop_when_stdin_closes`), and what it has not finished is compiled by
+    whoever needs it next."""
+    if process is None:
+        return
+    process.stdin.close()
+    try:
+        process.wait(timeout=STOP_SECONDS)
+    except subprocess.TimeoutExpired:  # never seen: a write takes milliseconds
+        process.kill()
         process.wait()
+
+
+def stop_when_stdin_closes() -> None:
+    """In a process of :func:`compile_ahead`: end it as soon as its standard input
+    closes (the command called :func:`stop`, or ended in any way), but not in the middle
+    of writing a kernel to the cache (terminating it could leave an index naming a data
+    file it never wrote: ``_kernels._numba.exit_between_saves``)."""
+
+    def wait():
+        sys.stdin.buffer.read()
+        exit_between_saves()
+
+    threading.Thread(target=wait, daemon=True).start()
 
 
 def _model_name(model):
