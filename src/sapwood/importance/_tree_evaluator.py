@@ -522,10 +522,7 @@ class TreeEvaluator:
         m = sources.shape[1]
         node_value = np.ascontiguousarray(self.sum_values[:, 0])
         start = np.ascontiguousarray(self.sum_init[:1])
-        n_chunks = 1 if self.n_jobs == 1 else 4 * self.n_jobs
-        bounds = np.linspace(0, m, n_chunks + 1).astype(np.intp)
-        row_ranges = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)
-                      if b > a]
+        row_ranges = self._row_ranges(m)
         if self._layout is None:
             self._layout = self._boosted_layout(node_value)
         kernel, X_kernel, tables = self._layout
@@ -584,8 +581,18 @@ class TreeEvaluator:
                     (records, cut, self.threshold, self.operator, self.cat_bitsets,
                      root_code, max_depth, node_value))
         X_code = np.empty(self.X_eval.shape, dtype=np.uint32)
-        value_codes(self.X_eval, np.arange(n_features), codes, X_code)
+        # Row ranges on the threads (C-contiguous views: the same compiled version).
+        self._parallel(delayed(value_codes)(self.X_eval[lo:hi], np.arange(n_features), codes,
+                                            X_code[lo:hi])
+                       for lo, hi in self._row_ranges(self.X_eval.shape[0]))
         return masked_permuted_totals, X_code, tables
+
+    def _row_ranges(self, m):
+        # Several ranges per thread: a thread slowed by other work gets fewer of them.
+        n_chunks = 1 if self.n_jobs == 1 else 4 * self.n_jobs
+        bounds = np.linspace(0, m, n_chunks + 1).astype(np.intp)
+        return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+                if b > a]
 
     def _batch_layout(self, batch, sources):
         """For a batch of (group, repeat) slots, each group's slots consecutive:
