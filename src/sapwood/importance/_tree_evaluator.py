@@ -113,10 +113,10 @@ class TreeEvaluator:
         # A boosted model of one output may take the mask kernel, which sums the
         # baseline itself: only the rows of the check are routed now (``_route_all``
         # routes the rest if they are needed after all).
-        self._deferred = ensemble.combine == "sum"
-        if self._deferred:
+        deferred = ensemble.combine == "sum"
+        if deferred:
             node_outputs()
-            self._deferred = self.init.shape[0] == 1 and self.node_values.shape[1] == 1
+            deferred = self.init.shape[0] == 1 and self.node_values.shape[1] == 1
 
         def meanwhile():
             # While the threads route the rows: the model's own outputs for the check,
@@ -139,7 +139,7 @@ class TreeEvaluator:
             self._routing = (children_left, children_right, feature, self.threshold,
                              missing_go_to_left, self.operator, self.cat_bitsets)
             del children_left, children_right, feature, missing_go_to_left
-        if self._deferred:
+        if deferred:
             head = X[:min(_CHECK_ROWS, X.shape[0])]
             leaves = self._route(head, meanwhile)
             raw = self.finalize(sum_leaf_values(leaves, self.sum_values, self.tree_column,
