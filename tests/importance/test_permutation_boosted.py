@@ -132,3 +132,35 @@ def test_xgboost_groups_equal_the_generic_evaluator(nan_fraction):
     assert expected.params["evaluator"] == "generic"
     assert result.params["evaluator"] == "tree"
     np.testing.assert_array_equal(result.importances, expected.importances)
+
+
+@pytest.mark.parametrize("nan_fraction", [0.0, 0.1], ids=["finite", "missing"])
+def test_baseline_from_the_mask_kernel_equals_the_model(nan_fraction):
+    """Given the sources, a boosted model's evaluator takes its baseline sums from the
+    mask kernel's pass (no second routing of every row): equal bit for bit to the sums
+    of the routed leaves and to the library's own predictions."""
+    from sapwood.importance._permutation_engine import tree_evaluator
+
+    X_train, y_train, X_test, y_test = _data(7, n_samples=1500, nan_fraction=nan_fraction)
+    models = _models(30, 5)
+    if not models:
+        pytest.skip("no boosting library installed")
+    groups = [np.array([j]) for j in range(X_test.shape[1])]
+    sources = np.stack([np.random.default_rng(r).permutation(X_test.shape[0])
+                        for r in range(2)])
+    for model in models:
+        model.fit(X_train, y_train)
+        evaluator = tree_evaluator(model, X_test, 2, scorer_uses_score=False)
+        evaluator.prepare(None, groups, sources)
+        assert evaluator._leaves is None  # not routed: the kernel gave the sums
+        taken = evaluator.baseline_total.copy()
+        predicted = evaluator.responses(evaluator.baseline_raw).predict(None)
+        changes = list(evaluator.permuted_changes(sources))
+        evaluator._baseline_total = None
+        evaluator._route_all()  # the routed leaves' sums, as before
+        assert evaluator._leaves is not None
+        assert taken.dtype == evaluator.baseline_total.dtype
+        np.testing.assert_array_equal(taken, evaluator.baseline_total)
+        np.testing.assert_array_equal(predicted, model.predict(X_test))
+        assert len(changes) == 2 * X_test.shape[1]
+        evaluator.close()

@@ -38,10 +38,11 @@ def _totals(layout, X, permuted, slot_feature, feature_slot_ptr, start, ranges):
     permuted_code = np.empty(permuted.shape, dtype=np.uint32)
     value_codes(permuted, slot_feature, codes, permuted_code)
     out = np.full(permuted.shape, np.nan, dtype=start.dtype)
+    own = np.full(X.shape[0], np.nan, dtype=start.dtype)
     for lo, hi in ranges:  # row ranges, as threads take them
         masked_permuted_totals(X_code, permuted_code, feature_slot_ptr, *tables, start, lo,
-                               hi, out)
-    return out
+                               hi, out, own)
+    return out, own
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -72,9 +73,14 @@ def test_masks_equal_walking_every_permuted_row(case, dtype):
     expected = naive_permuted_sums(X, permuted, slot_feature, trees, node_value, start)
 
     layout = _layout(trees, node_value, fast=case in ("plain", "deep"))
-    out = _totals(layout, X, permuted, slot_feature, feature_slot_ptr, start,
-                  [(0, 20), (20, m)])
+    out, own = _totals(layout, X, permuted, slot_feature, feature_slot_ptr, start,
+                       [(0, 20), (20, m)])
     np.testing.assert_array_equal(out, expected)
+    # Each row's own sum, found on the way: the naive walk of the row itself.
+    unpermuted = naive_permuted_sums(X, X[:, :1], np.zeros(1, dtype=np.intp), trees,
+                                     node_value, start)[:, 0]
+    assert own.dtype == dtype
+    np.testing.assert_array_equal(own, unpermuted)
 
 
 def _stump_trees(operator, threshold, depth):

@@ -184,7 +184,9 @@ def _fill_tables(records, thresholds, cat_bitsets, order, node_ptr, parent, rank
     leaf_ptr = np.zeros(n_trees + 1, dtype=np.intp)
     leaf_value = np.empty(n_order, dtype=node_value.dtype)
     path_ptr = np.zeros(n_order + 1, dtype=np.intp)
-    path_entry = np.empty(n_order, dtype=np.intp)
+    # Bytes: a tree of at most 64 leaves has at most 63 entries, and the kernel reads
+    # these lists for every row and tree (as intp they took 8x the cache: 11% slower).
+    path_entry = np.empty(n_order, dtype=np.uint8)
     first_leaf = np.zeros(records.shape[0], dtype=np.intp)
     local = np.full(n_features, -1, dtype=np.intp)
     seen = np.zeros(n_entries + 1, dtype=np.bool_)
@@ -254,7 +256,7 @@ def _fill_tables(records, thresholds, cat_bitsets, order, node_ptr, parent, rank
                 if not seen[e]:
                     seen[e] = True
                     if n_path == path_entry.shape[0]:
-                        grown = np.empty(2 * n_path, dtype=np.intp)
+                        grown = np.empty(2 * n_path, dtype=np.uint8)
                         grown[:n_path] = path_entry
                         path_entry = grown
                     path_entry[n_path] = e
@@ -341,13 +343,16 @@ def value_codes(values, column_feature, codes, out):
 @kernel
 def masked_permuted_totals(X_code, permuted_code, feature_slot_ptr, tree_entry_ptr,
                            entry_feature, rank_ptr, rank, mask_ptr, masks, leaf_ptr,
-                           leaf_value, path_ptr, path_entry, start, row_lo, row_hi, out):
+                           leaf_value, path_ptr, path_entry, start, row_lo, row_hi, out,
+                           baseline):
     """``out[i, s]``, for rows ``row_lo .. row_hi``: the model's sum for row ``i`` when
     the feature of slot ``s`` reads the value coded ``permuted_code[i, s]`` instead of
     its own (codes: :func:`value_codes`); slots ordered by feature
-    (``feature_slot_ptr``), the tables from :func:`mask_layout`. Every total is
-    ``start[0]`` plus the trees' leaf values in tree order, in ``leaf_value``'s dtype
-    (the same numbers as ``boosted_permuted_totals``)."""
+    (``feature_slot_ptr``), the tables from :func:`mask_layout`. ``baseline[i]``: row
+    ``i``'s own sum (its own leaves are found on the way: the evaluator need not route
+    the rows again for it). Every total is ``start[0]`` plus the trees' leaf values in
+    tree order, in ``leaf_value``'s dtype (the same numbers as
+    ``boosted_permuted_totals`` and ``sum_leaf_values``)."""
     n_slots = permuted_code.shape[1]
     n_trees = tree_entry_ptr.shape[0] - 1
     most = 1
@@ -358,13 +363,15 @@ def masked_permuted_totals(X_code, permuted_code, feature_slot_ptr, tree_entry_p
     before = np.empty((most + 1, _ROW_BLOCK), dtype=np.uint64)
     after = np.empty((most + 1, _ROW_BLOCK), dtype=np.uint64)
     # on_path[k, :n_on[k]]: the block's rows whose path has the tree's entry k.
-    on_path = np.empty((most, _ROW_BLOCK), dtype=np.intp)
+    on_path = np.empty((most, _ROW_BLOCK), dtype=np.uint8)  # block rows: < 256
     n_on = np.zeros(most, dtype=np.intp)
     terms = np.empty((_ROW_BLOCK, n_slots), dtype=leaf_value.dtype)
     totals = np.empty((_ROW_BLOCK, n_slots), dtype=leaf_value.dtype)
+    own_totals = np.empty(_ROW_BLOCK, dtype=leaf_value.dtype)
     for block_lo in range(row_lo, row_hi, _ROW_BLOCK):
         n_rows = min(block_lo + _ROW_BLOCK, row_hi) - block_lo
         for b in range(n_rows):
+            own_totals[b] = start[0]
             for s in range(n_slots):
                 totals[b, s] = start[0]
         for t in range(n_trees):
@@ -392,6 +399,7 @@ def masked_permuted_totals(X_code, permuted_code, feature_slot_ptr, tree_entry_p
             for b in range(n_rows):
                 leaf = _lowest_bit(before[n_e, b])
                 base = values[leaf]
+                own_totals[b] += base
                 for s in range(n_slots):
                     terms[b, s] = base
                 leaf = leaf_ptr[t] + np.intp(leaf)
@@ -416,5 +424,6 @@ def masked_permuted_totals(X_code, permuted_code, feature_slot_ptr, tree_entry_p
                 for s in range(n_slots):
                     totals[b, s] += terms[b, s]
         for b in range(n_rows):
+            baseline[block_lo + b] = own_totals[b]
             for s in range(n_slots):
                 out[block_lo + b, s] = totals[b, s]

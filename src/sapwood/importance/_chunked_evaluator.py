@@ -149,7 +149,7 @@ class ChunkedTreeEvaluator(TreeEvaluator):
         piece = _Piece(self, lo, hi)
         return piece.apply(self.X), piece.node_values, piece.tree_column, piece.roots
 
-    def prepare(self, rows, groups):
+    def prepare(self, rows, groups, sources=None):
         # Entry nodes and orders are found piece by piece, in ``_reroute_piece``.
         self._select(rows, groups)
 

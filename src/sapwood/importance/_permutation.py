@@ -386,10 +386,12 @@ def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns,
                  loss=None):
     """The baseline, the permuted scores (groups x repeats) and, given a per-row
     ``loss``, the per-row draws (:class:`RowDraws`; else None)."""
+    # First: given the sources, a boosted model's evaluator takes the baseline sums in
+    # its first pass of permuted sums instead of routing the rows once more for them.
+    evaluator.prepare(rows, columns, sources)
     reference = evaluator.responses(evaluator.baseline_raw)
     baseline = _score(scorer, reference, X, y, sample_weight)
     X_eval, y_eval, w_eval = _subset(rows, X, y, sample_weight)
-    evaluator.prepare(rows, columns)
     unchanged = baseline  # on every row the unpermuted score is the baseline itself
     if rows is not None:
         reference = evaluator.responses(evaluator.baseline_eval)

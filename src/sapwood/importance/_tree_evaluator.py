@@ -62,7 +62,15 @@ _CHECK_TREE_ROWS = 128
 
 
 class TreeEvaluator:
-    """Precomputed routing of the evaluation rows and the permuted-output generator."""
+    """Precomputed routing of the evaluation rows and the permuted-output generator.
+
+    ``leaves``, ``baseline_total`` and ``baseline_raw`` are made on first use for a
+    boosted model: its mask kernel finds every row's own leaves while it sums the
+    permuted data sets, so ``prepare`` given the ``sources`` takes the baseline sums
+    from that pass instead of routing every row through every tree once more.
+    """
+
+    _leaves = _baseline_total = _baseline_raw = None
 
     def __init__(self, model, ensemble, X, n_jobs, fast=None, given=None):
         """``X``: the evaluation data as float64 or float32; ``given``: the same data as
@@ -88,10 +96,7 @@ class TreeEvaluator:
                                 self.operator)
         theirs = []
 
-        def meanwhile():
-            # While the threads route the rows: the model's own outputs for the check,
-            # and the node values.
-            theirs.append(self._their_outputs(X if given is None else given))
+        def node_outputs():
             self.node_values, self.tree_column, self.init = ensemble.node_outputs(native=True)
             # The sums' terms and start in the model's own precision (XGBoost: float32).
             accumulation = ensemble.accumulation_dtype
@@ -105,6 +110,21 @@ class TreeEvaluator:
             # Every leaf exact: sums are order-free and a changed leaf is a difference.
             self.exact = bool(self.exact_node[self.nodes[:, 0] == LEAF].all())
 
+        # A boosted model of one output may take the mask kernel, which sums the
+        # baseline itself: only the rows of the check are routed now (``_route_all``
+        # routes the rest if they are needed after all).
+        deferred = ensemble.combine == "sum"
+        if deferred:
+            node_outputs()
+            deferred = self.init.shape[0] == 1 and self.node_values.shape[1] == 1
+
+        def meanwhile():
+            # While the threads route the rows: the model's own outputs for the check,
+            # and the node values.
+            theirs.append(self._their_outputs(X if given is None else given))
+            if not hasattr(self, "node_values"):
+                node_outputs()
+
         # Finite data (no missing values) takes the fast path, whose layout replaces the
         # packed one in place (``fast=False`` keeps the general path, for tests); trees
         # with a category set reaching past category 63 take the general one.
@@ -114,17 +134,63 @@ class TreeEvaluator:
         if self.fast:
             del children_left, children_right, feature, missing_go_to_left
             make_fast(self.nodes, self.threshold, self.operator)
-            self.leaves = self._apply_fast(X, meanwhile)
+            self._routing = None
         else:
-            routing = (children_left, children_right, feature, self.threshold,
-                       missing_go_to_left, self.operator, self.cat_bitsets)
-            self.leaves = self._apply(X, routing, meanwhile)
-            del children_left, children_right, feature, missing_go_to_left, routing
-        # Each row's sum of its trees' values, before the mean (``prepare`` reuses it).
-        self.baseline_total = sum_leaf_values(self.leaves, self.sum_values,
-                                              self.tree_column, self.sum_init)
-        self.baseline_raw = self.finalize(self.baseline_total)
-        self.mismatch = self._differences(*theirs[0])
+            self._routing = (children_left, children_right, feature, self.threshold,
+                             missing_go_to_left, self.operator, self.cat_bitsets)
+            del children_left, children_right, feature, missing_go_to_left
+        if deferred:
+            head = X[:min(_CHECK_ROWS, X.shape[0])]
+            leaves = self._route(head, meanwhile)
+            raw = self.finalize(sum_leaf_values(leaves, self.sum_values, self.tree_column,
+                                                self.sum_init))
+            self.mismatch = self._differences(*theirs[0], leaves, raw)
+        else:
+            self._route_all(meanwhile)
+            self.mismatch = self._differences(*theirs[0])
+
+    def _route(self, X, meanwhile=None):
+        """Every tree's leaf of each row of ``X``: (n_trees, n_rows)."""
+        if self.fast:
+            return self._apply_fast(X, meanwhile)
+        return self._apply(X, self._routing, meanwhile)
+
+    def _route_all(self, meanwhile=None):
+        """Route every row: ``leaves``, and the baseline sums unless already known."""
+        self._leaves = self._route(self.X, meanwhile)
+        self._routing = None
+        if self._baseline_total is None:
+            # Each row's sum of its trees' values, before the mean (``prepare`` reuses
+            # it).
+            self._baseline_total = sum_leaf_values(self._leaves, self.sum_values,
+                                                   self.tree_column, self.sum_init)
+            self._baseline_raw = self.finalize(self._baseline_total)
+
+    @property
+    def leaves(self):
+        if self._leaves is None:
+            self._route_all()
+        return self._leaves
+
+    @leaves.setter
+    def leaves(self, value):
+        self._leaves = value
+
+    @property
+    def baseline_total(self):
+        if self._baseline_total is None:
+            self._route_all()
+        return self._baseline_total
+
+    @property
+    def baseline_raw(self):
+        if self._baseline_raw is None:
+            self._route_all()
+        return self._baseline_raw
+
+    @baseline_raw.setter
+    def baseline_raw(self, value):
+        self._baseline_raw = value
 
     # -- set-up ----------------------------------------------------------------------
     def _parallel(self, tasks, meanwhile=None):
@@ -224,16 +290,19 @@ class TreeEvaluator:
             return "proba", np.asarray(self.model.predict_proba(head))
         return "predict", np.asarray(self.model.predict(head))
 
-    def _differences(self, kind, theirs):
-        """None when ``_their_outputs`` equal the evaluator's outputs, else why not."""
+    def _differences(self, kind, theirs, leaves=None, raw=None):
+        """None when ``_their_outputs`` equal the evaluator's outputs, else why not.
+        ``leaves`` and ``raw``: the evaluator's for the first rows (default: all)."""
         if kind == "trees":
+            leaves = self.leaves if leaves is None else leaves
             k = theirs.shape[1]
             theirs = theirs * self.ensemble.tree_weights[:, None, None]
-            differs = (theirs != self.node_values[self.leaves[:, :k]]).any(axis=(1, 2))
+            differs = (theirs != self.node_values[leaves[:, :k]]).any(axis=(1, 2))
             if differs.any():
                 return f"tree {int(np.argmax(differs))} differs on the first {k} rows"
             return None
-        ours = self.responses(self.baseline_raw[:theirs.shape[0]])
+        raw = self.baseline_raw if raw is None else raw
+        ours = self.responses(raw[:theirs.shape[0]])
         mine = ours.predict_proba(None) if kind == "proba" else ours.predict(None)
         if theirs.shape != mine.shape:
             return f"output shape {theirs.shape} != {mine.shape}"
@@ -252,13 +321,23 @@ class TreeEvaluator:
     def _select(self, rows, groups):
         """Restrict to evaluation ``rows`` (None: all) and lay out the ``groups`` (a list
         of column-index arrays) and the groups each column belongs to, as CSR."""
+        self._select_groups(groups)
+        self._select_rows(rows)
+
+    def _select_rows(self, rows, leaves=True):
+        """``X_eval``, ``baseline_eval`` and (with ``leaves``) ``leaves_eval``."""
         if rows is None:
-            self.leaves_eval, self.X_eval = self.leaves, self.X
+            self.X_eval = self.X
             self.baseline_eval = self.baseline_raw
+            if leaves:
+                self.leaves_eval = self.leaves
         else:
-            self.leaves_eval = np.ascontiguousarray(self.leaves[:, rows])
             self.X_eval = np.ascontiguousarray(self.X[rows])
             self.baseline_eval = self.baseline_raw[rows]
+            if leaves:
+                self.leaves_eval = np.ascontiguousarray(self.leaves[:, rows])
+
+    def _select_groups(self, groups):
         self.skip = _NO_SKIP
         self.n_groups = len(groups)
         self.group_ptr = np.concatenate([[0], np.cumsum([len(c) for c in groups])]).astype(np.intp)
@@ -271,14 +350,14 @@ class TreeEvaluator:
             [[0], np.cumsum([len(m) for m in membership])]).astype(np.intp)
         self.feature_groups = np.array([g for m in membership for g in m], dtype=np.intp)
 
-    def prepare(self, rows, groups):
+    def prepare(self, rows, groups, sources=None):
         """Restrict to evaluation ``rows`` (None: all) and index the ``groups``' entry nodes
-        (a list of column-index arrays)."""
-        self._select(rows, groups)
-        # A row's sum does not depend on the other rows.
-        self.base_totals = (self.baseline_total if rows is None
-                            else self.baseline_total[rows])
+        (a list of column-index arrays). Given the ``sources`` of ``permuted_changes``, a
+        boosted model's first batch of permuted sums is taken now, and with it the
+        baseline sums (call before reading ``baseline_raw``)."""
+        self._select_groups(groups)
         self.boosted = self._boosted_path()
+        self._first_batch = None
         if self.boosted:
             # Every slot of a row is answered in one walk of the row through the trees
             # (``_boosted_changes``): no entry nodes or leaf order needed.
@@ -286,7 +365,17 @@ class TreeEvaluator:
             used = np.zeros(self.X.shape[1], dtype=bool)
             used[self.nodes[splits, 2]] = True
             self.group_used = used[self.group_columns[self.group_ptr[:-1]]]
+            self.X_eval = self.X if rows is None else np.ascontiguousarray(self.X[rows])
+            if rows is None and sources is not None and self._baseline_total is None:
+                self._first_batch = self._boosted_first(sources)
+            self._select_rows(rows, leaves=False)
+            self.base_totals = (self.baseline_total if rows is None
+                                else self.baseline_total[rows])
             return
+        self._select_rows(rows)
+        # A row's sum does not depend on the other rows.
+        self.base_totals = (self.baseline_total if rows is None
+                            else self.baseline_total[rows])
         if not self.exact:
             # For resuming in-order sums (``collect_changed``); exact sums need none.
             leaves_by_sample = np.ascontiguousarray(self.leaves_eval.T)
@@ -406,44 +495,75 @@ class TreeEvaluator:
                 and self.node_values.shape[1] == 1
                 and bool(np.all(np.diff(self.group_ptr) == 1)))
 
+    def _boosted_slots(self, sources):
+        """``permuted_changes``' slots and how many of them a batch takes."""
+        slots = [(g, r) for g in np.flatnonzero(self.group_used)
+                 for r in range(sources.shape[0])]
+        per_slot = sources.shape[1] * self.sum_values.dtype.itemsize
+        return slots, max(1, min(len(slots), _CHANGE_BUDGET // per_slot))
+
+    def _boosted_first(self, sources):
+        """``prepare``'s first batch: ``(sources, batch, by_slot)``, setting the baseline
+        sums when the kernel gives them; None without slots."""
+        sources = np.ascontiguousarray(sources, dtype=np.intp)
+        slots, batch_size = self._boosted_slots(sources)
+        if not slots:
+            return None
+        batch = slots[:batch_size]
+        by_slot, baseline = self._boosted_batch(batch, sources, own=True)
+        if baseline is not None:
+            self._baseline_total = baseline.reshape(-1, 1)
+            self._baseline_raw = self.finalize(self._baseline_total)
+        return sources, batch, by_slot
+
+    def _boosted_batch(self, batch, sources, own=False):
+        """The permuted sums of a batch of slots, ``by_slot[s]`` slot ``s``'s per row, and
+        (with ``own``, when the kernel gives them) every row's own sum, else None."""
+        m = sources.shape[1]
+        node_value = np.ascontiguousarray(self.sum_values[:, 0])
+        start = np.ascontiguousarray(self.sum_init[:1])
+        row_ranges = self._row_ranges(m)
+        if self._layout is None:
+            self._layout = self._boosted_layout(node_value)
+        kernel, X_kernel, tables = self._layout
+        slot_repeat = np.array([r for _, r in batch], dtype=np.intp)
+        slot_column = self.group_columns[self.group_ptr[[g for g, _ in batch]]]
+        # The kernels take each feature's slots side by side.
+        order = np.argsort(slot_column, kind="stable")
+        permuted = permuted_values(X_kernel, sources, slot_repeat[order], slot_column[order])
+        feature_slot_ptr = np.searchsorted(slot_column[order],
+                                           np.arange(self.X.shape[1] + 1)).astype(np.intp)
+        totals = np.empty((m, len(batch)), dtype=node_value.dtype)
+        # The mask kernel writes each row's own sum too (always: one add per tree).
+        gives_own = kernel is masked_permuted_totals
+        baseline = (np.empty(m, dtype=node_value.dtype),) if gives_own else ()
+        self._parallel(
+            delayed(kernel)(X_kernel, permuted, feature_slot_ptr, *tables, start, lo, hi,
+                            totals, *baseline)
+            for lo, hi in row_ranges)
+        by_slot = np.ascontiguousarray(totals.T)  # a slot's totals side by side
+        position = np.empty_like(order)
+        position[order] = np.arange(order.shape[0])
+        return by_slot[position], (baseline[0] if own and gives_own else None)
+
     def _boosted_changes(self, slots, sources):
         """``permuted_changes`` for a boosted model: each row passes once through the
         trees for a batch of slots (``masked_permuted_totals``, or
         ``boosted_permuted_totals`` for trees leaf masks cannot state), the rows split
         among the threads; a slot's changed rows are those whose total differs."""
-        m = sources.shape[1]
         sources = np.ascontiguousarray(sources, dtype=np.intp)
-        node_value = np.ascontiguousarray(self.sum_values[:, 0])
-        start = np.ascontiguousarray(self.sum_init[:1])
         baseline = self.base_totals[:, 0]
-        batch_size = max(1, min(len(slots), _CHANGE_BUDGET // (m * node_value.itemsize)))
-        n_chunks = 1 if self.n_jobs == 1 else 4 * self.n_jobs
-        bounds = np.linspace(0, m, n_chunks + 1).astype(np.intp)
-        row_ranges = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)
-                      if b > a]
-        if self._layout is None:
-            self._layout = self._boosted_layout(node_value)
-        kernel, X_kernel, tables = self._layout
+        _, batch_size = self._boosted_slots(sources)
+        first, self._first_batch = self._first_batch, None
         for begin in range(0, len(slots), batch_size):
             batch = slots[begin:begin + batch_size]
-            slot_repeat = np.array([r for _, r in batch], dtype=np.intp)
-            slot_column = self.group_columns[self.group_ptr[[g for g, _ in batch]]]
-            # The kernels take each feature's slots side by side.
-            order = np.argsort(slot_column, kind="stable")
-            permuted = permuted_values(X_kernel, sources, slot_repeat[order],
-                                       slot_column[order])
-            feature_slot_ptr = np.searchsorted(slot_column[order],
-                                               np.arange(self.X.shape[1] + 1)).astype(np.intp)
-            totals = np.empty((m, len(batch)), dtype=node_value.dtype)
-            self._parallel(
-                delayed(kernel)(X_kernel, permuted, feature_slot_ptr, *tables, start, lo, hi,
-                                totals)
-                for lo, hi in row_ranges)
-            position = np.empty_like(order)
-            position[order] = np.arange(order.shape[0])
-            by_slot = np.ascontiguousarray(totals.T)  # a slot's totals side by side
+            if (begin == 0 and first is not None and first[1] == batch
+                    and np.array_equal(first[0], sources)):
+                by_slot = first[2]  # taken by ``prepare``
+            else:
+                by_slot, _ = self._boosted_batch(batch, sources)
             for s, (g, r) in enumerate(batch):
-                column = by_slot[position[s]]
+                column = by_slot[s]
                 rows = np.flatnonzero(column != baseline)
                 yield g, r, rows, column[rows].reshape(-1, 1)
 
@@ -461,8 +581,18 @@ class TreeEvaluator:
                     (records, cut, self.threshold, self.operator, self.cat_bitsets,
                      root_code, max_depth, node_value))
         X_code = np.empty(self.X_eval.shape, dtype=np.uint32)
-        value_codes(self.X_eval, np.arange(n_features), codes, X_code)
+        # Row ranges on the threads (C-contiguous views: the same compiled version).
+        self._parallel(delayed(value_codes)(self.X_eval[lo:hi], np.arange(n_features), codes,
+                                            X_code[lo:hi])
+                       for lo, hi in self._row_ranges(self.X_eval.shape[0]))
         return masked_permuted_totals, X_code, tables
+
+    def _row_ranges(self, m):
+        # Several ranges per thread: a thread slowed by other work gets fewer of them.
+        n_chunks = 1 if self.n_jobs == 1 else 4 * self.n_jobs
+        bounds = np.linspace(0, m, n_chunks + 1).astype(np.intp)
+        return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+                if b > a]
 
     def _batch_layout(self, batch, sources):
         """For a batch of (group, repeat) slots, each group's slots consecutive:
