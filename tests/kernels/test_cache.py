@@ -9,6 +9,7 @@ import multiprocessing
 import os
 import pkgutil
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -82,9 +83,10 @@ def test_processes_saving_one_kernels_versions_at_once_keep_each_its_own(tmp_pat
 
 
 def test_a_process_stopped_while_it_saves_a_kernel_finishes_the_save(tmp_path):
-    # compile_ahead's process is stopped when the command ends, whatever it is doing;
-    # ended between the index and the data file, it would leave an index naming a file
-    # it never wrote (or an older version's, whose code a later process would run).
+    # compile_ahead's process is stopped when the command ends (or is interrupted),
+    # whatever it is doing; ended between the index and the data file, it would leave
+    # an index naming a file it never wrote (or an older version's, whose code a later
+    # process would run).
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     process = subprocess.Popen(
         [sys.executable, "-c",
@@ -94,6 +96,7 @@ def test_a_process_stopped_while_it_saves_a_kernel_finishes_the_save(tmp_path):
     while not list(tmp_path.rglob("*.nbi")) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not list(tmp_path.rglob("*.nbc"))  # the index is written, its data not yet
+    process.send_signal(signal.SIGINT)  # a Ctrl-C at the terminal reaches it too
     _warmup.stop(process)
     assert process.returncode == 0
     assert len(list(tmp_path.rglob("*.nbc"))) == 1

@@ -27,6 +27,7 @@ from __future__ import annotations
 import importlib
 import multiprocessing
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -151,6 +152,9 @@ def stop_when_stdin_closes() -> None:
         sys.stdin.buffer.read()
         exit_between_saves()
 
+    # A Ctrl-C at the terminal reaches this process too (one process group), and its
+    # KeyboardInterrupt could land between the two writes: the command's stop() ends it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=wait, daemon=True).start()
 
 
