@@ -4,6 +4,7 @@ in ``compare``, ``altmann_pvalues`` and ``boruta``, and is refused with its reas
 where it does not apply; unregistered, it is unknown again."""
 
 import contextlib
+import dataclasses
 import io
 import json
 
@@ -14,6 +15,7 @@ import pytest
 import sapwood
 from sapwood import importance
 from sapwood.adapters import as_ensemble
+from sapwood.cli import _measures as cli_measures
 from sapwood.cli import main
 from sapwood.cli._data import prepare
 from sapwood.cli._run import _split
@@ -208,3 +210,13 @@ def test_inputs_are_what_the_run_function_gets(splits, csv):
     assert splits.why_not(model, inputs) is None
     np.testing.assert_array_equal(splits.run(model, inputs).importances_mean,
                                   split_share(model).importances_mean)
+
+
+def test_the_command_lines_registry_swaps_a_measure_in_its_place(monkeypatch):
+    # monkeypatch.setitem sets the old record back when it undoes: the order holds.
+    order = list(importance.MEASURES)
+    with monkeypatch.context() as patch:
+        patch.setitem(cli_measures.MEASURES, "mdi",
+                      dataclasses.replace(importance.MEASURES["mdi"]))
+        assert list(importance.MEASURES) == order
+    assert list(importance.MEASURES) == order

@@ -1,6 +1,8 @@
 """The measure registry: its records say true things about the measures, and the
 names compare, altmann_pvalues and boruta accept come from it."""
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -9,7 +11,7 @@ from sklearn.base import clone
 import sapwood
 from sapwood import importance
 from sapwood.importance import MEASURES, Measure, MeasureInputs
-from sapwood.importance._registry import NEEDS, ROWS
+from sapwood.importance._registry import NEEDS, ROWS, replace
 
 
 @pytest.fixture(scope="module")
@@ -141,3 +143,20 @@ def test_the_names_each_function_accepts_come_from_the_registry(data):
     table = importance.compare(model, X, y, methods=["native"])
     np.testing.assert_array_equal(table["importance"],
                                   importance.native_importance(model).importances_mean)
+
+
+def test_replacing_a_measure_keeps_the_registry_order():
+    order = list(MEASURES)
+    original = MEASURES["permutation"]
+    swapped = dataclasses.replace(original, label="swapped")
+    assert replace(swapped) is original
+    try:
+        assert list(MEASURES) == order and MEASURES["permutation"] is swapped
+    finally:
+        replace(original)
+    assert list(MEASURES) == order and MEASURES["permutation"] is original
+    with pytest.raises(ValueError, match="no measure named 'nothing'"):
+        replace(dataclasses.replace(original, name="nothing"))
+    with pytest.raises(ValueError, match="already taken by another measure"):
+        replace(dataclasses.replace(original, api_names={"mdi": {}}))
+

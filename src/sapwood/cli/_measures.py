@@ -20,6 +20,7 @@ from sapwood.importance._registry import (
     MIN_SHAP_ROWS,
     ROWS,
     SHAP_LEAF_ROWS,
+    replace,
 )
 
 from ._data import InputError
@@ -39,8 +40,9 @@ Inputs = MeasureInputs
 
 class _Registry(MutableMapping):
     """:data:`sapwood.importance.MEASURES` as a mapping one may write to: setting an
-    item registers the measure, deleting it unregisters it (so a test adds a measure
-    for itself with ``monkeypatch.setitem``)."""
+    item registers the measure (or replaces the one of its name, in its place),
+    deleting it unregisters it (so a test adds or swaps a measure for itself with
+    ``monkeypatch.setitem``, and the order is as before when it undoes it)."""
 
     def __getitem__(self, name):
         return importance.MEASURES[name]
@@ -56,8 +58,9 @@ class _Registry(MutableMapping):
             raise ValueError(f"a measure is registered under its own name; got {name!r} "
                              f"for {measure!r}")
         if name in importance.MEASURES:
-            unregister(name)
-        register(measure)
+            replace(measure)  # in its place, as a dict keeps a key's
+        else:
+            register(measure)
 
     def __delitem__(self, name):
         unregister(name)

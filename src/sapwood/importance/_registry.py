@@ -42,7 +42,7 @@ from ._shap import tree_shap
 from ._ufi import unbiased_mdi
 
 __all__ = ["MEASURES", "NEEDS", "ROWS", "Measure", "MeasureInputs", "by_api_name",
-           "register", "registered", "unnormalised_mdi", "unregister"]
+           "register", "registered", "replace", "unnormalised_mdi", "unregister"]
 
 #: The rows a measure reads, and how to say so ("computing X importance ...").
 ROWS = MappingProxyType({
@@ -215,6 +215,25 @@ def register(measure: Measure) -> Measure:
                          "taken by another measure")
     _MEASURES[measure.name] = measure
     return measure
+
+
+def replace(measure: Measure) -> Measure:
+    """Put ``measure`` in the place of the registered measure of its name (its other
+    names must be new or that measure's); returns the one it replaced. The order of
+    :data:`MEASURES` does not change."""
+    if not isinstance(measure, Measure):
+        raise TypeError(f"replace takes a Measure; got {type(measure).__name__}")
+    if measure.name not in _MEASURES:
+        raise ValueError(f"no measure named {measure.name!r} is registered; registered: "
+                         + ", ".join(_MEASURES))
+    taken = [name for name in measure.names
+             if (found := by_api_name(name)) is not None and found[0].name != measure.name]
+    if taken:
+        raise ValueError(f"the name {taken[0]!r} of measure {measure.name!r} is already "
+                         "taken by another measure")
+    old = _MEASURES[measure.name]
+    _MEASURES[measure.name] = measure
+    return old
 
 
 def unregister(name: str) -> Measure:
