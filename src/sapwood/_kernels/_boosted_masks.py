@@ -257,7 +257,8 @@ def _fill_tables(records, thresholds, cat_bitsets, order, node_ptr, parent, rank
                     seen[e] = True
                     if n_path == path_entry.shape[0]:
                         grown = np.empty(2 * n_path, dtype=np.uint8)
-                        grown[:n_path] = path_entry
+                        for q in range(n_path):  # not a slice assignment: see _grow
+                            grown[q] = path_entry[q]
                         path_entry = grown
                     path_entry[n_path] = e
                     n_path += 1

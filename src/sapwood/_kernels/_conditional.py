@@ -45,7 +45,9 @@ def pairwise_correlation(X):
         Number of rows where both columns are present.
     """
     n_samples, n_features = X.shape
-    correlation = np.eye(n_features)
+    correlation = np.zeros((n_features, n_features))  # np.eye compiles its own kernels
+    for a in range(n_features):
+        correlation[a, a] = 1.0
     n_complete = np.zeros((n_features, n_features), dtype=np.int64)
     for a in range(n_features):
         for b in range(a, n_features):
@@ -245,8 +247,12 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
     n_bins = np.ones(n_features, dtype=np.int64)
     for z in range(n_features):
         if used[z] != 0:
-            bins[z], n_bins[z] = _bins(X, rows, z, children_left, feature, threshold,
-                                       operator, missing_go_to_left, cat_bitsets)
+            bins_z, n_bins[z] = _bins(X, rows, z, children_left, feature, threshold,
+                                      operator, missing_go_to_left, cat_bitsets)
+            # Loops, not slice assignments (here and below): Numba compiles a slice
+            # assignment's broadcasting and its error message, seconds of a first run.
+            for k in range(m):
+                bins[z, k] = bins_z[k]
     capacity = max(16, m)
     slot = np.empty(capacity, dtype=np.intp)
     position = np.empty(capacity, dtype=np.intp)
@@ -314,7 +320,8 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
         for r in range(n_repeats):
             pi = permutations[r, j]
             # sources lists every cell's rows in the order pi lists them.
-            fill[:] = start[:cells]
+            for c in range(cells):
+                fill[c] = start[c]
             for index in range(m):
                 k = pi[index]
                 sources[fill[cell[k]]] = k

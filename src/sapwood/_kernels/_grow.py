@@ -51,6 +51,15 @@ def _copy_head(destination, source):
 
 
 @kernel
+def _doubled(stack):
+    """``stack`` with room for as many entries again (a copy in a loop: np.concatenate
+    compiles kernels of its own, a second of a first run)."""
+    bigger = np.empty((2 * stack.shape[0],) + stack.shape[1:], dtype=stack.dtype)
+    _copy_head(bigger.reshape(-1), stack.reshape(-1))  # C order: rows come first
+    return bigger
+
+
+@kernel
 def _trim(nodes, count):
     return (nodes[0][:count].copy(), nodes[1][:count].copy(), nodes[2][:count].copy(),
             nodes[3][:count].copy(), nodes[4][:count].copy(), nodes[5][:count].copy(),
@@ -106,108 +115,6 @@ def _root_samples(sample_weight):
     return samples
 
 
-@kernel(inline="always")
-def grow_depth_first(code, X_columns, y, sample_weight, has_missing, tie_rate, c, rng, max_features,
-                     min_samples_split, min_samples_leaf, min_weight_leaf, max_depth,
-                     min_impurity_decrease, leaf_of, random_splitter):
-    """Grow a tree depth-first (left child before right); returns the node arrays.
-
-    ``leaf_of``: empty, or one entry per row, set to the leaf of every row in the tree
-    (rows with zero weight are left alone); gradient boosting updates its raw scores
-    from it instead of routing X through the tree again.
-
-    Called through :data:`BUILDERS`, whose kernels fix ``code`` (the criterion's) and
-    ``random_splitter`` at compile time.
-    """
-    n_features = X_columns.shape[0]
-    samples = _root_samples(sample_weight)
-    values = np.empty(sample_weight.shape[0], dtype=np.float32)
-    sort_workspace = _sort_workspace(sample_weight.shape[0])
-    features = np.arange(n_features)
-    constant_features = np.empty(n_features, dtype=np.intp)
-    n_outputs = c.sums[crit.TOTAL].shape[0]
-    width = c.sums[crit.TOTAL].shape[1]
-    capacity = 2 ** (max_depth + 1) - 1 if max_depth <= 10 else 2047
-    nodes = _new_nodes(capacity, n_outputs, width)
-    split = np.empty(SPLIT_FIELDS)
-    count = 0
-
-    # stack of (start, end, depth, parent, is_left, n_constant_features) + impurity
-    stack_i = np.empty((64, 6), dtype=np.intp)
-    stack_f = np.empty(64)
-    stack_i[0, 0] = 0
-    stack_i[0, 1] = samples.shape[0]
-    stack_i[0, 2] = 0
-    stack_i[0, 3] = UNDEFINED
-    stack_i[0, 4] = 0
-    stack_i[0, 5] = 0
-    stack_f[0] = np.inf
-    top = 1
-    first = True
-    while top > 0:
-        top -= 1
-        start = stack_i[top, 0]
-        end = stack_i[top, 1]
-        depth = stack_i[top, 2]
-        parent = stack_i[top, 3]
-        is_left = stack_i[top, 4]
-        n_constant = stack_i[top, 5]
-        impurity = stack_f[top]
-        n_node_samples = end - start
-        crit.init_node(code, c, y, sample_weight, samples, start, end)
-        weighted_n_node_samples = c.stats[crit.W_NODE]
-        is_leaf = (depth >= max_depth or n_node_samples < min_samples_split
-                   or n_node_samples < 2 * min_samples_leaf
-                   or weighted_n_node_samples < 2 * min_weight_leaf)
-        if first:
-            impurity = crit.node_impurity(code, c, y, sample_weight, samples)
-            first = False
-        is_leaf = is_leaf or impurity <= EPSILON
-        split_feature = 0
-        split_threshold = 0.0
-        split_pos = end
-        impurity_left = 0.0
-        impurity_right = 0.0
-        missing_left = 0
-        if not is_leaf:
-            n_constant = split_node(
-                code, X_columns, y, sample_weight, samples, values, features, constant_features,
-                has_missing, tie_rate, sort_workspace, c, rng, start, end, impurity, n_constant,
-                max_features, min_samples_leaf, min_weight_leaf, random_splitter, split)
-            split_pos = int(split[0])
-            split_feature = int(split[1])
-            split_threshold = split[2]
-            impurity_left = split[3]
-            impurity_right = split[4]
-            missing_left = np.uint8(split[6])
-            is_leaf = split_pos >= end or split[5] + EPSILON < min_impurity_decrease
-        if count >= nodes[0].shape[0]:
-            nodes = _grow_nodes(nodes, 2 * nodes[0].shape[0])
-        node_id = count
-        _set_node(nodes, node_id, parent, is_left == 1, is_leaf, split_feature, split_threshold,
-                  impurity, n_node_samples, weighted_n_node_samples, missing_left)
-        count += 1
-        crit.node_value(code, c, nodes[8][node_id])
-        if is_leaf and leaf_of.shape[0] > 0:
-            for p in range(start, end):
-                leaf_of[samples[p]] = node_id
-        if not is_leaf:
-            if top + 2 > stack_i.shape[0]:
-                stack_i = np.concatenate((stack_i, np.empty_like(stack_i)))
-                stack_f = np.concatenate((stack_f, np.empty_like(stack_f)))
-            for child_start, child_end, child_left, child_impurity in (
-                    (split_pos, end, 0, impurity_right), (start, split_pos, 1, impurity_left)):
-                stack_i[top, 0] = child_start
-                stack_i[top, 1] = child_end
-                stack_i[top, 2] = depth + 1
-                stack_i[top, 3] = node_id
-                stack_i[top, 4] = child_left
-                stack_i[top, 5] = n_constant
-                stack_f[top] = child_impurity
-                top += 1
-    return _trim(nodes, count)
-
-
 # -- best-first growth: a binary max-heap on improvement with libstdc++'s exact moves -----
 
 @kernel
@@ -252,174 +159,269 @@ def _heap_pop(heap, size, improvement):
     return best, last
 
 
-@kernel(inline="always")
-def grow_best_first(code, X_columns, y, sample_weight, has_missing, tie_rate, c, rng, max_features,
-                    min_samples_split, min_samples_leaf, min_weight_leaf, max_depth,
-                    max_leaf_nodes, min_impurity_decrease, leaf_of, random_splitter):
-    """Grow a tree by always splitting the leaf with the largest impurity improvement
-    (``leaf_of`` as for :func:`grow_depth_first`)."""
-    n_features = X_columns.shape[0]
-    samples = _root_samples(sample_weight)
-    values = np.empty(sample_weight.shape[0], dtype=np.float32)
-    sort_workspace = _sort_workspace(sample_weight.shape[0])
-    features = np.arange(n_features)
-    constant_features = np.empty(n_features, dtype=np.intp)
-    n_outputs = c.sums[crit.TOTAL].shape[0]
-    width = c.sums[crit.TOTAL].shape[1]
-    capacity = 2 * max_leaf_nodes - 1
-    nodes = _new_nodes(capacity, n_outputs, width)
-    split = np.empty(SPLIT_FIELDS)
-    count = 0
-    # Frontier records (one per node): start, end, pos, depth, is_leaf / impurities.
-    rec_i = np.empty((capacity, 5), dtype=np.intp)
-    rec_f = np.empty((capacity, 3))
-    improvement = np.empty(capacity)
-    heap = np.empty(capacity, dtype=np.intp)
-    heap_size = 0
-    max_split_nodes = max_leaf_nodes - 1
+# -- the builders, one per criterion and splitter ------------------------------------------
 
-    # (start, end, depth, parent, is_left, impurity) of nodes still to be added
-    pending_i = np.empty((2, 5), dtype=np.intp)
-    pending_f = np.empty(2)
-    pending_i[0, 0] = 0
-    pending_i[0, 1] = samples.shape[0]
-    pending_i[0, 2] = 0
-    pending_i[0, 3] = UNDEFINED
-    pending_i[0, 4] = 1
-    pending_f[0] = np.inf
-    n_pending = 1
-    first = True
-    while True:
-        for q in range(n_pending):
-            start = pending_i[q, 0]
-            end = pending_i[q, 1]
-            depth = pending_i[q, 2]
-            parent = pending_i[q, 3]
-            is_left = pending_i[q, 4]
-            impurity = pending_f[q]
+def _depth_first(code, random_splitter):
+    """The kernel that grows a tree depth-first with the criterion ``code`` and the
+    random splitter or the best (see :func:`_builder`)."""
+
+    @kernel
+    def depth_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
+                    max_features, min_samples_split, min_samples_leaf, min_weight_leaf,
+                    max_depth, min_impurity_decrease, leaf_of):
+        """Grow a tree depth-first (left child before right); returns the node arrays.
+
+        ``leaf_of``: empty, or one entry per row, set to the leaf of every row in the tree
+        (rows with zero weight are left alone); gradient boosting updates its raw scores
+        from it instead of routing X through the tree again.
+
+        Called through :data:`BUILDERS`.
+        """
+        n_features = X_columns.shape[0]
+        samples = _root_samples(sample_weight)
+        values = np.empty(sample_weight.shape[0], dtype=np.float32)
+        sort_workspace = _sort_workspace(sample_weight.shape[0])
+        features = np.arange(n_features)
+        constant_features = np.empty(n_features, dtype=np.intp)
+        n_outputs = c.sums[crit.TOTAL].shape[0]
+        width = c.sums[crit.TOTAL].shape[1]
+        capacity = 2 ** (max_depth + 1) - 1 if max_depth <= 10 else 2047
+        nodes = _new_nodes(capacity, n_outputs, width)
+        split = np.empty(SPLIT_FIELDS)
+        count = 0
+
+        # stack of (start, end, depth, parent, is_left, n_constant_features) + impurity
+        stack_i = np.empty((64, 6), dtype=np.intp)
+        stack_f = np.empty(64)
+        stack_i[0, 0] = 0
+        stack_i[0, 1] = samples.shape[0]
+        stack_i[0, 2] = 0
+        stack_i[0, 3] = UNDEFINED
+        stack_i[0, 4] = 0
+        stack_i[0, 5] = 0
+        stack_f[0] = np.inf
+        top = 1
+        first = True
+        while top > 0:
+            top -= 1
+            start = stack_i[top, 0]
+            end = stack_i[top, 1]
+            depth = stack_i[top, 2]
+            parent = stack_i[top, 3]
+            is_left = stack_i[top, 4]
+            n_constant = stack_i[top, 5]
+            impurity = stack_f[top]
+            n_node_samples = end - start
             crit.init_node(code, c, y, sample_weight, samples, start, end)
             weighted_n_node_samples = c.stats[crit.W_NODE]
+            is_leaf = (depth >= max_depth or n_node_samples < min_samples_split
+                       or n_node_samples < 2 * min_samples_leaf
+                       or weighted_n_node_samples < 2 * min_weight_leaf)
             if first:
                 impurity = crit.node_impurity(code, c, y, sample_weight, samples)
                 first = False
-            n_node_samples = end - start
-            is_leaf = (depth >= max_depth or n_node_samples < min_samples_split
-                       or n_node_samples < 2 * min_samples_leaf
-                       or weighted_n_node_samples < 2 * min_weight_leaf
-                       or impurity <= EPSILON)
-            split_pos = end
+            is_leaf = is_leaf or impurity <= EPSILON
             split_feature = 0
             split_threshold = 0.0
+            split_pos = end
+            impurity_left = 0.0
+            impurity_right = 0.0
             missing_left = 0
-            split_improvement = 0.0
-            impurity_left = impurity
-            impurity_right = impurity
             if not is_leaf:
-                split_node(
+                n_constant = split_node(
                     code, X_columns, y, sample_weight, samples, values, features, constant_features,
-                    has_missing, tie_rate, sort_workspace, c, rng, start, end, impurity, 0,
+                    has_missing, tie_rate, sort_workspace, c, rng, start, end, impurity, n_constant,
                     max_features, min_samples_leaf, min_weight_leaf, random_splitter, split)
                 split_pos = int(split[0])
                 split_feature = int(split[1])
                 split_threshold = split[2]
+                impurity_left = split[3]
+                impurity_right = split[4]
                 missing_left = np.uint8(split[6])
                 is_leaf = split_pos >= end or split[5] + EPSILON < min_impurity_decrease
-                if not is_leaf:
-                    split_improvement = split[5]
-                    impurity_left = split[3]
-                    impurity_right = split[4]
-                else:
-                    split_pos = end
+            if count >= nodes[0].shape[0]:
+                nodes = _grow_nodes(nodes, 2 * nodes[0].shape[0])
             node_id = count
-            _set_node(nodes, node_id, parent, is_left == 1, is_leaf, split_feature,
-                      split_threshold, impurity, n_node_samples, weighted_n_node_samples,
-                      missing_left)
+            _set_node(nodes, node_id, parent, is_left == 1, is_leaf, split_feature, split_threshold,
+                      impurity, n_node_samples, weighted_n_node_samples, missing_left)
             count += 1
             crit.node_value(code, c, nodes[8][node_id])
-            rec_i[node_id, 0] = start
-            rec_i[node_id, 1] = end
-            rec_i[node_id, 2] = split_pos
-            rec_i[node_id, 3] = depth
-            rec_i[node_id, 4] = 1 if is_leaf else 0
-            rec_f[node_id, 0] = impurity
-            rec_f[node_id, 1] = impurity_left
-            rec_f[node_id, 2] = impurity_right
-            improvement[node_id] = split_improvement
-        # Both children of a split enter the frontier only once both have been added.
-        for q in range(n_pending):
-            heap_size = _heap_push(heap, heap_size, improvement, count - n_pending + q)
-        n_pending = 0
-        while heap_size > 0 and n_pending == 0:
-            record, heap_size = _heap_pop(heap, heap_size, improvement)
-            start = rec_i[record, 0]
-            end = rec_i[record, 1]
-            pos = rec_i[record, 2]
-            depth = rec_i[record, 3]
-            leaf = rec_i[record, 4]
-            if leaf == 1 or max_split_nodes <= 0:
-                left, right, feat, thr = nodes[0], nodes[1], nodes[2], nodes[3]
-                left[record] = LEAF
-                right[record] = LEAF
-                feat[record] = UNDEFINED
-                thr[record] = UNDEFINED
-                if leaf_of.shape[0] > 0:
-                    for p in range(start, end):
-                        leaf_of[samples[p]] = record
-                continue
-            max_split_nodes -= 1
-            pending_i[0, 0] = start
-            pending_i[0, 1] = pos
-            pending_i[0, 2] = depth + 1
-            pending_i[0, 3] = record
-            pending_i[0, 4] = 1
-            pending_f[0] = rec_f[record, 1]
-            pending_i[1, 0] = pos
-            pending_i[1, 1] = end
-            pending_i[1, 2] = depth + 1
-            pending_i[1, 3] = record
-            pending_i[1, 4] = 0
-            pending_f[1] = rec_f[record, 2]
-            n_pending = 2
-        if n_pending == 0:
-            break
-    return _trim(nodes, count)
+            if is_leaf and leaf_of.shape[0] > 0:
+                for p in range(start, end):
+                    leaf_of[samples[p]] = node_id
+            if not is_leaf:
+                if top + 2 > stack_i.shape[0]:
+                    stack_i = _doubled(stack_i)
+                    stack_f = _doubled(stack_f)
+                for child_start, child_end, child_left, child_impurity in (
+                        (split_pos, end, 0, impurity_right), (start, split_pos, 1, impurity_left)):
+                    stack_i[top, 0] = child_start
+                    stack_i[top, 1] = child_end
+                    stack_i[top, 2] = depth + 1
+                    stack_i[top, 3] = node_id
+                    stack_i[top, 4] = child_left
+                    stack_i[top, 5] = n_constant
+                    stack_f[top] = child_impurity
+                    top += 1
+        return _trim(nodes, count)
+
+    return depth_first
 
 
-# -- entry points with the criterion and the splitter fixed at compile time ---------------
-
-def _builder(order, random_splitter, code):
-    """The kernel that grows one tree in ``order`` ("depth_first" or "best_first") with
-    the random splitter or the best, and the criterion ``code``.
-
-    All three are constants of the kernel (integers and booleans, so Numba's on-disk
-    cache keys on their values), and Numba compiles the code of that one criterion and
-    splitter: the builders are inlined into the kernel, and the branches of the other
-    criteria are dropped before typing. With the splitter left to run time, LLVM's
-    optimiser also turned the split search into code ten times slower (and
-    ``numba.literally`` from Python would retype the call, 25 ms, on every tree).
-    """
-    if order == "depth_first":
-        @kernel
-        def depth_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
-                        max_features, min_samples_split, min_samples_leaf, min_weight_leaf,
-                        max_depth, min_impurity_decrease, leaf_of):
-            return grow_depth_first(code, X_columns, y, sample_weight, has_missing, tie_rate,
-                                    c, rng, max_features, min_samples_split,
-                                    min_samples_leaf, min_weight_leaf, max_depth,
-                                    min_impurity_decrease, leaf_of, random_splitter)
-
-        return depth_first
+def _best_first(code, random_splitter):
+    """The kernel that grows a tree best-first with the criterion ``code`` and the random
+    splitter or the best (see :func:`_builder`)."""
 
     @kernel
     def best_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng, max_features,
                    min_samples_split, min_samples_leaf, min_weight_leaf, max_depth,
                    max_leaf_nodes, min_impurity_decrease, leaf_of):
-        return grow_best_first(code, X_columns, y, sample_weight, has_missing, tie_rate, c,
-                               rng, max_features, min_samples_split, min_samples_leaf,
-                               min_weight_leaf, max_depth, max_leaf_nodes,
-                               min_impurity_decrease, leaf_of, random_splitter)
+        """Grow a tree by always splitting the leaf with the largest impurity improvement
+        (``leaf_of`` as for :func:`_depth_first`'s kernel)."""
+        n_features = X_columns.shape[0]
+        samples = _root_samples(sample_weight)
+        values = np.empty(sample_weight.shape[0], dtype=np.float32)
+        sort_workspace = _sort_workspace(sample_weight.shape[0])
+        features = np.arange(n_features)
+        constant_features = np.empty(n_features, dtype=np.intp)
+        n_outputs = c.sums[crit.TOTAL].shape[0]
+        width = c.sums[crit.TOTAL].shape[1]
+        capacity = 2 * max_leaf_nodes - 1
+        nodes = _new_nodes(capacity, n_outputs, width)
+        split = np.empty(SPLIT_FIELDS)
+        count = 0
+        # Frontier records (one per node): start, end, pos, depth, is_leaf / impurities.
+        rec_i = np.empty((capacity, 5), dtype=np.intp)
+        rec_f = np.empty((capacity, 3))
+        improvement = np.empty(capacity)
+        heap = np.empty(capacity, dtype=np.intp)
+        heap_size = 0
+        max_split_nodes = max_leaf_nodes - 1
+
+        # (start, end, depth, parent, is_left, impurity) of nodes still to be added
+        pending_i = np.empty((2, 5), dtype=np.intp)
+        pending_f = np.empty(2)
+        pending_i[0, 0] = 0
+        pending_i[0, 1] = samples.shape[0]
+        pending_i[0, 2] = 0
+        pending_i[0, 3] = UNDEFINED
+        pending_i[0, 4] = 1
+        pending_f[0] = np.inf
+        n_pending = 1
+        first = True
+        while True:
+            for q in range(n_pending):
+                start = pending_i[q, 0]
+                end = pending_i[q, 1]
+                depth = pending_i[q, 2]
+                parent = pending_i[q, 3]
+                is_left = pending_i[q, 4]
+                impurity = pending_f[q]
+                crit.init_node(code, c, y, sample_weight, samples, start, end)
+                weighted_n_node_samples = c.stats[crit.W_NODE]
+                if first:
+                    impurity = crit.node_impurity(code, c, y, sample_weight, samples)
+                    first = False
+                n_node_samples = end - start
+                is_leaf = (depth >= max_depth or n_node_samples < min_samples_split
+                           or n_node_samples < 2 * min_samples_leaf
+                           or weighted_n_node_samples < 2 * min_weight_leaf
+                           or impurity <= EPSILON)
+                split_pos = end
+                split_feature = 0
+                split_threshold = 0.0
+                missing_left = 0
+                split_improvement = 0.0
+                impurity_left = impurity
+                impurity_right = impurity
+                if not is_leaf:
+                    split_node(
+                        code, X_columns, y, sample_weight, samples, values, features,
+                        constant_features, has_missing, tie_rate, sort_workspace, c, rng, start,
+                        end, impurity, 0, max_features, min_samples_leaf, min_weight_leaf,
+                        random_splitter, split)
+                    split_pos = int(split[0])
+                    split_feature = int(split[1])
+                    split_threshold = split[2]
+                    missing_left = np.uint8(split[6])
+                    is_leaf = split_pos >= end or split[5] + EPSILON < min_impurity_decrease
+                    if not is_leaf:
+                        split_improvement = split[5]
+                        impurity_left = split[3]
+                        impurity_right = split[4]
+                    else:
+                        split_pos = end
+                node_id = count
+                _set_node(nodes, node_id, parent, is_left == 1, is_leaf, split_feature,
+                          split_threshold, impurity, n_node_samples, weighted_n_node_samples,
+                          missing_left)
+                count += 1
+                crit.node_value(code, c, nodes[8][node_id])
+                rec_i[node_id, 0] = start
+                rec_i[node_id, 1] = end
+                rec_i[node_id, 2] = split_pos
+                rec_i[node_id, 3] = depth
+                rec_i[node_id, 4] = 1 if is_leaf else 0
+                rec_f[node_id, 0] = impurity
+                rec_f[node_id, 1] = impurity_left
+                rec_f[node_id, 2] = impurity_right
+                improvement[node_id] = split_improvement
+            # Both children of a split enter the frontier only once both have been added.
+            for q in range(n_pending):
+                heap_size = _heap_push(heap, heap_size, improvement, count - n_pending + q)
+            n_pending = 0
+            while heap_size > 0 and n_pending == 0:
+                record, heap_size = _heap_pop(heap, heap_size, improvement)
+                start = rec_i[record, 0]
+                end = rec_i[record, 1]
+                pos = rec_i[record, 2]
+                depth = rec_i[record, 3]
+                leaf = rec_i[record, 4]
+                if leaf == 1 or max_split_nodes <= 0:
+                    left, right, feat, thr = nodes[0], nodes[1], nodes[2], nodes[3]
+                    left[record] = LEAF
+                    right[record] = LEAF
+                    feat[record] = UNDEFINED
+                    thr[record] = UNDEFINED
+                    if leaf_of.shape[0] > 0:
+                        for p in range(start, end):
+                            leaf_of[samples[p]] = record
+                    continue
+                max_split_nodes -= 1
+                pending_i[0, 0] = start
+                pending_i[0, 1] = pos
+                pending_i[0, 2] = depth + 1
+                pending_i[0, 3] = record
+                pending_i[0, 4] = 1
+                pending_f[0] = rec_f[record, 1]
+                pending_i[1, 0] = pos
+                pending_i[1, 1] = end
+                pending_i[1, 2] = depth + 1
+                pending_i[1, 3] = record
+                pending_i[1, 4] = 0
+                pending_f[1] = rec_f[record, 2]
+                n_pending = 2
+            if n_pending == 0:
+                break
+        return _trim(nodes, count)
 
     return best_first
+
+
+def _builder(order, random_splitter, code):
+    """The kernel that grows one tree in ``order`` ("depth_first" or "best_first") with
+    the random splitter or the best, and the criterion ``code``.
+
+    The splitter and the criterion are constants of the kernel (a boolean and an integer,
+    so Numba's on-disk cache keys on their values), and Numba compiles the code of that
+    one criterion and splitter: the branches of the others are dropped before typing.
+    With the splitter left to run time, LLVM's optimiser also turned the split search
+    into code ten times slower (and ``numba.literally`` from Python would retype the
+    call, 25 ms, on every tree).
+    """
+    if order == "depth_first":
+        return _depth_first(code, random_splitter)
+    return _best_first(code, random_splitter)
 
 
 # (growth order, splitter, criterion code) -> builder; made up front (Numba compiles

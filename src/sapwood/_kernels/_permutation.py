@@ -19,7 +19,7 @@ prepares their inputs.
 
 import numpy as np
 
-from ._numba import kernel
+from ._numba import kernel, leaf_kernel
 from ._permuted_traversal import route_permuted, set_bits_of
 from ._traverse import LEAF
 from ._tree_index import keeps_leaf, largest_tree, leaf_intervals
@@ -216,8 +216,8 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                     leaf_intervals(top, column, root, children_left, children_right,
                                    feature, thresholds, operator, cat_bitsets, lower, upper,
                                    codes, stack)
-                first = np.searchsorted(tree_ranks, rank[top])
-                last = np.searchsorted(tree_ranks, span_end[top])
+                first = _first_at_least(tree_ranks, rank[top])
+                last = _first_at_least(tree_ranks, span_end[top])
                 for position in range(first, last):
                     i = order[t, position]
                     if use_skip and skip[g, i] != 0:
@@ -279,3 +279,19 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
                 flat_changed[cell] = 1
         for k in range(group_ptr[g], group_ptr[g + 1]):
             in_group[group_columns[k]] = 0
+
+
+@leaf_kernel
+def _first_at_least(ascending, value):
+    """``np.searchsorted(ascending, value)``: the first index whose entry is not below
+    ``value`` (a bisection of our own: Numba's searchsorted compiles its comparisons for
+    every dtype, NaN and complex included, a second of a first run)."""
+    lo = 0
+    hi = ascending.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if ascending[mid] < value:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
