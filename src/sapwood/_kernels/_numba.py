@@ -6,6 +6,7 @@ through joblib threads, which only overlap if the kernels release the GIL).
 """
 
 import contextlib
+import functools
 import hashlib
 import os
 import threading
@@ -87,6 +88,16 @@ class _LockedCache(caching.FunctionCache):
     real failure. A save holds an exclusive lock on the function's index from reading it
     to writing the data (where the system has file locks); a load holds a shared one."""
 
+    def __init__(self, py_func, wrapped=False):
+        super().__init__(py_func)
+        self._wrapped = wrapped
+
+    def _index_key(self, sig, codegen):
+        # A kernel and its twin for calls from Python (``_Kernel.called_from_python``)
+        # share an index; the twin's entries are told apart.
+        key = super()._index_key(sig, codegen)
+        return key + ("called from Python",) if self._wrapped else key
+
     def load_overload(self, sig, target_context):
         with self._locked(shared=True):
             return super().load_overload(sig, target_context)
@@ -140,6 +151,29 @@ class _Kernel(CPUDispatcher):
             tuple(_general(arg) for arg in args),
             {name: _general(arg) for name, arg in kws.items()})
 
+    def __call__(self, *args, **kwargs):
+        """Called from Python: through :attr:`called_from_python`."""
+        return self.called_from_python(*args, **kwargs)
+
+    @functools.cached_property
+    def called_from_python(self):
+        """This kernel compiled with the wrapper that converts Python arguments (and its
+        own entries in the on-disk cache).
+
+        Numba compiles every kernel with a wrapper for calls from Python, and that
+        wrapper (the unpacking of every argument, the boxing of the result) is
+        compiled and optimised as much as the kernel itself: a kernel taking the
+        grower's tuple of nine node arrays spent more compiling its wrapper than its
+        body. Most kernels are only called by other kernels, so a kernel compiles
+        without it (``no_cpython_wrapper``) and a call from Python goes to this twin.
+        (Numba would call the missing wrapper: a crash.)"""
+        options = dict(self.targetoptions)
+        del options["no_cpython_wrapper"]
+        twin = CPUDispatcher(py_func=self.py_func, locals={}, targetoptions=options)
+        if isinstance(self._cache, _LockedCache):
+            twin._cache = _LockedCache(self.py_func, wrapped=True)
+        return twin
+
 
 def _general(numba_type):
     if isinstance(numba_type, types.IntegerLiteral):
@@ -152,7 +186,8 @@ def _compile(function, settings):
     if numba.config.DISABLE_JIT:
         return function
     options = {name: value for name, value in settings.items() if name != "cache"}
-    options.update(nopython=True, boundscheck=options.get("boundscheck"))  # as njit
+    options.update(nopython=True, boundscheck=options.get("boundscheck"),  # as njit
+                   no_cpython_wrapper=True)  # see _Kernel.called_from_python
     dispatcher = _Kernel(py_func=function, locals={}, targetoptions=options)
     if settings.get("cache"):
         dispatcher._cache = _LockedCache(function)  # enable_caching(), locked

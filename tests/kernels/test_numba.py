@@ -1,0 +1,73 @@
+"""Kernels compile without Numba's wrapper for calls from Python; such calls go to a
+twin compiled with it (``_numba._Kernel.called_from_python``), cached apart."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from sapwood._kernels._numba import kernel
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@kernel(cache=False)
+def _inner(x):
+    return x + 1.0
+
+
+@kernel(cache=False)
+def _outer(x):
+    return _inner(x) * 2.0
+
+
+def _has_python_wrapper(compiled):
+    return compiled.fndesc.llvm_cpython_wrapper_name in compiled.library.get_llvm_str()
+
+
+def test_a_kernel_called_by_a_kernel_compiles_without_the_python_wrapper():
+    assert _outer(1.0) == 4.0
+    (inner,) = _inner.overloads.values()
+    assert not _has_python_wrapper(inner)
+    assert "called_from_python" not in _inner.__dict__  # never called from Python
+    assert not _outer.overloads  # only its twin compiled
+    (outer,) = _outer.called_from_python.overloads.values()
+    assert _has_python_wrapper(outer)
+
+
+def test_a_kernel_called_from_python_and_from_a_kernel_gives_the_same_result():
+    assert _inner(2.5) == 3.5
+    assert _outer(2.5) == 7.0
+    (twin,) = _inner.called_from_python.overloads.values()
+    assert _has_python_wrapper(twin)
+
+
+# In a new process: both kernels called from Python, and plus_one also from the other
+# kernel; reports the values and the kernels Numba compiled (not loaded from the cache).
+_CALLS = """
+import json
+from numba.core import event
+from tests.kernels import twin_kernels
+with event.install_recorder("numba:compile") as recorder:
+    values = [twin_kernels.twice_plus_one(1.0), twin_kernels.plus_one(1.0)]
+compiled = [ev.data["dispatcher"].py_func.__name__ for _, ev in recorder.buffer
+            if ev.is_start]
+print(json.dumps({"values": values, "compiled": sorted(compiled)}))
+"""
+
+
+def _run_calls(cache):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    done = subprocess.run([sys.executable, "-c", _CALLS], cwd=ROOT, env=env, check=True,
+                          capture_output=True, text=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_kernel_and_its_twin_are_cached_apart(tmp_path):
+    first = _run_calls(tmp_path)
+    assert first["values"] == [4.0, 2.0]
+    # plus_one twice: once for the other kernel, once (its twin) for Python
+    assert first["compiled"] == ["plus_one", "plus_one", "twice_plus_one"]
+    again = _run_calls(tmp_path)
+    assert again == {"values": [4.0, 2.0], "compiled": []}
