@@ -232,11 +232,15 @@ def route_permuted(lanes, sets, n_items, item_origin, start_node, start_base, it
                     flat_X, flat_nodes, thresholds, set_bits, True, leaves)
 
 
-@kernel(inline="always", _nrt=False)
+@leaf_kernel
 def _step(node, base, permuted, column, flat_X, flat_nodes, thresholds, set_bits, sets):
     """The node after ``node`` (itself at a leaf) for the row starting at ``base`` of
     ``flat_X``, reading ``permuted`` instead of column ``column``. ``sets`` (a constant:
-    each value compiles its own lanes): the tree may have categorical splits."""
+    each value compiles its own lanes): the tree may have categorical splits.
+
+    A kernel of its own, which LLVM inlines into the lanes (no call is left in their
+    machine code): Numba's own inlining copied and typed it, with :func:`_start`, at all
+    thirteen call sites, 2-3 s of a first run's compiling."""
     f = flat_nodes[_FOUR * node + _TWO]
     read = flat_X[base + np.uint64(f)]
     # Both values read, then one picked: a select, not a branch.
@@ -248,7 +252,7 @@ def _step(node, base, permuted, column, flat_X, flat_nodes, thresholds, set_bits
     return node if child < 0 else np.uint64(child)
 
 
-@kernel(inline="always", _nrt=False)
+@leaf_kernel
 def _set_step(node, value, right, flat_nodes, set_bits):
     """``right`` (1: goes right) at a numeric split; at a categorical one whether finite
     ``value`` goes right (``in_category_set``'s rule on a set within categories 0 .. 63,
@@ -266,7 +270,7 @@ def _set_step(node, value, right, flat_nodes, set_bits):
     return right ^ ((right ^ out) & (np.uint64(0) - categorical))
 
 
-@kernel(inline="always", _nrt=False)
+@leaf_kernel
 def _start(k, item_origin, start_node, start_base):
     origin = item_origin[k]
     return np.uint64(start_node[origin]), np.uint64(start_base[origin])
