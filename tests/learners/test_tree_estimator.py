@@ -125,3 +125,17 @@ def test_rows_that_disagree_are_named(make):
         make().fit(X, y[:10])
     with pytest.raises(ValueError, match="sample_weight has 3 entries but X has 50 rows"):
         make().fit(X, y, sample_weight=np.ones(3))
+
+
+def test_a_tree_deeper_than_the_builders_first_stack_equals_scikit_learn():
+    # Each split cuts off the largest target as a right leaf, so the depth-first
+    # builder's stack holds one pending right child per level: past 64 levels it grows.
+    X = np.arange(150, dtype=float).reshape(-1, 1)
+    y = 2.0 ** np.arange(150)
+    ours = sapwood.DecisionTreeRegressor(random_state=0).fit(X, y)
+    theirs = sk.DecisionTreeRegressor(random_state=0).fit(X, y)
+    assert ours.get_depth() == theirs.get_depth() > 64
+    ours_tree = ours.to_ensemble().trees[0]
+    np.testing.assert_array_equal(ours_tree.children_left, theirs.tree_.children_left)
+    np.testing.assert_array_equal(ours_tree.threshold, theirs.tree_.threshold)
+    np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
