@@ -41,12 +41,12 @@ EPSILON_POISSON = 10 * np.finfo(np.float64).eps
 #
 # The criterion's code (GINI ... POISSON) is not part of the state: the kernels take it
 # as their first argument, and the tree builders pass a constant (``_grow.BUILDERS``
-# holds one builder per criterion). Numba drops the branches of the other criteria
-# before it types a kernel, so a first fit compiles the code of one criterion, not five
-# (issue 20, item 3). The kernels whose branches call big kernels of one criterion
-# (``reset`` the absolute error's medians) or that hold much code of each are inlined
-# into their callers, which is how the constant reaches them (``_numba.inline_kernel``);
-# the small ones take the code at run time.
+# holds one builder per criterion). Every kernel that branches on the code is inlined
+# into its callers (``_numba.inline_kernel``), which is how the constant reaches it:
+# Numba drops the branches of the other criteria, and the kernels only they call,
+# before it types the caller (it prunes on constants, not on an argument's literal
+# type). So a first gini fit compiles no entropy, regression or absolute error code
+# (issue 20, item 3; ``tests/kernels/test_compile_scope.py``).
 Criterion = namedtuple("Criterion", [
     "n_classes",     # (n_outputs,) classes per output (1 for regression)
     "sums",          # (3, n_outputs, max_n_classes): TOTAL, LEFT, RIGHT
@@ -133,7 +133,7 @@ def reset(code, c, y, sample_weight, samples):
         copy_sums(c.sums[RIGHT], c.sums[TOTAL])
 
 
-@leaf_kernel
+@inline_kernel
 def update(code, c, y, sample_weight, samples, new_pos):
     """Move ``samples[pos:new_pos]`` to the left child, summing from the nearer end."""
     pos = c.position[POS]
@@ -199,7 +199,7 @@ def right_sums(sum_right, sum_total, sum_left, n_classes, classification):
             sum_right[k, j] = sum_total[k, j] - sum_left[k, j]
 
 
-@leaf_kernel
+@inline_kernel
 def proxy_from_sums(code, n_classes, sum_left, sum_right, w_left, w_right):
     """The proxy improvement of every criterion but absolute error, from the child sums."""
     n_outputs = sum_left.shape[0]
@@ -231,7 +231,7 @@ def mae_proxy(left_abs_errors, right_abs_errors, start, pos, end, w_left, w_righ
     return -w_right * impurity_right - w_left * impurity_left
 
 
-@leaf_kernel
+@inline_kernel
 def _class_impurity(code, n_classes, sums, weight):
     n_outputs = sums.shape[0]
     total = 0.0
@@ -281,7 +281,7 @@ def node_impurity(code, c, y, sample_weight, samples):
                          c.sums[TOTAL], w_node)
 
 
-@leaf_kernel
+@inline_kernel
 def children_impurity(code, c, y, sample_weight, samples):
     """(impurity_left, impurity_right) at the current position."""
     w_left = c.stats[W_LEFT]
@@ -313,7 +313,7 @@ def children_impurity(code, c, y, sample_weight, samples):
             _poisson_loss(y, sample_weight, samples, pos, end, c.sums[RIGHT], w_right))
 
 
-@leaf_kernel
+@inline_kernel
 def proxy_improvement(code, c, y, sample_weight, samples):
     """A quantity that ranks splits like the impurity improvement, cheaper to compute."""
     if code == ABSOLUTE_ERROR:
