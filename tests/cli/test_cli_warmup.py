@@ -117,15 +117,18 @@ def test_a_warm_cache_starts_no_second_process(monkeypatch):
     assert started == []
 
 
-def test_a_cold_cache_compiles_what_the_command_needs_last_first(monkeypatch):
+def test_a_cold_cache_compiles_the_first_measure_then_the_others_last_first(monkeypatch):
     monkeypatch.setattr(_warmup.subprocess, "Popen", _Started)
     monkeypatch.setattr(_warmup, "_cached", lambda module, name: "_shap" in module)
     monkeypatch.setattr(_warmup.os, "cpu_count", lambda: 2)
     process = _warmup.compile_ahead("classification", _forest(),
-                                    ("mdi", "permutation", "oob", "shap"))
+                                    ("mdi", "permutation", "oob", "ufi", "conditional",
+                                     "shap"))
     assert process.command[:2] == [sys.executable, "-c"]
-    # mdi has no kernel of its own, shap's are cached: oob, then permutation.
-    assert "('ahead', 'classification', 'rf', 'oob', 'permutation')" in process.command[2]
+    # mdi has no kernel of its own, shap's are cached: the first measure the command
+    # runs, then the others from the last.
+    assert ("('ahead', 'classification', 'rf', 'permutation', 'conditional', 'ufi', 'oob')"
+            in process.command[2])
     assert process.kwargs["stdout"] == process.kwargs["stderr"] == subprocess.DEVNULL
     assert process.kwargs["stdin"] == subprocess.PIPE
     _warmup.stop(process)

@@ -1,11 +1,15 @@
 """Kernels compile without Numba's wrapper for calls from Python; such calls go to a
-twin compiled with it (``_numba._Kernel.called_from_python``), cached apart."""
+twin compiled with it (``_numba._Kernel.called_from_python``), cached apart. A version
+another process is compiling is waited for, then loaded (``_LockedCache.compiling``)."""
 
 import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 from sapwood._kernels._numba import kernel
 
@@ -71,3 +75,52 @@ def test_a_kernel_and_its_twin_are_cached_apart(tmp_path):
     assert first["compiled"] == ["plus_one", "plus_one", "twice_plus_one"]
     again = _run_calls(tmp_path)
     assert again == {"values": [4.0, 2.0], "compiled": []}
+
+
+# Holds the compile lock of plus_one's version for float64 until a line arrives on its
+# standard input, then compiles and saves that version (Numba's own compile: the lock
+# is already held) and lets go.
+_HOLDER = """
+import sys
+from numba import float64
+from numba.core.registry import CPUDispatcher
+from tests.kernels import twin_kernels
+kernel = twin_kernels.plus_one
+with kernel._cache.compiling((float64,), kernel.targetctx):
+    print("locked", flush=True)
+    sys.stdin.readline()
+    CPUDispatcher.compile(kernel, (float64,))
+"""
+
+
+def _waiting_on_a_lock(pid):
+    # A request that waits: "1: -> FLOCK ADVISORY WRITE <pid> <device:inode> ..."
+    with open("/proc/locks") as locks:
+        return any(fields[1:2] == ["->"] and fields[5:6] == [str(pid)]
+                   for fields in map(str.split, locks))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/locks"), reason="needs Linux's /proc/locks")
+def test_a_process_waits_for_the_version_another_is_compiling(tmp_path):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER], cwd=ROOT, env=env,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        calls = subprocess.Popen([sys.executable, "-c", _CALLS], cwd=ROOT, env=env,
+                                 stdout=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while not _waiting_on_a_lock(calls.pid):
+            assert calls.poll() is None, "compiled without waiting for the lock"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        holder.stdin.write("go\n")
+        holder.stdin.flush()
+        assert holder.wait(timeout=120) == 0
+        result = json.loads(calls.communicate(timeout=120)[0].strip().splitlines()[-1])
+    finally:
+        holder.kill()
+    assert result["values"] == [4.0, 2.0]
+    # plus_one's kernel version came from the holder through the cache: only the twins
+    # compiled here
+    assert result["compiled"] == ["plus_one", "twice_plus_one"]

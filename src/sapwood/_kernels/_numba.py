@@ -12,7 +12,8 @@ import os
 import threading
 
 import numba
-from numba.core import caching, types
+from numba.core import caching, sigutils, types
+from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher
 
 try:
@@ -106,14 +107,26 @@ class _LockedCache(caching.FunctionCache):
         with _SAVING, self._locked(shared=False):
             super().save_overload(sig, data)
 
+    def compiling(self, sig, target_context):
+        """Held while this process looks for ``sig`` in the cache and, if it is not
+        there, compiles and saves it: a process about to compile the same version waits
+        and then loads it. (Two processes compiling at once, ``demo`` and its
+        compile-ahead process, ``sapwood warmup``'s or pytest's workers, spent seconds
+        compiling kernels twice.) One lock per version: a kernel's compile holds its
+        own and waits for those of the kernels it calls, never for a caller's, so two
+        processes cannot wait for each other."""
+        key = repr(self._index_key(sig, target_context.codegen())).encode()
+        return self._locked(shared=False,
+                            suffix=f".{hashlib.sha256(key).hexdigest()[:16]}.compiling")
+
     @contextlib.contextmanager
-    def _locked(self, shared):
+    def _locked(self, shared, suffix=".lock"):
         if fcntl is None:
             yield
             return
         try:
             self._impl.locator.ensure_cache_path()
-            handle = os.open(self._cache_file._index_path + ".lock", os.O_RDWR | os.O_CREAT,
+            handle = os.open(self._cache_file._index_path + suffix, os.O_RDWR | os.O_CREAT,
                              0o666)
         except OSError:  # a cache nobody can write to: no writer to wait for
             yield
@@ -135,9 +148,25 @@ def exit_between_saves(status=0):
     os._exit(status)
 
 
-class _Kernel(CPUDispatcher):
-    """Numba's dispatcher, but a kernel called from another with a constant integer
-    (``rand_int(0, n, rng)``, ``route_rows(0, ...)``) is typed with ``int64``, not
+class _Dispatcher(CPUDispatcher):
+    """Numba's dispatcher, but a version not yet compiled in this process is compiled
+    under its cache's lock (:meth:`_LockedCache.compiling`)."""
+
+    def compile(self, sig):
+        # Inside Numba's compiler lock, which Numba takes first too: a thread waiting
+        # for the file lock holds no lock another thread of this process needs.
+        with global_compiler_lock:
+            args, _ = sigutils.normalize_signature(sig)
+            if tuple(args) in self.overloads or not isinstance(self._cache, _LockedCache):
+                return super().compile(sig)
+            with self._cache.compiling(sig, self.targetctx):
+                return super().compile(sig)
+
+
+class _Kernel(_Dispatcher):
+    """Numba's dispatcher (with :class:`_Dispatcher`'s compile lock), but a kernel
+    called from another with a constant integer (``rand_int(0, n, rng)``,
+    ``route_rows(0, ...)``) is typed with ``int64``, not
     ``Literal[int](0)``: Numba compiles one version per literal value otherwise, and a
     first run compiled up to five versions of one kernel (issue 20, item 3). A value
     known at compile time changes which code is compiled, never what it computes.
@@ -169,7 +198,7 @@ class _Kernel(CPUDispatcher):
         (Numba would call the missing wrapper: a crash.)"""
         options = dict(self.targetoptions)
         del options["no_cpython_wrapper"]
-        twin = CPUDispatcher(py_func=self.py_func, locals={}, targetoptions=options)
+        twin = _Dispatcher(py_func=self.py_func, locals={}, targetoptions=options)
         if isinstance(self._cache, _LockedCache):
             twin._cache = _LockedCache(self.py_func, wrapped=True)
         return twin

@@ -104,10 +104,10 @@ def compile_ahead(task: str, model, methods):
     machine has a core for it and they are not cached yet; returns that process (stop it
     with :func:`stop`) or None.
 
-    The second process runs the measures, last first, on a tiny scikit-learn model of
-    the same kind, while the command's process grows its model and then runs them in
-    order, loading what the other has cached and compiling the rest (the two meet in
-    the middle). Numbers do not depend on it: a kernel loaded from the
+    The second process runs the measures (the first, then the others from the last) on
+    a tiny scikit-learn model of the same kind, while the command's process grows its
+    model and then runs them in order, loading what the other has cached and compiling
+    the rest (the two meet in the middle). Numbers do not depend on it: a kernel loaded from the
     cache is the one the command would have compiled. A warm cache costs the index
     reads of :func:`uncompiled`."""
     kind = _model_name(model)
@@ -120,7 +120,11 @@ def compile_ahead(task: str, model, methods):
     # A new interpreter, not multiprocessing: it must not import the caller's main
     # module again (a script calling sapwood.cli.main would run twice), and it writes
     # nothing where the command writes.
-    unit = ("ahead", task, kind, *reversed(names))
+    # The first measure the command runs, then the others from the last: the command
+    # finds its first measure compiled when its fit is done, and the two processes meet
+    # in the rest (where one waits for the kernel the other is compiling, see
+    # ``_kernels._numba._LockedCache.compiling``).
+    unit = ("ahead", task, kind, *names[:1], *reversed(names[1:]))
     command = ("from sapwood.cli._warmup import run_unit, stop_when_stdin_closes; "
                f"stop_when_stdin_closes(); run_unit({unit!r})")
     return subprocess.Popen([sys.executable, "-c", command], stdin=subprocess.PIPE,
