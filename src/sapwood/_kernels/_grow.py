@@ -18,35 +18,60 @@ LEAF = -1
 UNDEFINED = -2
 
 
+# The node arrays are allocated by np.empty and filled by loops: np.full, np.zeros,
+# np.arange and an array's copy() each compile an implementation per dtype and shape
+# (and np.empty's again inside theirs), a second or two of a first fit.
+
 @kernel
 def _new_nodes(capacity, n_outputs, width):
-    return (np.full(capacity, LEAF, dtype=np.intp), np.full(capacity, LEAF, dtype=np.intp),
-            np.full(capacity, UNDEFINED, dtype=np.intp),
-            np.full(capacity, float(UNDEFINED)), np.zeros(capacity),
-            np.zeros(capacity, dtype=np.intp), np.zeros(capacity),
-            np.zeros(capacity, dtype=np.uint8), np.zeros((capacity, n_outputs, width)))
+    left = np.empty(capacity, dtype=np.intp)
+    right = np.empty(capacity, dtype=np.intp)
+    feature = np.empty(capacity, dtype=np.intp)
+    threshold = np.empty(capacity)
+    impurity = np.empty(capacity)
+    n_samples = np.empty(capacity, dtype=np.intp)
+    weighted = np.empty(capacity)
+    missing = np.empty(capacity, dtype=np.uint8)
+    values = np.empty((capacity, n_outputs, width))
+    for i in range(capacity):
+        left[i] = LEAF
+        right[i] = LEAF
+        feature[i] = UNDEFINED
+        threshold[i] = UNDEFINED
+        impurity[i] = 0.0
+        n_samples[i] = 0
+        weighted[i] = 0.0
+        missing[i] = 0
+    flat = values.reshape(-1)
+    for i in range(flat.shape[0]):
+        flat[i] = 0.0
+    return left, right, feature, threshold, impurity, n_samples, weighted, missing, values
 
 
 @kernel
-def _grow_nodes(nodes, capacity):
+def _resized(nodes, capacity, count):
+    """The first ``count`` nodes of ``nodes``, in new arrays of ``capacity`` nodes: more
+    room for a growing tree, or the grown tree's arrays trimmed to its node count."""
     bigger = _new_nodes(capacity, nodes[8].shape[1], nodes[8].shape[2])
-    _copy_head(bigger[0], nodes[0])
-    _copy_head(bigger[1], nodes[1])
-    _copy_head(bigger[2], nodes[2])
-    _copy_head(bigger[3], nodes[3])
-    _copy_head(bigger[4], nodes[4])
-    _copy_head(bigger[5], nodes[5])
-    _copy_head(bigger[6], nodes[6])
-    _copy_head(bigger[7], nodes[7])
-    _copy_head(bigger[8].reshape(-1), nodes[8].reshape(-1))  # C order: rows come first
+    _copy_head(bigger[0], nodes[0], count)
+    _copy_head(bigger[1], nodes[1], count)
+    _copy_head(bigger[2], nodes[2], count)
+    _copy_head(bigger[3], nodes[3], count)
+    _copy_head(bigger[4], nodes[4], count)
+    _copy_head(bigger[5], nodes[5], count)
+    _copy_head(bigger[6], nodes[6], count)
+    _copy_head(bigger[7], nodes[7], count)
+    per_node = nodes[8].shape[1] * nodes[8].shape[2]
+    # C order: a node's values are contiguous, nodes one after the other
+    _copy_head(bigger[8].reshape(-1), nodes[8].reshape(-1), count * per_node)
     return bigger
 
 
 @leaf_kernel
-def _copy_head(destination, source):
-    # ``destination[:n] = source`` as a loop: Numba's slice assignment compiles its
+def _copy_head(destination, source, n):
+    # ``destination[:n] = source[:n]`` as a loop: Numba's slice assignment compiles its
     # broadcasting and error paths, seconds of a first run for a copy
-    for i in range(source.shape[0]):
+    for i in range(n):
         destination[i] = source[i]
 
 
@@ -55,18 +80,11 @@ def _doubled(stack):
     """``stack`` with room for as many entries again (a copy in a loop: np.concatenate
     compiles kernels of its own, a second of a first run)."""
     bigger = np.empty((2 * stack.shape[0],) + stack.shape[1:], dtype=stack.dtype)
-    _copy_head(bigger.reshape(-1), stack.reshape(-1))  # C order: rows come first
+    _copy_head(bigger.reshape(-1), stack.reshape(-1), stack.size)  # C order
     return bigger
 
 
-@kernel
-def _trim(nodes, count):
-    return (nodes[0][:count].copy(), nodes[1][:count].copy(), nodes[2][:count].copy(),
-            nodes[3][:count].copy(), nodes[4][:count].copy(), nodes[5][:count].copy(),
-            nodes[6][:count].copy(), nodes[7][:count].copy(), nodes[8][:count].copy())
-
-
-@kernel
+@leaf_kernel
 def _set_node(nodes, node_id, parent, is_left, is_leaf, feature, threshold, impurity,
               n_node_samples, weighted_n_node_samples, missing_go_to_left):
     left, right, feat, thr, imp, n_samples, w_samples, missing, _ = nodes
@@ -181,7 +199,9 @@ def _depth_first(code, random_splitter):
         samples = _root_samples(sample_weight)
         values = np.empty(sample_weight.shape[0], dtype=np.float32)
         sort_workspace = _sort_workspace(sample_weight.shape[0])
-        features = np.arange(n_features)
+        features = np.empty(n_features, dtype=np.intp)
+        for f in range(n_features):
+            features[f] = f
         constant_features = np.empty(n_features, dtype=np.intp)
         n_outputs = c.sums[crit.TOTAL].shape[0]
         width = c.sums[crit.TOTAL].shape[1]
@@ -240,7 +260,7 @@ def _depth_first(code, random_splitter):
                 missing_left = np.uint8(split[6])
                 is_leaf = split_pos >= end or split[5] + EPSILON < min_impurity_decrease
             if count >= nodes[0].shape[0]:
-                nodes = _grow_nodes(nodes, 2 * nodes[0].shape[0])
+                nodes = _resized(nodes, 2 * nodes[0].shape[0], count)
             node_id = count
             _set_node(nodes, node_id, parent, is_left == 1, is_leaf, split_feature, split_threshold,
                       impurity, n_node_samples, weighted_n_node_samples, missing_left)
@@ -263,7 +283,7 @@ def _depth_first(code, random_splitter):
                     stack_i[top, 5] = n_constant
                     stack_f[top] = child_impurity
                     top += 1
-        return _trim(nodes, count)
+        return _resized(nodes, count, count)
 
     return depth_first
 
@@ -282,7 +302,9 @@ def _best_first(code, random_splitter):
         samples = _root_samples(sample_weight)
         values = np.empty(sample_weight.shape[0], dtype=np.float32)
         sort_workspace = _sort_workspace(sample_weight.shape[0])
-        features = np.arange(n_features)
+        features = np.empty(n_features, dtype=np.intp)
+        for f in range(n_features):
+            features[f] = f
         constant_features = np.empty(n_features, dtype=np.intp)
         n_outputs = c.sums[crit.TOTAL].shape[0]
         width = c.sums[crit.TOTAL].shape[1]
@@ -403,7 +425,7 @@ def _best_first(code, random_splitter):
                 n_pending = 2
             if n_pending == 0:
                 break
-        return _trim(nodes, count)
+        return _resized(nodes, count, count)
 
     return best_first
 

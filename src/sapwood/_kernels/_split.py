@@ -39,7 +39,7 @@ SPLIT_FIELDS = 7
 SPARSE_TIES = 16
 
 
-@leaf_kernel
+@inline_kernel
 def _introsort(column, values, samples, start, n, records, stack):
     # scikit-learn's introsort; on packed (key, id) records when the ids fit 32 bits
     if n > 15 and column.shape[0] <= PACKED_MAX_ROWS:
