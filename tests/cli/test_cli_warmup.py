@@ -12,7 +12,7 @@ import warnings
 
 import pytest
 
-from sapwood.cli import _warmup, main
+from sapwood.cli import _compiled, _warmup, main
 from sapwood.cli._models import MODEL_NAMES
 from sapwood.cli._warmup import MODELS, PHASES, TASKS
 
@@ -78,7 +78,7 @@ CACHED_AFTER_A_CALL = """
 import io
 import json
 from sapwood._kernels._criteria import log2
-from sapwood.cli._warmup import _cached
+from sapwood.cli._compiled import _cached
 before = _cached("sapwood._kernels._criteria", "log2")
 log2(2.0)
 print(json.dumps([before, _cached("sapwood._kernels._criteria", "log2")]))
@@ -112,23 +112,24 @@ def _forest():
 def test_a_warm_cache_starts_no_second_process(monkeypatch):
     started = []
     monkeypatch.setattr(_warmup.subprocess, "Popen", lambda *a, **k: started.append(a))
-    monkeypatch.setattr(_warmup, "_cached", lambda module, name: True)
+    monkeypatch.setattr(_compiled, "_cached", lambda module, name: True)
     assert _warmup.compile_ahead("classification", _forest(), ("permutation", "shap")) is None
     assert started == []
 
 
 def test_a_cold_cache_compiles_the_first_measure_then_the_others_last_first(monkeypatch):
     monkeypatch.setattr(_warmup.subprocess, "Popen", _Started)
-    monkeypatch.setattr(_warmup, "_cached", lambda module, name: "_shap" in module)
+    monkeypatch.setattr(_compiled, "_cached", lambda module, name: "_shap" in module)
     monkeypatch.setattr(_warmup.os, "cpu_count", lambda: 2)
     process = _warmup.compile_ahead("classification", _forest(),
                                     ("mdi", "permutation", "oob", "ufi", "conditional",
                                      "shap"))
-    assert process.command[:2] == [sys.executable, "-c"]
+    assert process.command == [sys.executable, "-c",
+                               "from sapwood.cli._warmup import serve; serve()"]
     # mdi has no kernel of its own, shap's are cached: the first measure the command
-    # runs, then the others from the last.
-    assert ("('ahead', 'classification', 'rf', 'permutation', 'conditional', 'ufi', 'oob')"
-            in process.command[2])
+    # runs, then the others from the last, sent as one line.
+    assert process.stdin.getvalue() == (b"('ahead', 'classification', 'rf', 'permutation', "
+                                        b"'conditional', 'ufi', 'oob')\n")
     assert process.kwargs["stdout"] == process.kwargs["stderr"] == subprocess.DEVNULL
     assert process.kwargs["stdin"] == subprocess.PIPE
     _warmup.stop(process)
@@ -138,7 +139,7 @@ def test_a_cold_cache_compiles_the_first_measure_then_the_others_last_first(monk
 @pytest.mark.parametrize("why", ["one core", "turned off", "loaded model"])
 def test_no_second_process_where_it_cannot_help(monkeypatch, why):
     monkeypatch.setattr(_warmup.subprocess, "Popen", _Started)
-    monkeypatch.setattr(_warmup, "_cached", lambda module, name: False)
+    monkeypatch.setattr(_compiled, "_cached", lambda module, name: False)
     model = _forest()
     if why == "one core":
         monkeypatch.setattr(_warmup.os, "cpu_count", lambda: 1)
@@ -151,10 +152,102 @@ def test_no_second_process_where_it_cannot_help(monkeypatch, why):
     assert _warmup.compile_ahead("classification", model, ("permutation",)) is None
 
 
+@pytest.mark.parametrize("argv, starts", [
+    (["demo"], True), (["explain", "data.csv", "--target", "y"], True),
+    (["tree", "data.csv"], False), (["warmup"], False), ([], False),
+    (["--version"], False)])
+def test_the_second_process_starts_before_the_parser_for_demo_and_explain(
+        monkeypatch, argv, starts):
+    monkeypatch.setattr(_warmup.subprocess, "Popen", _Started)
+    monkeypatch.setattr(_compiled, "_cached", lambda module, name: "_shap" in module)
+    monkeypatch.setattr(_warmup.os, "cpu_count", lambda: 2)
+    process = _warmup.start_ahead(argv)
+    assert (process is not None) == starts
+    if starts:
+        assert process.command[-1] == "from sapwood.cli._warmup import serve; serve()"
+        assert process.stdin.getvalue() == b""  # told what to compile later
+
+
+@pytest.mark.parametrize("why", ["every measure cached", "one core", "turned off"])
+def test_no_early_second_process_where_it_cannot_help(monkeypatch, why):
+    monkeypatch.setattr(_warmup.subprocess, "Popen", _Started)
+    monkeypatch.setattr(_compiled, "_cached", lambda module, name: why == "every measure cached")
+    monkeypatch.setattr(_warmup.os, "cpu_count", lambda: 1 if why == "one core" else 2)
+    if why == "turned off":
+        monkeypatch.setenv(_warmup.AHEAD_VARIABLE, "0")
+    assert _warmup.start_ahead(["demo"]) is None
+
+
+def test_compiling_ahead_uses_the_early_process_or_stops_it(monkeypatch):
+    monkeypatch.setattr(_warmup.os, "cpu_count", lambda: 2)
+    started = []
+    monkeypatch.setattr(_warmup.subprocess, "Popen", lambda *a, **k: started.append(a))
+    early = _Started(["early"])
+    monkeypatch.setattr(_compiled, "_cached", lambda module, name: False)
+    assert _warmup.compile_ahead("regression", _forest(), ("mdi", "ufi"), early) is early
+    assert early.stdin.getvalue() == b"('ahead', 'regression', 'rf', 'ufi')\n"
+    early = _Started(["early"])
+    monkeypatch.setattr(_compiled, "_cached", lambda module, name: True)
+    assert _warmup.compile_ahead("regression", _forest(), ("mdi", "ufi"), early) is None
+    assert early.stdin.closed and early.waited
+    assert started == []  # never a second one
+
+
+SERVE = [sys.executable, "-c", "from sapwood.cli._warmup import serve; serve()"]
+
+
+def test_the_second_process_runs_the_unit_it_is_sent():
+    process = subprocess.Popen(SERVE, stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdin.write(b"('nothing', 'classification')\n")
+    process.stdin.flush()
+    # run_unit refuses that unit: the process ends on its own, with run_unit's error.
+    assert process.wait(timeout=300) != 0
+    assert b"warm-up unit ('nothing', 'classification')" in process.stderr.read()
+    process.stdin.close()
+
+
+def test_the_second_process_ends_when_the_command_closes_its_input():
+    process = subprocess.Popen(SERVE, stdin=subprocess.PIPE)
+    _warmup.stop(process)  # before it has finished importing, or been sent anything
+    assert process.returncode == 0
+
+
+@pytest.mark.parametrize("argv, code", [(["demo", "--data", "iris", "--n-samples", "9"], 2),
+                                        (["demo", "--data", "loan", "--quiet"], 0)])
+def test_the_command_stops_its_early_process_however_it_ends(monkeypatch, argv, code):
+    import sapwood.cli
+
+    early = []
+    monkeypatch.setattr(sapwood.cli, "start_ahead",
+                        lambda arguments: early.append(_Started(arguments)) or early[-1])
+    assert main(argv) == code
+    assert early[0].command == argv
+    assert early[0].stdin.closed and early[0].waited
+
+
+def test_the_compiled_measures_run_first_and_all_show_in_the_order_asked(monkeypatch,
+                                                                          capsys):
+    # On a first run the command runs the measures already compiled while the second
+    # process compiles the others; what it shows keeps the order of --methods.
+    from sapwood.cli import _measures, _run
+
+    ran = []
+    compute = _measures.compute
+    monkeypatch.setattr(_measures, "compute",
+                        lambda name, *args, **kwargs: ran.append(name)
+                        or compute(name, *args, **kwargs))
+    monkeypatch.setattr(_run, "uncompiled",
+                        lambda methods: [name for name in methods if name == "permutation"])
+    assert main(["demo", "--data", "iris", "--methods", "permutation,mdi,ufi", "--json"]) == 0
+    assert ran == ["mdi", "ufi", "permutation"]
+    report = json.loads(capsys.readouterr().out)
+    assert list(report["measures"]) == ["permutation", "mdi", "ufi"]
+
+
 def test_every_probe_is_a_kernel_of_a_measure():
     from sapwood.importance import MEASURES
 
-    for name, (module, attribute) in _warmup.PROBES.items():
+    for name, (module, attribute) in _compiled.PROBES.items():
         assert name in MEASURES
         assert hasattr(getattr(__import__(module, fromlist=[attribute]), attribute), "py_func")
 
@@ -180,7 +273,7 @@ DEMO_AFTER_AHEAD = """
 import io
 import json
 from numba.core import event
-from sapwood.cli import _warmup, main
+from sapwood.cli import _compiled, _warmup, main
 from sapwood.cli._measures import DEMO_METHODS
 _warmup.run_unit(("ahead", "classification", "rf", *reversed(DEMO_METHODS)))
 with event.install_recorder("numba:compile") as recorder:

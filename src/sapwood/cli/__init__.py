@@ -22,6 +22,7 @@ from joblib import parallel_config
 
 from .._text import visible
 from ._data import InputError
+from ._warmup import start_ahead, stop
 
 __all__ = ["main"]
 
@@ -255,8 +256,12 @@ def _version() -> str:
 def main(argv=None) -> int:
     """Run the ``sapwood`` command with ``argv`` (default: ``sys.argv[1:]``); returns the
     exit code."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # Before the parser (which imports every measure): see _warmup.start_ahead.
+    ahead = start_ahead(argv)
     try:
         args = build_parser().parse_args(argv)
+        args.ahead = ahead
         # Every fit and measure leaves n_jobs unset, so joblib takes it from here.
         with parallel_config(n_jobs=getattr(args, "n_jobs", None)):
             return args.handler(args)
@@ -277,3 +282,5 @@ def main(argv=None) -> int:
                       f"{': ' + text[0] if text else ''} (set SAPWOOD_DEBUG=1 for the "
                       "traceback)"), file=sys.stderr)
         return 1
+    finally:
+        stop(ahead)  # when the command did not get to use it

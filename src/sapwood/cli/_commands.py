@@ -95,7 +95,7 @@ def demo(args) -> int:
             ui.note("sapwood.learners has no RandomForestClassifier yet: the demo uses a "
                     "single decision tree")
         model = build_model(name, "classification", random_state=args.seed)
-    run = _pipeline(data, model, options, ui=ui, truth=truth, source=source,
+    run = _pipeline(args, data, model, options, ui=ui, truth=truth, source=source,
                     held_out=held_out)
     title = {"ground-truth": "sapwood demo: importance on data with known answers",
              "iris": "sapwood demo: what tells iris species apart",
@@ -104,10 +104,11 @@ def demo(args) -> int:
     return _finish(run, args, ui, title, epilogue=epilogue)
 
 
-def _pipeline(data, model, options: Options, **settings) -> Run:
+def _pipeline(args, data, model, options: Options, **settings) -> Run:
     """:func:`run_pipeline`, the measures' kernels compiled ahead in a second process
-    while the model is fit when they are not cached yet (``_warmup.compile_ahead``)."""
-    ahead = compile_ahead(data.task, model, options.methods)
+    while the model is fit when they are not cached yet (``_warmup.compile_ahead``, in
+    the process ``main`` started, ``args.ahead``, if any)."""
+    ahead = compile_ahead(data.task, model, options.methods, getattr(args, "ahead", None))
     try:
         return run_pipeline(data, model, options, **settings)
     finally:
@@ -194,7 +195,7 @@ def explain(args) -> int:
         name = default_model(data.task) if args.model == "auto" else args.model
         model = build_model(name, data.task, max_depth=args.max_depth,
                             random_state=args.seed)
-    run = _pipeline(data, model, options, ui=ui, source=str(args.data), fitted=fitted)
+    run = _pipeline(args, data, model, options, ui=ui, source=str(args.data), fitted=fitted)
     if positions:
         with ui.step(f"Explaining {len(positions)} row(s) with TreeSHAP"):
             run.rows = explain_rows(run, positions)

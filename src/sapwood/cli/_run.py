@@ -14,6 +14,7 @@ from .._format import category_codes
 from .._text import visible
 from . import _agreement, _measures, _verdict
 from ._columns import match_columns
+from ._compiled import uncompiled
 from ._data import InputError, Prepared, check_enough_rows
 from ._models import LoadedModel, describe_model, load_model, score_model
 
@@ -305,16 +306,26 @@ def _settle_top_k(top_k, n_features: int) -> int:
 
 
 def _compute_all(model, methods, inputs, ui, notes, fitted) -> dict:
+    """The result of each measure of ``methods`` that applies, and a note (added to
+    ``notes``) for each that does not, in the order of ``methods``. The measures whose
+    kernels are compiled run first: on a first run the others compile meanwhile in a
+    second process (``_warmup.compile_ahead``)."""
     results = {}
-    queue = list(methods)
+    # Where each result and note is shown: its measure's place in methods (a fallback,
+    # its measure's place); the order the measures ran in depends on the cache.
+    place = {name: position for position, name in enumerate(methods)}
+    told = []  # (place, note)
+    not_compiled = uncompiled(methods)
+    queue = sorted(methods, key=lambda name: name in not_compiled)
     while queue:
         name = queue.pop(0)
         if name in results:
             continue
         measure = _measures.MEASURES[name]
         if not _measures.is_available(name):
-            notes.append(f"{name} importance is not available in this version of sapwood "
-                         f"yet (sapwood.importance.{measure.function}); skipped")
+            told.append((place[name], f"{name} importance is not available in this "
+                                      f"version of sapwood yet (sapwood.importance."
+                                      f"{measure.function}); skipped"))
             continue
         where = _measures.where(name)
         if measure.rows == "held-out" and not inputs.held_out:
@@ -332,12 +343,13 @@ def _compute_all(model, methods, inputs, ui, notes, fitted) -> dict:
                                                           inputs) is None:
                     # XGBoost, LightGBM: no node impurities for MDI; their split gain.
                     instead = _measures.MEASURES[measure.fallback]
-                    notes.append(f"{measure.title} skipped: {reason}; showing its "
-                                 f"{instead.title} importance instead")
+                    told.append((place[name], f"{measure.title} skipped: {reason}; showing "
+                                               f"its {instead.title} importance instead"))
                     if instead.name not in methods and instead.name not in results:
+                        place[instead.name] = place[name]
                         queue.insert(0, instead.name)
                 else:
-                    notes.append(f"{name} importance skipped: {reason}")
+                    told.append((place[name], f"{name} importance skipped: {reason}"))
                 continue
             try:
                 results[name] = _measures.compute(
@@ -349,11 +361,14 @@ def _compute_all(model, methods, inputs, ui, notes, fitted) -> dict:
                 if not fitted and not measure.optional:
                     raise
                 step.skipped()
-                notes.append(f"{name} importance skipped: {_first_line(error)}")
+                told.append((place[name], f"{name} importance skipped: "
+                                           f"{_first_line(error)}"))
+    told = [text for _, text in sorted(told, key=lambda item: item[0])]
+    notes.extend(told)
     if not results:
         raise InputError("none of the requested importance measures could be computed: "
-                         + ", ".join(methods) + (f" ({notes[-1]})" if notes else ""))
-    return results
+                         + ", ".join(methods) + (f" ({told[-1]})" if told else ""))
+    return dict(sorted(results.items(), key=lambda item: place[item[0]]))
 
 
 def _first_line(error) -> str:

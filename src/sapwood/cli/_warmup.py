@@ -16,17 +16,20 @@ that every kernel they call is compiled and cached, split over processes in two 
 a kernel compiled here is the one a later call would have compiled.
 
 Without it, ``demo`` and ``explain`` compile ahead (:func:`compile_ahead`): when the
-kernels of the measures they will run are not in the cache yet, a second process
-compiles them while the command fits its model (the grower, half of a cold demo's
-compiling, compiles in the command's own process), and the command loads them from the
-cache when it gets to them.
+kernels of the measures they will run are not in the cache yet, a second process,
+started before the command builds its parser (:func:`start_ahead`), compiles them while
+the command fits its model (the grower, half of a cold demo's compiling, compiles in
+the command's own process); the command runs the measures already compiled first and
+loads the others from the cache when it gets to them.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
 import multiprocessing
 import os
+import queue
 import signal
 import subprocess
 import sys
@@ -37,7 +40,10 @@ from concurrent.futures import ProcessPoolExecutor
 
 from sapwood._kernels._numba import exit_between_saves
 
-__all__ = ["PHASES", "compile_ahead", "run_unit", "stop", "stop_when_stdin_closes", "warmup"]
+from ._compiled import PROBES, uncompiled
+
+__all__ = ["AHEAD_COMMANDS", "PHASES", "compile_ahead", "run_unit", "serve", "start_ahead",
+           "stop", "stop_when_stdin_closes", "warmup"]
 
 N_ROWS = 240
 N_TREES = 3
@@ -68,67 +74,84 @@ def warmup(jobs: int | None = None) -> tuple[float, list[str]]:
     return time.perf_counter() - start, failures
 
 
-# The largest kernel of each measure that has one: its on-disk cache says whether the
-# measure's kernels are compiled (they compile in the same calls).
-PROBES = {
-    "permutation": ("sapwood._kernels._permutation", "reroute_packed"),
-    "oob": ("sapwood._kernels._oob", "oob_tree_permutation_rows"),
-    "ufi": ("sapwood._kernels._traverse", "decision_path_tree"),
-    "conditional": ("sapwood._kernels._conditional", "conditional_tree_permutation"),
-    "shap": ("sapwood._kernels._shap", "shap_tables"),
-}
 # Whether demo and explain compile ahead; SAPWOOD_COMPILE_AHEAD=0 turns it off.
 AHEAD_VARIABLE = "SAPWOOD_COMPILE_AHEAD"
+# The commands that compile ahead (their first argument).
+AHEAD_COMMANDS = ("demo", "explain")
 # How long stop() waits for the second process to end before killing it.
 STOP_SECONDS = 30
 
 
-def uncompiled(methods) -> list[str]:
-    """The measures of ``methods`` whose kernels are not in Numba's on-disk cache for
-    this version of the kernels: reads one small index file per measure."""
-    return [name for name in methods if name in PROBES and not _cached(*PROBES[name])]
+def start_ahead(argv):
+    """Start the second process of :func:`compile_ahead` at once, when ``argv`` (the
+    ``sapwood`` command's arguments) names a command that compiles ahead and some
+    measure's kernels are not cached; returns it, or None. ``sapwood`` calls this before
+    it builds its parser: the process imports what the measures need (seconds) while
+    the command imports the same and reads its data, then waits for
+    :func:`compile_ahead` to send it the measures to compile."""
+    if not argv or argv[0] not in AHEAD_COMMANDS or not _may_help() or not uncompiled(PROBES):
+        return None
+    return _start()
 
 
-def _cached(module, name) -> bool:
-    dispatcher = getattr(importlib.import_module(module), name)
-    cache = getattr(dispatcher, "_cache", None)
-    if cache is None or not hasattr(cache, "_cache_file"):  # no JIT, or no disk cache
-        return True
-    # Empty when the index is missing or was written for other kernel sources.
-    return bool(cache._cache_file._load_index())
-
-
-def compile_ahead(task: str, model, methods):
+def compile_ahead(task: str, model, methods, process=None):
     """Start compiling the kernels of ``methods`` (the measures a command will run on
     ``model``, a sapwood learner of the CLI's models) in a second process, when the
     machine has a core for it and they are not cached yet; returns that process (stop it
-    with :func:`stop`) or None.
+    with :func:`stop`) or None. ``process``: the one :func:`start_ahead` started, which
+    is used rather than starting another (and stopped when there is nothing to compile).
 
     The second process runs the measures (the first, then the others from the last) on
     a tiny scikit-learn model of the same kind, while the command's process grows its
-    model and then runs them in order, loading what the other has cached and compiling
-    the rest (the two meet in the middle). Numbers do not depend on it: a kernel loaded from the
-    cache is the one the command would have compiled. A warm cache costs the index
-    reads of :func:`uncompiled`."""
+    model and then runs them, the compiled ones first (``_run``), loading what the
+    other has cached and compiling the rest (the two meet in the middle). Numbers do
+    not depend on it: a kernel loaded from the cache is the one the command would have
+    compiled. A warm cache costs the index reads of :func:`uncompiled`."""
     kind = _model_name(model)
-    if (kind is None or (os.cpu_count() or 1) < 2
-            or os.environ.get(AHEAD_VARIABLE, "1") == "0"):
-        return None
     names = uncompiled(methods)
-    if not names:
+    if kind is None or not names or not _may_help():
+        stop(process)
         return None
-    # A new interpreter, not multiprocessing: it must not import the caller's main
-    # module again (a script calling sapwood.cli.main would run twice), and it writes
-    # nothing where the command writes.
     # The first measure the command runs, then the others from the last: the command
     # finds its first measure compiled when its fit is done, and the two processes meet
     # in the rest (where one waits for the kernel the other is compiling, see
     # ``_kernels._numba._LockedCache.compiling``).
     unit = ("ahead", task, kind, *names[:1], *reversed(names[1:]))
-    command = ("from sapwood.cli._warmup import run_unit, stop_when_stdin_closes; "
-               f"stop_when_stdin_closes(); run_unit({unit!r})")
-    return subprocess.Popen([sys.executable, "-c", command], stdin=subprocess.PIPE,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = process or _start()
+    try:
+        process.stdin.write(repr(unit).encode() + b"\n")
+        process.stdin.flush()
+    except OSError:  # it has ended: the command compiles what it needs itself
+        stop(process)
+        return None
+    return process
+
+
+def _may_help() -> bool:
+    """A core for a second process, and compiling ahead not turned off."""
+    return (os.cpu_count() or 1) >= 2 and os.environ.get(AHEAD_VARIABLE, "1") != "0"
+
+
+def _start():
+    # A new interpreter, not multiprocessing: it must not import the caller's main
+    # module again (a script calling sapwood.cli.main would run twice), and it writes
+    # nothing where the command writes.
+    return subprocess.Popen([sys.executable, "-c",
+                             "from sapwood.cli._warmup import serve; serve()"],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+
+def serve() -> None:
+    """The second process of :func:`start_ahead` and :func:`compile_ahead`: import what
+    the measures need, then run the unit the command sends (one line on standard
+    input). It ends as soon as standard input closes, even while importing
+    (:func:`stop_when_stdin_closes`)."""
+    lines = queue.SimpleQueue()
+    stop_when_stdin_closes(lines.put)
+    for module in ("sklearn.ensemble", "sapwood.datasets", "sapwood.importance"):
+        importlib.import_module(module)
+    run_unit(ast.literal_eval(lines.get().decode()))
 
 
 def stop(process) -> None:
@@ -146,13 +169,18 @@ def stop(process) -> None:
         process.wait()
 
 
-def stop_when_stdin_closes() -> None:
+def stop_when_stdin_closes(first_line=None) -> None:
     """In a process of :func:`compile_ahead`: end it as soon as its standard input
     closes (the command called :func:`stop`, or ended in any way), but not in the middle
     of writing a kernel to the cache (terminating it could leave an index naming a data
-    file it never wrote: ``_kernels._numba.exit_between_saves``)."""
+    file it never wrote: ``_kernels._numba.exit_between_saves``). ``first_line``: called
+    with the first line read (:func:`serve`'s unit) before waiting for the end."""
 
     def wait():
+        if first_line is not None:
+            line = sys.stdin.buffer.readline()
+            if line.endswith(b"\n"):
+                first_line(line)
         sys.stdin.buffer.read()
         exit_between_saves()
 

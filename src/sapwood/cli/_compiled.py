@@ -1,0 +1,34 @@
+"""Which measures' Numba kernels are in the on-disk cache already, read from one small
+index file per measure: ``_warmup`` compiles the others ahead in a second process, and
+``_run`` runs the compiled ones first while they compile."""
+
+from __future__ import annotations
+
+import importlib
+
+__all__ = ["PROBES", "uncompiled"]
+
+# The largest kernel of each measure that has one: its on-disk cache says whether the
+# measure's kernels are compiled (they compile in the same calls).
+PROBES = {
+    "permutation": ("sapwood._kernels._permutation", "reroute_packed"),
+    "oob": ("sapwood._kernels._oob", "oob_tree_permutation_rows"),
+    "ufi": ("sapwood._kernels._traverse", "decision_path_tree"),
+    "conditional": ("sapwood._kernels._conditional", "conditional_tree_permutation"),
+    "shap": ("sapwood._kernels._shap", "shap_tables"),
+}
+
+
+def uncompiled(methods) -> list[str]:
+    """The measures of ``methods`` whose kernels are not in Numba's on-disk cache for
+    this version of the kernels: reads one small index file per measure."""
+    return [name for name in methods if name in PROBES and not _cached(*PROBES[name])]
+
+
+def _cached(module, name) -> bool:
+    dispatcher = getattr(importlib.import_module(module), name)
+    cache = getattr(dispatcher, "_cache", None)
+    if cache is None or not hasattr(cache, "_cache_file"):  # no JIT, or no disk cache
+        return True
+    # Empty when the index is missing or was written for other kernel sources.
+    return bool(cache._cache_file._load_index())
