@@ -14,7 +14,6 @@ from sapwood._kernels._sort import (
     sort_segment,
     sort_segment_packed,
     sort_segment_radix_ties,
-    tied_pairs,
 )
 
 
@@ -175,23 +174,3 @@ def test_radix_sort_gives_introsort_order_on_tie_free_values(n):
     sort_segment(intro_v, intro_i, 0, m)
     np.testing.assert_array_equal(radix_i, intro_i)
     np.testing.assert_array_equal(radix_v, intro_v)
-
-
-def test_tied_pairs_counts_ties_and_signed_zeros():
-    X_columns = np.array([[1, 2, 3, np.nan], [1, 1, 1, 3], [0.0, -0.0, 1, 2],
-                          [np.nan] * 4], dtype=np.float32)
-    np.testing.assert_array_equal(tied_pairs(X_columns), [0, 2, 1, 0])
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.integers(1, 3000), st.integers(1, 200))
-def test_tied_pairs_equals_sorted_neighbour_count(seed, n, n_distinct):
-    rng = np.random.default_rng(seed)
-    pool = np.concatenate([rng.normal(size=n_distinct) * 10.0 ** rng.integers(-30, 30),
-                           [0.0, -0.0, np.nan, np.inf, -np.inf]]).astype(np.float32)
-    X_columns = rng.choice(pool, size=(3, n))
-    expected = []
-    for column in X_columns:
-        ordered = np.sort(column[~np.isnan(column)])
-        expected.append(int(np.sum(ordered[1:] == ordered[:-1])))
-    np.testing.assert_array_equal(tied_pairs(X_columns), expected)

@@ -11,7 +11,7 @@ disjoint, so the processing order does not change the result.
 
 import numpy as np
 
-from ._numba import allocating_kernel, kernel, leaf_kernel
+from ._numba import allocating_kernel, leaf_kernel
 
 
 @leaf_kernel
@@ -155,59 +155,6 @@ _RADIX_BITS = 11
 RADIX_SIZE = 1 << _RADIX_BITS
 _SIGN = 0x80000000
 _ALL = 0xFFFFFFFF
-
-
-@kernel
-def tied_pairs(X_columns):
-    """For each feature, how many adjacent pairs of its sorted non-missing values are equal.
-
-    Zero means the feature has no ties: its sorted order is unique in any subset of rows,
-    so a radix sort yields exactly the permutation introsort would. -0.0 and 0.0 count
-    as a tie, as they do for the comparison sort.
-
-    The count is n - (number of distinct values), whatever the sort: the column's keys
-    (-0.0 taken as 0.0) are radix sorted and equal neighbours counted.
-    """
-    n_features = X_columns.shape[0]
-    n_rows = X_columns.shape[1]
-    out = np.zeros(n_features, dtype=np.intp)
-    keys = np.empty(n_rows, dtype=np.uint32)
-    spare = np.empty(n_rows, dtype=np.uint32)
-    counts = np.empty((3, RADIX_SIZE), dtype=np.intp)
-    for f in range(n_features):
-        column = X_columns[f]
-        bits = column.view(np.uint32)
-        counts[:, :] = 0
-        n = 0
-        for i in range(n_rows):
-            if np.isnan(column[i]):
-                continue
-            b = np.int64(bits[i]) if column[i] != 0.0 else np.int64(0)
-            key = (b ^ _ALL) if b >= _SIGN else (b | _SIGN)
-            keys[n] = key
-            counts[0, key & (RADIX_SIZE - 1)] += 1
-            counts[1, (key >> _RADIX_BITS) & (RADIX_SIZE - 1)] += 1
-            counts[2, key >> (2 * _RADIX_BITS)] += 1
-            n += 1
-        for d in range(3):
-            total = 0
-            for j in range(RADIX_SIZE):
-                c = counts[d, j]
-                counts[d, j] = total
-                total += c
-        for d in range(3):
-            shift = d * _RADIX_BITS
-            src, dst = (keys, spare) if d % 2 == 0 else (spare, keys)
-            for i in range(n):
-                key = np.int64(src[i])
-                digit = (key >> shift) & (RADIX_SIZE - 1)
-                position = counts[d, digit]
-                counts[d, digit] = position + 1
-                dst[position] = key
-        for i in range(1, n):
-            if spare[i] == spare[i - 1]:
-                out[f] += 1
-    return out
 
 
 @allocating_kernel
