@@ -108,29 +108,34 @@ def _set_node(nodes, node_id, parent, is_left, is_leaf, feature, threshold, impu
 
 
 @kernel
-def _sort_workspace(n_samples):
-    # radix keys, their spare, spare ids; original values and ids for the tie fallback;
-    # packed (key, id) records for introsort; introsort's stack; radix counts
-    return (np.empty(n_samples, dtype=np.uint32), np.empty(n_samples, dtype=np.uint32),
-            np.empty(n_samples, dtype=np.intp), np.empty(n_samples, dtype=np.float32),
-            np.empty(n_samples, dtype=np.intp), np.empty(n_samples, dtype=np.uint64),
-            np.empty((STACK_ROWS, 3), dtype=np.intp), np.empty((3, RADIX_SIZE), dtype=np.intp))
-
-
-@kernel
-def _root_samples(sample_weight):
+def _workspace(sample_weight, n_features):
+    """What a builder grows a tree in: the root's samples, a buffer for one feature's
+    values, the sorts' workspace, the features in order and the record of constant
+    features (one kernel for both builders)."""
+    n_rows = sample_weight.shape[0]
     # Rows with zero weight take no part in the tree (scikit-learn drops them up front).
     n = 0
-    for i in range(sample_weight.shape[0]):
+    for i in range(n_rows):
         if sample_weight[i] != 0.0:
             n += 1
     samples = np.empty(n, dtype=np.intp)
     j = 0
-    for i in range(sample_weight.shape[0]):
+    for i in range(n_rows):
         if sample_weight[i] != 0.0:
             samples[j] = i
             j += 1
-    return samples
+    features = np.empty(n_features, dtype=np.intp)
+    for f in range(n_features):
+        features[f] = f
+    # radix keys, their spare, spare ids; original values and ids for the tie fallback;
+    # packed (key, id) records for introsort; introsort's stack; radix counts
+    sort_workspace = (
+        np.empty(n_rows, dtype=np.uint32), np.empty(n_rows, dtype=np.uint32),
+        np.empty(n_rows, dtype=np.intp), np.empty(n_rows, dtype=np.float32),
+        np.empty(n_rows, dtype=np.intp), np.empty(n_rows, dtype=np.uint64),
+        np.empty((STACK_ROWS, 3), dtype=np.intp), np.empty((3, RADIX_SIZE), dtype=np.intp))
+    return (samples, np.empty(n_rows, dtype=np.float32), sort_workspace, features,
+            np.empty(n_features, dtype=np.intp))
 
 
 # -- best-first growth: a binary max-heap on improvement with libstdc++'s exact moves -----
@@ -195,14 +200,8 @@ def _depth_first(code, random_splitter):
 
         Called through :data:`BUILDERS`.
         """
-        n_features = X_columns.shape[0]
-        samples = _root_samples(sample_weight)
-        values = np.empty(sample_weight.shape[0], dtype=np.float32)
-        sort_workspace = _sort_workspace(sample_weight.shape[0])
-        features = np.empty(n_features, dtype=np.intp)
-        for f in range(n_features):
-            features[f] = f
-        constant_features = np.empty(n_features, dtype=np.intp)
+        samples, values, sort_workspace, features, constant_features = _workspace(
+            sample_weight, X_columns.shape[0])
         n_outputs = c.sums[crit.TOTAL].shape[0]
         width = c.sums[crit.TOTAL].shape[1]
         capacity = 2 ** (max_depth + 1) - 1 if max_depth <= 10 else 2047
@@ -298,14 +297,8 @@ def _best_first(code, random_splitter):
                    max_leaf_nodes, min_impurity_decrease, leaf_of):
         """Grow a tree by always splitting the leaf with the largest impurity improvement
         (``leaf_of`` as for :func:`_depth_first`'s kernel)."""
-        n_features = X_columns.shape[0]
-        samples = _root_samples(sample_weight)
-        values = np.empty(sample_weight.shape[0], dtype=np.float32)
-        sort_workspace = _sort_workspace(sample_weight.shape[0])
-        features = np.empty(n_features, dtype=np.intp)
-        for f in range(n_features):
-            features[f] = f
-        constant_features = np.empty(n_features, dtype=np.intp)
+        samples, values, sort_workspace, features, constant_features = _workspace(
+            sample_weight, X_columns.shape[0])
         n_outputs = c.sums[crit.TOTAL].shape[0]
         width = c.sums[crit.TOTAL].shape[1]
         capacity = 2 * max_leaf_nodes - 1
