@@ -1,6 +1,8 @@
 """Kernels compile without Numba's wrapper for calls from Python; such calls go to a
-twin compiled with it (``_numba._Kernel.called_from_python``), cached apart. A version
-another process is compiling is waited for, then loaded (``_LockedCache.compiling``)."""
+twin compiled with it (``_numba._Kernel.called_from_python``), cached apart. A kernel
+called only by kernels gets no machine code of its own (``_LinkedOnlyLibrary``). A
+version another process is compiling is waited for, then loaded
+(``_LockedCache.compiling``)."""
 
 import json
 import os
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sapwood._kernels._numba import kernel
+from sapwood._kernels._numba import _LinkedOnlyLibrary, kernel
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,6 +40,17 @@ def test_a_kernel_called_by_a_kernel_compiles_without_the_python_wrapper():
     assert not _outer.overloads  # only its twin compiled
     (outer,) = _outer.called_from_python.overloads.values()
     assert _has_python_wrapper(outer)
+
+
+def test_a_kernel_called_by_a_kernel_gets_no_machine_code_of_its_own():
+    assert _outer(3.0) == 8.0  # _inner's code runs inside _outer's
+    (inner,) = _inner.overloads.values()
+    assert isinstance(inner.library, _LinkedOnlyLibrary)
+    assert inner.library.get_pointer_to_function(inner.fndesc.llvm_func_name) == 0
+    assert inner.fndesc.llvm_func_name in inner.library.get_llvm_str()  # its IR, to link
+    (outer,) = _outer.called_from_python.overloads.values()
+    assert not isinstance(outer.library, _LinkedOnlyLibrary)
+    assert outer.library.get_pointer_to_function(outer.fndesc.llvm_func_name) != 0
 
 
 def test_a_kernel_called_from_python_and_from_a_kernel_gives_the_same_result():

@@ -12,7 +12,8 @@ import os
 import threading
 
 import numba
-from numba.core import caching, sigutils, types
+from numba.core import caching, compiler, sigutils, types
+from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher
 
@@ -163,6 +164,59 @@ class _Dispatcher(CPUDispatcher):
                 return super().compile(sig)
 
 
+class _LinkedOnlyLibrary(JITCodeLibrary):
+    """The code of a kernel compiled without the wrapper for calls from Python (see
+    :attr:`_Kernel.called_from_python`): it only ever runs inside the machine code of the
+    kernels that call it, which link its optimised LLVM module into their own. So it is
+    never handed to the execution engine and never turned into machine code of its own
+    (a caller's module holds all the code of its callees: each level of a call tree
+    emitted the whole tree below it again, 5-10% of a first run's compiling). Its cache
+    entries hold that module (LLVM bitcode) instead of machine code."""
+
+    def _finalize_final_module(self):
+        # Numba's own, without adding the module to the engine and emitting it.
+        self._finalize_dynamic_globals()
+        self._verify_declare_only_symbols()
+        self._finalized = True
+
+    def get_pointer_to_function(self, name):
+        self._ensure_finalized()
+        return 0  # no machine code: as for a missing wrapper
+
+    @property
+    def codegen(self):
+        return _CodegenWithoutEnvironment(self._codegen)
+
+    def serialize_using_object_code(self):
+        # Loaded back by Numba as a library of bitcode, to link into callers.
+        return self.name, "bitcode", self._get_module_for_linking().as_bitcode()
+
+
+class _CodegenWithoutEnvironment:
+    """The codegen as a :class:`_LinkedOnlyLibrary` shows it: Numba sets the address of a
+    compiled function's environment in its machine code, and this library has none."""
+
+    def __init__(self, codegen):
+        self._codegen = codegen
+
+    def set_env(self, env_name, env):
+        pass
+
+    def __getattr__(self, name):
+        return getattr(self._codegen, name)
+
+
+class _KernelCompiler(compiler.Compiler):
+    """Numba's compiler, but a kernel compiled without the wrapper for calls from Python
+    goes into a :class:`_LinkedOnlyLibrary`."""
+
+    def compile_extra(self, func):
+        if self.state.library is None and self.state.flags.no_cpython_wrapper:
+            self.state.library = _LinkedOnlyLibrary(self.state.targetctx.codegen(),
+                                                    func.__qualname__)
+        return super().compile_extra(func)
+
+
 class _Kernel(_Dispatcher):
     """Numba's dispatcher (with :class:`_Dispatcher`'s compile lock), but a kernel
     called from another with a constant integer (``rand_int(0, n, rng)``,
@@ -221,7 +275,8 @@ def _compile(function, settings):
     options.update(nopython=True, boundscheck=options.get("boundscheck"),  # as njit
                    no_cpython_wrapper=True,  # see _Kernel.called_from_python
                    no_cfunc_wrapper=True)
-    dispatcher = _Kernel(py_func=function, locals={}, targetoptions=options)
+    dispatcher = _Kernel(py_func=function, locals={}, targetoptions=options,
+                         pipeline_class=_KernelCompiler)
     if settings.get("cache"):
         dispatcher._cache = _LockedCache(function)  # enable_caching(), locked
     return dispatcher
