@@ -60,6 +60,44 @@ def test_a_kernel_called_from_python_and_from_a_kernel_gives_the_same_result():
     assert _has_python_wrapper(twin)
 
 
+@kernel(cache=False)
+def _at_most_three(n):
+    if n > 3:
+        raise ValueError("too many", n)
+    return n
+
+
+@kernel(cache=False)
+def _at_most_three_plus_one(n):
+    return _at_most_three(n) + 1
+
+
+def test_a_kernel_called_by_a_kernel_raises_with_values_known_at_run_time():
+    # The exception's values are boxed through the linked-only kernel's environment,
+    # which its caller sets (``_numba._set_environments``).
+    assert _at_most_three_plus_one(2) == 3
+    with pytest.raises(ValueError) as raised:
+        _at_most_three_plus_one(7)
+    assert raised.value.args == ("too many", 7)
+
+
+_RAISES = """
+from tests.kernels import twin_kernels
+try:
+    twin_kernels.at_most_three_plus_one(7)
+except ValueError as error:
+    print(repr(error.args))
+"""
+
+
+def test_a_cached_kernel_called_by_a_kernel_raises_with_values_known_at_run_time(tmp_path):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    for _ in ("compiled", "loaded from the cache"):
+        done = subprocess.run([sys.executable, "-c", _RAISES], cwd=ROOT, env=env,
+                              check=True, capture_output=True, text=True)
+        assert done.stdout.strip() == "('too many', 7)"
+
+
 # In a new process: both kernels called from Python, and plus_one also from the other
 # kernel; reports the values and the kernels Numba compiled (not loaded from the cache).
 _CALLS = """

@@ -15,6 +15,7 @@ import numba
 from numba.core import caching, compiler, sigutils, types
 from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler_lock import global_compiler_lock
+from numba.core.environment import lookup_environment
 from numba.core.registry import CPUDispatcher
 
 try:
@@ -214,13 +215,31 @@ class _CodegenWithoutEnvironment:
 
 class _KernelCompiler(compiler.Compiler):
     """Numba's compiler, but a kernel compiled without the wrapper for calls from Python
-    goes into a :class:`_LinkedOnlyLibrary`."""
+    goes into a :class:`_LinkedOnlyLibrary`, and one compiled with it sets the
+    environments of the linked-only kernels in its machine code."""
 
     def compile_extra(self, func):
-        if self.state.library is None and self.state.flags.no_cpython_wrapper:
+        linked_only = self.state.flags.no_cpython_wrapper
+        if self.state.library is None and linked_only:
             self.state.library = _LinkedOnlyLibrary(self.state.targetctx.codegen(),
                                                     func.__qualname__)
-        return super().compile_extra(func)
+        result = super().compile_extra(func)
+        if not linked_only:
+            _set_environments(result.library)
+        return result
+
+
+def _set_environments(library):
+    """Point the environment variables in ``library``'s machine code at their
+    environments (the Python objects a kernel needs to raise an exception with values
+    computed at run time). Numba sets a kernel's own when it makes its machine code, and
+    every one of a kernel it loads from the cache; a linked-only kernel's has no machine
+    code of its own, so the kernels called from Python set it (all copies of one variable
+    resolve to one address in the execution engine)."""
+    for variable in library._final_module.global_variables:
+        environment = lookup_environment(variable.name)
+        if environment is not None:
+            library.codegen.set_env(variable.name, environment)
 
 
 class _Kernel(_Dispatcher):
@@ -258,7 +277,8 @@ class _Kernel(_Dispatcher):
         (Numba would call the missing wrapper: a crash.)"""
         options = dict(self.targetoptions)
         del options["no_cpython_wrapper"]
-        twin = _Dispatcher(py_func=self.py_func, locals={}, targetoptions=options)
+        twin = _Dispatcher(py_func=self.py_func, locals={}, targetoptions=options,
+                           pipeline_class=_KernelCompiler)
         if isinstance(self._cache, _LockedCache):
             twin._cache = _LockedCache(self.py_func, wrapped=True)
         return twin
