@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from sapwood._kernels._numba import _LinkedOnlyLibrary, kernel
+import numpy as np
+from numba.core import compiler, event
+
+from sapwood._kernels._numba import _CallerFlags, _LinkedOnlyLibrary, kernel
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,6 +29,50 @@ def _inner(x):
 @kernel(cache=False)
 def _outer(x):
     return _inner(x) * 2.0
+
+
+# np.empty of a shape and dtype no other test allocates: its implementation compiles here
+@kernel(cache=False)
+def _allocates(n):
+    return np.empty((n, n, n, n, n), dtype=np.uint16).shape[0]
+
+
+@kernel(cache=False)
+def _calls_allocates(n):
+    return _allocates(n) + np.empty((n, n, n, n, n), dtype=np.uint16).shape[1]
+
+
+def test_kernels_and_their_twins_share_numpy_implementations():
+    """np.empty's implementation compiles once for a kernel and for its twin (their
+    flags differ only in what their callees cannot see)."""
+    compiled = []
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            pass
+
+        def on_end(self, ev):
+            compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+
+    with event.install_listener("numba:compile", Listener()):
+        assert _calls_allocates(2) == 4  # _allocates as a kernel, _calls_allocates' twin
+        assert _allocates(3) == 3  # _allocates' twin
+    assert compiled.count("ol_np_empty.<locals>.impl") == 1, compiled
+
+
+def test_callers_flags_compare_as_numbas_do():
+    flags = compiler.Flags()
+    flags.nrt = True
+    shared = compiler.Flags(flags)
+    shared.__class__ = _CallerFlags
+    same = compiler.Flags(flags)
+    same.__class__ = _CallerFlags
+    other = compiler.Flags(flags)
+    other.nrt = False
+    assert shared == flags and flags == shared and shared == same
+    assert shared != other and other != shared
+    assert hash(shared) == hash(flags) == hash(other)
+    assert {(1, flags): "impl"}[(1, shared)] == "impl"
 
 
 def _has_python_wrapper(compiled):
