@@ -11,9 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 import numpy as np
+import pytest
 from numba.core import compiler, event
 
 from sapwood._kernels._numba import _CallerFlags, _LinkedOnlyLibrary, kernel
