@@ -427,16 +427,19 @@ def _builder(order, random_splitter, code):
     """The kernel that grows one tree in ``order`` ("depth_first" or "best_first") with
     the random splitter or the best, and the criterion ``code``.
 
-    The splitter and the criterion are constants of the kernel (a boolean and an integer,
-    so Numba's on-disk cache keys on their values), and Numba compiles the code of that
-    one criterion and splitter: the branches of the others are dropped before typing.
+    The splitter and the criterion are constants of the kernel (True or None, and an
+    integer, so Numba's on-disk cache keys on their values), and Numba compiles the code
+    of that one criterion and splitter: the branches of the others are dropped before
+    typing (a best-splitter fit compiled the random splitter's code too while the
+    splitter was a boolean).
     With the splitter left to run time, LLVM's optimiser also turned the split search
     into code ten times slower (and ``numba.literally`` from Python would retype the
     call, 25 ms, on every tree).
     """
+    splitter = True if random_splitter else None  # see _split's split kernels
     if order == "depth_first":
-        return _depth_first(code, random_splitter)
-    return _best_first(code, random_splitter)
+        return _depth_first(code, splitter)
+    return _best_first(code, splitter)
 
 
 # (growth order, splitter, criterion code) -> builder; made up front (Numba compiles

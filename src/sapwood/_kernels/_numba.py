@@ -299,8 +299,10 @@ class _Kernel(_Dispatcher):
     ``Literal[int](0)``: Numba compiles one version per literal value otherwise, and a
     first run compiled up to five versions of one kernel (issue 20, item 3). A value
     known at compile time changes which code is compiled, never what it computes.
-    Constant booleans keep their literal type: kernels use them to choose a code path
-    at compile time (the grower's ``random_splitter``), at most two versions each. (So
+    Constant booleans keep their literal type, at most two versions each, but Numba
+    types and compiles both paths of a branch on one (LLVM drops the other at the end):
+    a path is dropped before typing on a comparison with None (the grower's
+    ``random_splitter`` is True or None). (So
     an integer argument cannot index a heterogeneous tuple inside the kernel called:
     pass the tuple's member instead.)"""
 

@@ -415,8 +415,11 @@ def _for_criterion(code):
         """Search the node's split into ``best``; returns n_constant_features.
 
         ``best`` is a float64 array of SPLIT_FIELDS entries (the split record);
-        ``best[0] == end`` means no valid split was found. Called through
-        :func:`split_node`.
+        ``best[0] == end`` means no valid split was found. ``random_splitter`` is True
+        for the random splitter and None for the best: Numba drops the branches of the
+        other splitter before typing on a comparison with None only (a literal boolean
+        reaches LLVM, which drops them after everything in them was compiled). Called
+        through :func:`split_node`.
         """
         n_features = features.shape[0]
         best[0] = end
@@ -453,7 +456,7 @@ def _for_criterion(code):
             f_j += n_found_constants
             feature = features[f_j]
 
-            if not random_splitter:
+            if random_splitter is None:
                 n_missing = _sort_feature(X_columns, feature, samples, values, start, end,
                                           has_missing[feature], tie_rate[feature],
                                           sort_workspace)
@@ -564,7 +567,7 @@ def _for_criterion(code):
         best_pos = int(best[0])
         if best_pos < end:
             best_feature = int(best[1])
-            if not random_splitter or last_feature != best_feature:
+            if random_splitter is None or last_feature != best_feature:
                 _partition_final(X_columns, samples, start, end, best_feature, best[2],
                                  best[6] != 0)
             crit.reset(code, c, y, sample_weight, samples)
