@@ -2,9 +2,12 @@
 columns hold NaN, and how many ties each has (zero lets the split search radix sort)."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sapwood.learners import DecisionTreeClassifier, DecisionTreeRegressor
+from sapwood.learners import _grow as grow_module
 from sapwood.learners._grow import column_facts, count_tied_pairs
 
 
@@ -37,3 +40,21 @@ def test_column_facts_read_the_columns_of_X():
     has_missing, tied = column_facts(X)
     np.testing.assert_array_equal(has_missing, [False, True])
     np.testing.assert_array_equal(tied, [1, 1])
+
+
+@pytest.mark.parametrize("kind", ["classification", "regression"])
+def test_trees_on_more_rows_than_packed_sorts_hold_are_the_same(kind, monkeypatch):
+    """Data with more than 2^32 rows sorts values and ids side by side (the unpacked
+    sorts, compiled only for such data): pretending every data set is that large grows
+    the same trees, ties, missing values and the tie fallback included."""
+    rng = np.random.default_rng(3)
+    X = np.round(rng.normal(size=(1500, 5)), 1)  # many ties
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = (np.nan_to_num(X[:, 0]) + rng.normal(scale=0.5, size=1500) > 0).astype(int)
+    cls = DecisionTreeClassifier if kind == "classification" else DecisionTreeRegressor
+    usual = cls(random_state=0).fit(X, y)
+    monkeypatch.setattr(grow_module, "PACKED_MAX_ROWS", 0)
+    huge = cls(random_state=0).fit(X, y)
+    for name in ("children_left", "children_right", "feature", "threshold", "impurity",
+                 "value", "missing_go_to_left"):
+        np.testing.assert_array_equal(getattr(huge.tree_, name), getattr(usual.tree_, name))

@@ -191,12 +191,13 @@ def _depth_first(code, random_splitter):
     @kernel
     def depth_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng,
                     max_features, min_samples_split, min_samples_leaf, min_weight_leaf,
-                    max_depth, min_impurity_decrease, leaf_of):
+                    max_depth, min_impurity_decrease, leaf_of, huge):
         """Grow a tree depth-first (left child before right); returns the node arrays.
 
         ``leaf_of``: empty, or one entry per row, set to the leaf of every row in the tree
         (rows with zero weight are left alone); gradient boosting updates its raw scores
-        from it instead of routing X through the tree again.
+        from it instead of routing X through the tree again. ``huge``: None, or True
+        for data with more than 2^32 rows (see ``_split._sort_feature``).
 
         Called through :data:`BUILDERS`.
         """
@@ -250,7 +251,7 @@ def _depth_first(code, random_splitter):
                 n_constant = split_node(
                     code, X_columns, y, sample_weight, samples, values, features, constant_features,
                     has_missing, tie_rate, sort_workspace, c, rng, start, end, impurity, n_constant,
-                    max_features, min_samples_leaf, min_weight_leaf, random_splitter, split)
+                    max_features, min_samples_leaf, min_weight_leaf, random_splitter, huge, split)
                 split_pos = int(split[0])
                 split_feature = int(split[1])
                 split_threshold = split[2]
@@ -294,7 +295,7 @@ def _best_first(code, random_splitter):
     @kernel
     def best_first(X_columns, y, sample_weight, has_missing, tie_rate, c, rng, max_features,
                    min_samples_split, min_samples_leaf, min_weight_leaf, max_depth,
-                   max_leaf_nodes, min_impurity_decrease, leaf_of):
+                   max_leaf_nodes, min_impurity_decrease, leaf_of, huge):
         """Grow a tree by always splitting the leaf with the largest impurity improvement
         (``leaf_of`` as for :func:`_depth_first`'s kernel)."""
         samples, values, sort_workspace, features, constant_features = _workspace(
@@ -354,7 +355,7 @@ def _best_first(code, random_splitter):
                         code, X_columns, y, sample_weight, samples, values, features,
                         constant_features, has_missing, tie_rate, sort_workspace, c, rng, start,
                         end, impurity, 0, max_features, min_samples_leaf, min_weight_leaf,
-                        random_splitter, split)
+                        random_splitter, huge, split)
                     split_pos = int(split[0])
                     split_feature = int(split[1])
                     split_threshold = split[2]

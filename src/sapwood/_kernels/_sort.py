@@ -39,7 +39,7 @@ def _median3(values, lo, n):
 
 
 @leaf_kernel
-def _insertion_sort(values, indices, lo, n):
+def insertion_sort(values, indices, lo, n):
     for i in range(lo + 1, lo + n):
         value = values[i]
         index = indices[i]
@@ -93,7 +93,7 @@ def sort_segment(values, indices, lo, n):
     """Sort ``values[lo:lo+n]`` ascending, moving ``indices`` along."""
     if n <= 15:
         # Small segments (most nodes of a deep tree) skip the stack allocation below.
-        _insertion_sort(values, indices, lo, n)
+        insertion_sort(values, indices, lo, n)
         return
     sort_segment_in(values, indices, lo, n, np.empty((STACK_ROWS, 3), dtype=np.intp))
 
@@ -102,7 +102,7 @@ def sort_segment(values, indices, lo, n):
 def sort_segment_in(values, indices, lo, n, stack):
     """:func:`sort_segment` with a caller's stack, (STACK_ROWS, 3) intp."""
     if n <= 15:
-        _insertion_sort(values, indices, lo, n)
+        insertion_sort(values, indices, lo, n)
         return
     max_depth = 2 * int(np.log2(n))
     top = 0
@@ -145,7 +145,7 @@ def sort_segment_in(values, indices, lo, n, stack):
             seg_lo += right
             seg_n -= right
         if not heapsorted:
-            _insertion_sort(values, indices, seg_lo, seg_n)
+            insertion_sort(values, indices, seg_lo, seg_n)
 
 
 # -- segments without ties: any correct sort gives scikit-learn's order --------------------

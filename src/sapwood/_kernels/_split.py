@@ -18,8 +18,8 @@ from ._criteria import ABSOLUTE_ERROR, ENTROPY, GINI, POISSON, SQUARED_ERROR
 from ._numba import inline_kernel, leaf_kernel
 from ._random import rand_int, rand_uniform
 from ._sort import (
-    PACKED_MAX_ROWS,
     RADIX_MIN,
+    insertion_sort,
     radix_sort_segment_in,
     sort_segment_in,
     sort_segment_packed_in,
@@ -40,9 +40,12 @@ SPARSE_TIES = 16
 
 
 @inline_kernel
-def _introsort(column, values, samples, start, n, records, stack):
-    # scikit-learn's introsort; on packed (key, id) records when the ids fit 32 bits
-    if n > 15 and column.shape[0] <= PACKED_MAX_ROWS:
+def _introsort(column, values, samples, start, n, records, stack, huge):
+    # scikit-learn's introsort; on packed (key, id) records unless ``huge`` (see
+    # :func:`_sort_feature`)
+    if n <= 15:
+        insertion_sort(values, samples, start, n)
+    elif huge is None:
         sort_segment_packed_in(column, values, samples, start, n, records, stack)
     else:
         sort_segment_in(values, samples, start, n, stack)
@@ -50,7 +53,7 @@ def _introsort(column, values, samples, start, n, records, stack):
 
 @leaf_kernel
 def _sort_feature(X_columns, feature, samples, values, start, end, has_missing, tie_rate,
-                  workspace):
+                  workspace, huge):
     """Copy the feature's values of ``samples[start:end]`` into ``values`` and sort both,
     missing values moved to the end unsorted; returns the number of missing values.
 
@@ -63,6 +66,11 @@ def _sort_feature(X_columns, feature, samples, values, start, end, has_missing, 
     order by running introsort from the original order on only the parts of the
     segment that hold a tie (exact: see ``_sort.sort_ties_packed_in``); small segments
     and segments with many ties go straight to introsort.
+
+    Introsort and the tie fallback sort packed (value, sample id) records, which hold
+    ids below 2^32: ``huge`` is True for data with more rows (then both sort the values
+    and ids side by side), else None, so that Numba drops the unpacked sorts before
+    typing for all other data (compiled, they took 1 s of a first fit).
     """
     column = X_columns[feature]
     n_missing = 0
@@ -87,10 +95,9 @@ def _sort_feature(X_columns, feature, samples, values, start, end, has_missing, 
     (keys, keys_spare, indices_spare, original_values, original_samples, records, stack,
      counts) = workspace
     expected_ties = tie_rate * n_present * n_present
-    packed = column.shape[0] <= PACKED_MAX_ROWS
     if n_present < RADIX_MIN or (expected_ties >= 0.5 and not (
-            packed and expected_ties * SPARSE_TIES <= n_present)):
-        _introsort(column, values, samples, start, n_present, records, stack)
+            huge is None and expected_ties * SPARSE_TIES <= n_present)):
+        _introsort(column, values, samples, start, n_present, records, stack, huge)
         return n_missing
     checked = tie_rate > 0.0
     if checked:
@@ -101,7 +108,7 @@ def _sort_feature(X_columns, feature, samples, values, start, end, has_missing, 
                           indices_spare, counts)
     if not checked:
         return n_missing
-    if packed:
+    if huge is None:
         # keys is free again: it holds the tie counts
         sort_ties_packed_in(column, values, samples, start, n_present, original_values,
                             original_samples, records, stack, keys)
@@ -111,7 +118,7 @@ def _sort_feature(X_columns, feature, samples, values, start, end, has_missing, 
             for j in range(n_present):
                 values[start + j] = original_values[j]
                 samples[start + j] = original_samples[j]
-            _introsort(column, values, samples, start, n_present, records, stack)
+            _introsort(column, values, samples, start, n_present, records, stack, huge)
             break
     return n_missing
 
@@ -411,15 +418,15 @@ def _for_criterion(code):
     def split(X_columns, y, sample_weight, samples, values, features, constant_features,
               has_missing, tie_rate, sort_workspace, c, rng, start, end, impurity,
               n_known_constants, max_features, min_samples_leaf, min_weight_leaf,
-              random_splitter, best):
+              random_splitter, huge, best):
         """Search the node's split into ``best``; returns n_constant_features.
 
         ``best`` is a float64 array of SPLIT_FIELDS entries (the split record);
         ``best[0] == end`` means no valid split was found. ``random_splitter`` is True
         for the random splitter and None for the best: Numba drops the branches of the
         other splitter before typing on a comparison with None only (a literal boolean
-        reaches LLVM, which drops them after everything in them was compiled). Called
-        through :func:`split_node`.
+        reaches LLVM, which drops them after everything in them was compiled). ``huge``
+        as for :func:`_sort_feature`. Called through :func:`split_node`.
         """
         n_features = features.shape[0]
         best[0] = end
@@ -459,7 +466,7 @@ def _for_criterion(code):
             if random_splitter is None:
                 n_missing = _sort_feature(X_columns, feature, samples, values, start, end,
                                           has_missing[feature], tie_rate[feature],
-                                          sort_workspace)
+                                          sort_workspace, huge)
                 end_non_missing = end - n_missing
                 if end_non_missing == start or (
                         values[end_non_missing - 1] <= values[start] + FEATURE_THRESHOLD
@@ -599,7 +606,7 @@ _SPLIT_POISSON = _for_criterion(POISSON)
 def split_node(code, X_columns, y, sample_weight, samples, values, features,
                constant_features, has_missing, tie_rate, sort_workspace, c, rng, start, end,
                impurity, n_known_constants, max_features, min_samples_leaf, min_weight_leaf,
-               random_splitter, best):
+               random_splitter, huge, best):
     """The split search through the split kernel of the criterion ``code``. The tree
     builders call it with a constant ``code``, so only that kernel compiles. (It is a
     leaf kernel of its own, not inlined into the builder: the builders count references
@@ -617,4 +624,4 @@ def split_node(code, X_columns, y, sample_weight, samples, values, features,
     return split(X_columns, y, sample_weight, samples, values, features, constant_features,
                  has_missing, tie_rate, sort_workspace, c, rng, start, end, impurity,
                  n_known_constants, max_features, min_samples_leaf, min_weight_leaf,
-                 random_splitter, best)
+                 random_splitter, huge, best)

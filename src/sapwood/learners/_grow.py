@@ -8,6 +8,7 @@ from .._format import TreeArrays
 from .._kernels import _criteria
 from .._kernels._grow import BUILDERS
 from .._kernels._prune import prune_tree
+from .._kernels._sort import PACKED_MAX_ROWS
 
 INT32_MAX = np.iinfo(np.int32).max
 
@@ -41,16 +42,19 @@ def grow_tree(X32, y, sample_weight, *, criterion, n_classes, splitter, max_feat
     rng = np.array([seed], dtype=np.int64)
     if leaf_of is None:
         leaf_of = np.empty(0, dtype=np.intp)
+    # More rows than the sorts' packed records hold ids for: True, else None (see
+    # _kernels._split._sort_feature)
+    huge = True if X32.shape[0] > PACKED_MAX_ROWS else None
     common = (X_columns, y, sample_weight, has_missing.astype(np.bool_), tie_rate,
               criterion_state, rng,
               int(max_features), int(min_samples_split), int(min_samples_leaf),
               float(min_weight_leaf), int(max_depth))
     if max_leaf_nodes is None:
         nodes = BUILDERS["depth_first", splitter, code](*common, float(min_impurity_decrease),
-                                                        leaf_of)
+                                                        leaf_of, huge)
     else:
         nodes = BUILDERS["best_first", splitter, code](*common, int(max_leaf_nodes),
-                                                       float(min_impurity_decrease), leaf_of)
+                                                       float(min_impurity_decrease), leaf_of, huge)
     if ccp_alpha > 0.0:
         nodes = prune_tree(*nodes, float(ccp_alpha))
     (left, right, feature, threshold, impurity, n_node_samples, w_node_samples, missing,
