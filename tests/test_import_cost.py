@@ -38,3 +38,12 @@ def test_public_names_still_resolve_on_first_use():
     for name in sapwood.__all__:
         assert getattr(sapwood, name) is not None
     assert set(sapwood.__all__) <= set(dir(sapwood))
+
+
+def test_the_command_line_starts_its_compile_ahead_process_before_pandas():
+    """``sapwood demo`` on an empty cache starts a second process that compiles the
+    measures (``cli._warmup.start_ahead``) before it builds its parser: the package it
+    runs from imports Numba (to read the cache) but not pandas, half a second more."""
+    loaded = _modules_after("import sapwood.cli")
+    assert "numba" in loaded
+    assert sorted(loaded & {"pandas", "sklearn", "matplotlib", "rich"}) == []

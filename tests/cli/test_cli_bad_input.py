@@ -3,7 +3,8 @@
 import pandas as pd
 import pytest
 
-from sapwood.cli._data import InputError, detect_task, encode_features, load_table, prepare
+from sapwood.cli._data import detect_task, encode_features, load_table, prepare
+from sapwood.cli._errors import InputError
 from tests.cli._helpers import run_bad
 
 

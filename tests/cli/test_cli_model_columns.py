@@ -15,7 +15,7 @@ import pytest
 import sapwood
 from sapwood.cli import main
 from sapwood.cli._columns import match_columns
-from sapwood.cli._data import InputError
+from sapwood.cli._errors import InputError
 from tests.cli._helpers import run_bad
 
 N_ROWS = 200

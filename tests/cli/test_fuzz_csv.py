@@ -11,7 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sapwood.cli._data import InputError, load_table, prepare
+from sapwood.cli._data import load_table, prepare
+from sapwood.cli._errors import InputError
 
 from .._bounds import bounded, corpus, keep_if_found
 

@@ -21,7 +21,7 @@ import sys
 from joblib import parallel_config
 
 from .._text import visible
-from ._data import InputError
+from ._errors import InputError
 from ._warmup import start_ahead, stop
 
 __all__ = ["main"]

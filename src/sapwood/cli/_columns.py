@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from .._text import quoted, shorten
-from ._data import InputError
+from ._errors import InputError
 
 __all__ = ["Matching", "match_columns"]
 

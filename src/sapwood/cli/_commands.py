@@ -10,7 +10,8 @@ from pathlib import Path
 from .._text import shorten, visible
 from ..plotting import plot_tree
 from . import _measures
-from ._data import InputError, check_output, load_table, prepare
+from ._data import check_output, load_table, prepare
+from ._errors import InputError
 from ._models import (
     build_model,
     default_model,

@@ -14,7 +14,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["InputError", "Prepared", "check_enough_rows", "check_magnitude", "check_output",
+from ._errors import InputError
+
+__all__ = ["Prepared", "check_enough_rows", "check_magnitude", "check_output",
            "check_target", "detect_task",
            "encode_features", "load_table", "prepare"]
 
@@ -32,10 +34,6 @@ _SNIFF_BYTES = 8192
 # Share of control bytes above which a file is taken as binary rather than text.
 _BINARY_SHARE = 0.05
 _TEXT_CONTROLS = {9, 10, 12, 13}
-
-
-class InputError(Exception):
-    """Bad input to the command line: the message is one line naming the problem."""
 
 
 @dataclass

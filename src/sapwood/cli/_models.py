@@ -8,7 +8,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 
 from sapwood.importance._permutation_rows import AucScoreMixin
 
-from ._data import InputError
+from ._errors import InputError
 
 __all__ = ["MODEL_NAMES", "LoadedModel", "available_models", "build_model", "default_model",
            "describe_ensemble", "describe_model", "describe_source", "load_model",

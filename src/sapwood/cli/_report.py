@@ -14,7 +14,8 @@ from pathlib import Path
 from .._files import replace_atomically
 from .._text import shorten, visible
 from ..plotting import beeswarm, plot_knockoffs, plot_tree, waterfall
-from ._data import InputError, check_output
+from ._data import check_output
+from ._errors import InputError
 from ._render import (
     AGREEMENT_RULE,
     TEXT_COLUMNS,

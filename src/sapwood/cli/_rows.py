@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .._text import shorten, visible
-from ._data import InputError
+from ._errors import InputError
 
 __all__ = ["RowExplanation", "check_rows", "explain_rows", "labelled", "print_rows",
            "rows_to_json"]

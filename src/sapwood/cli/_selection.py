@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..selection import knockoffs
-from ._data import InputError
+from ._errors import InputError
 from ._run import UI, Options, Run, split_rows
 
 __all__ = ["SELECTORS", "selection_frame", "selection_lines", "select"]
