@@ -46,11 +46,17 @@ def test_column_facts_read_the_columns_of_X():
 def test_trees_on_more_rows_than_packed_sorts_hold_are_the_same(kind, monkeypatch):
     """Data with more than 2^32 rows sorts values and ids side by side (the unpacked
     sorts, compiled only for such data): pretending every data set is that large grows
-    the same trees, ties, missing values and the tie fallback included."""
+    the same trees, ties and missing values included. Columns 0-3 have many ties
+    (introsort); column 4 three tied pairs, so that regression trees radix sort it and
+    then, in the segments holding a pair, take the unpacked tie fallback."""
     rng = np.random.default_rng(3)
-    X = np.round(rng.normal(size=(1500, 5)), 1)  # many ties
+    X = np.round(rng.normal(size=(1500, 5)), 1)
+    X[:, 4] = rng.normal(size=1500)
+    X[[1, 3, 5], 4] = X[[0, 2, 4], 4]
     X[rng.random(X.shape) < 0.05] = np.nan
-    y = (np.nan_to_num(X[:, 0]) + rng.normal(scale=0.5, size=1500) > 0).astype(int)
+    y = np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 4]) + rng.normal(scale=0.5, size=1500)
+    if kind == "classification":
+        y = (y > 0).astype(int)
     cls = DecisionTreeClassifier if kind == "classification" else DecisionTreeRegressor
     usual = cls(random_state=0).fit(X, y)
     monkeypatch.setattr(grow_module, "PACKED_MAX_ROWS", 0)

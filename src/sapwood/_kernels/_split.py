@@ -42,7 +42,8 @@ SPARSE_TIES = 16
 @inline_kernel
 def _introsort(column, values, samples, start, n, records, stack, huge):
     # scikit-learn's introsort; on packed (key, id) records unless ``huge`` (see
-    # :func:`_sort_feature`)
+    # :func:`_sort_feature`). Small segments go to insertion sort here, as
+    # sort_segment_in would send them: calling it compiled its whole introsort.
     if n <= 15:
         insertion_sort(values, samples, start, n)
     elif huge is None:
