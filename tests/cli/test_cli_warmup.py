@@ -244,6 +244,20 @@ def test_the_compiled_measures_run_first_and_all_show_in_the_order_asked(monkeyp
     assert list(report["measures"]) == ["permutation", "mdi", "ufi"]
 
 
+@pytest.mark.parametrize("cached", [True, False])
+def test_a_run_that_compiles_says_so_and_a_cached_one_does_not(monkeypatch, capsys, cached):
+    from sapwood.cli import _commands
+
+    asked = []
+    monkeypatch.setattr(_commands, "uncompiled",
+                        lambda methods: asked.append(methods) or ([] if cached else
+                                                                  list(methods)))
+    assert main(["demo", "--data", "iris", "--methods", "mdi", "--json"]) == 0
+    assert asked == [("mdi",)]
+    note = "sapwood's kernels are not compiled for this version yet"
+    assert (note in capsys.readouterr().err) is not cached
+
+
 def test_every_probe_is_a_kernel_of_a_measure():
     from sapwood.importance import MEASURES
 

@@ -24,6 +24,7 @@ from ._models import (
 from ._rows import check_rows, explain_rows
 from ._run import UI, Options, Run, align_to_model, run_pipeline
 from ._selection import DEFAULT_FDR, select
+from ._compiled import uncompiled
 from ._warmup import compile_ahead, stop
 
 __all__ = ["convert", "demo", "explain", "tree", "warmup"]
@@ -105,13 +106,18 @@ def demo(args) -> int:
     return _finish(run, args, ui, title, epilogue=epilogue)
 
 
-def _pipeline(args, data, model, options: Options, **settings) -> Run:
+def _pipeline(args, data, model, options: Options, *, ui: UI, **settings) -> Run:
     """:func:`run_pipeline`, the measures' kernels compiled ahead in a second process
     while the model is fit when they are not cached yet (``_warmup.compile_ahead``, in
-    the process ``main`` started, ``args.ahead``, if any)."""
+    the process ``main`` started, ``args.ahead``, if any), with a note saying so: the
+    run waits for compiling that later runs skip."""
+    if uncompiled(options.methods):
+        ui.note("sapwood's kernels are not compiled for this version yet: Numba "
+                "compiles and caches them now, so this run takes longer than later ones "
+                "(`sapwood warmup` compiles them all ahead of time)")
     ahead = compile_ahead(data.task, model, options.methods, getattr(args, "ahead", None))
     try:
-        return run_pipeline(data, model, options, **settings)
+        return run_pipeline(data, model, options, ui=ui, **settings)
     finally:
         stop(ahead)
 
