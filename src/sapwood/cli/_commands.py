@@ -10,6 +10,7 @@ from pathlib import Path
 from .._text import shorten, visible
 from ..plotting import plot_tree
 from . import _measures
+from ._compiled import uncompiled
 from ._data import check_output, load_table, prepare
 from ._errors import InputError
 from ._models import (
@@ -24,7 +25,6 @@ from ._models import (
 from ._rows import check_rows, explain_rows
 from ._run import UI, Options, Run, align_to_model, run_pipeline
 from ._selection import DEFAULT_FDR, select
-from ._compiled import uncompiled
 from ._warmup import compile_ahead, stop
 
 __all__ = ["convert", "demo", "explain", "tree", "warmup"]
