@@ -45,23 +45,6 @@ def _case_change(classification, target, old_prediction, new_prediction, loss_ch
 
 
 @kernel
-def _start(X, rows, target, n_classes, classification, children_left, children_right,
-           feature, threshold, missing_go_to_left, operator, cat_bitsets, node_prediction):
-    """What both OOB kernels start from: ``first_splits``' (used, first, leaf), the loss
-    of the tree's own prediction on every OOB row, and zeroed sums (increase, per class,
-    per row)."""
-    m = rows.shape[0]
-    n_features = X.shape[1]
-    used, first, leaf = first_splits(X, rows, children_left, children_right, feature,
-                                     threshold, missing_go_to_left, operator, cat_bitsets)
-    base_loss = np.empty(m)
-    for k in range(m):
-        base_loss[k] = _loss(classification, target[k], node_prediction[leaf[k]])
-    return (used, first, leaf, base_loss, np.zeros(n_features),
-            np.zeros((n_features, n_classes)), np.zeros((m, n_features)))
-
-
-@kernel
 def oob_tree_permutation(X, rows, target, target_class, n_classes, classification,
                          children_left, children_right, feature, threshold,
                          missing_go_to_left, operator, cat_bitsets, node_prediction,
@@ -138,9 +121,14 @@ def oob_tree_permutation_rows(X, rows, target, target_class, n_classes, classifi
     n_features = X.shape[1]
     n_repeats = permutations.shape[0]
     n_nodes = children_left.shape[0]
-    used, first, leaf, base_loss, increase, increase_by_class, casewise = _start(
-        X, rows, target, n_classes, classification, children_left, children_right, feature,
-        threshold, missing_go_to_left, operator, cat_bitsets, node_prediction)
+    used, first, leaf = first_splits(X, rows, children_left, children_right, feature,
+                                     threshold, missing_go_to_left, operator, cat_bitsets)
+    base_loss = np.empty(m)
+    for k in range(m):
+        base_loss[k] = _loss(classification, target[k], node_prediction[leaf[k]])
+    increase = np.zeros(n_features)
+    increase_by_class = np.zeros((n_features, n_classes))
+    casewise = np.zeros((m, n_features))
     # A set past category 63 has no place in the lanes' layout: such trees take the
     # general route.
     fast = fast and fast_layout(children_left, operator, threshold, cat_bitsets)
