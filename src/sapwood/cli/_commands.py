@@ -112,9 +112,9 @@ def _pipeline(args, data, model, options: Options, *, ui: UI, **settings) -> Run
     the process ``main`` started, ``args.ahead``, if any), with a note saying so: the
     run waits for compiling that later runs skip."""
     if uncompiled(options.methods):
-        ui.note("sapwood's kernels are not compiled for this version yet: Numba "
-                "compiles and caches them now, so this run takes longer than later ones "
-                "(`sapwood warmup` compiles them all ahead of time)")
+        ui.note("sapwood's kernels are not in Numba's cache yet: they compile now and "
+                "are cached, so this run takes longer than later ones (`sapwood warmup` "
+                "compiles them all ahead of time)")
     ahead = compile_ahead(data.task, model, options.methods, getattr(args, "ahead", None))
     try:
         return run_pipeline(data, model, options, ui=ui, **settings)
