@@ -243,7 +243,8 @@ class _KernelCompiler(compiler.Compiler):
 # its twin for calls from Python and Numba's own implementations, are only those of the
 # caller's wrappers and own inlining: as its callees see them, a kernel's are made
 # those of an implementation, so the kernels and Numba's implementations share one
-# compile of each (a cold demo compiled np.empty 41 times, 62 -> 39 compiles in all).
+# compile of each (a cold demo's compiles of Numba's implementations: 85 -> 62, both
+# processes; benchmarks/RESULTS.md, issue 20, item 3).
 _OVERLOAD_FLAGS = {"no_cpython_wrapper": True, "no_cfunc_wrapper": False,
                    "release_gil": False, "inline": "never"}
 
