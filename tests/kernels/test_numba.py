@@ -4,6 +4,7 @@ called only by kernels gets no machine code of its own (``_LinkedOnlyLibrary``).
 version another process is compiling is waited for, then loaded
 (``_LockedCache.compiling``)."""
 
+import gc
 import json
 import os
 import subprocess
@@ -57,6 +58,62 @@ def test_kernels_and_their_twins_share_numpy_implementations():
         assert _calls_allocates(2) == 4  # _allocates as a kernel, _calls_allocates' twin
         assert _allocates(3) == 3  # _allocates' twin
     assert compiled.count("ol_np_empty.<locals>.impl") == 1, compiled
+
+
+# min() (an implementation Numba defines on import) and np.full (one it defines on first
+# use), of types no other test gives them
+@kernel(cache=False)
+def _fills(n):
+    return np.full((n, n, n), min(n, np.int16(7)), dtype=np.int16)[0, 0, 0]
+
+
+def test_numpy_and_python_implementations_compile_without_the_c_wrapper():
+    compiled = []
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            pass
+
+        def on_end(self, ev):
+            compiled.append(ev.data["dispatcher"])
+
+    with event.install_listener("numba:compile", Listener()):
+        assert _fills(np.int16(2)) == 2
+    implementations = {d.py_func.__qualname__: d for d in compiled
+                       if d.py_func.__module__.startswith("numba.")}
+    assert any(name.startswith("ol_min") for name in implementations), implementations
+    assert any("full" in name for name in implementations), implementations
+    for dispatcher in implementations.values():
+        for result in dispatcher.overloads.values():
+            assert (result.fndesc.llvm_cfunc_wrapper_name
+                    not in result.library.get_llvm_str()), dispatcher
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_cycle_collector_is_paused_while_a_kernel_compiles(enabled):
+    """Off during the compile (inner compiles included), as it was after it."""
+    seen = []
+
+    @kernel(cache=False)
+    def triple(x):
+        return x * 3.0
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            seen.append(gc.isenabled())
+
+        def on_end(self, ev):
+            seen.append(gc.isenabled())
+
+    (gc.enable if enabled else gc.disable)()
+    try:
+        with event.install_listener("numba:compile", Listener()):
+            assert triple(np.float32(2.0)) == 6.0
+            assert triple(np.int8(2)) == 6.0
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()
+    assert seen and not any(seen), seen
 
 
 def test_callers_flags_compare_as_numbas_do():

@@ -7,17 +7,19 @@ through joblib threads, which only overlap if the kernels release the GIL).
 
 import contextlib
 import functools
+import gc
 import hashlib
 import os
 import threading
 
 import numba
-from numba.core import caching, compiler, sigutils, types
+from numba.core import caching, compiler, extending, sigutils, types
 from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.environment import lookup_environment
 from numba.core.registry import CPUDispatcher
 from numba.core.targetconfig import ConfigStack
+from numba.core.typing import templates
 
 try:
     import fcntl
@@ -158,12 +160,36 @@ class _Dispatcher(CPUDispatcher):
     def compile(self, sig):
         # Inside Numba's compiler lock, which Numba takes first too: a thread waiting
         # for the file lock holds no lock another thread of this process needs.
-        with global_compiler_lock:
+        with global_compiler_lock, _collector_paused():
             args, _ = sigutils.normalize_signature(sig)
             if tuple(args) in self.overloads or not isinstance(self._cache, _LockedCache):
                 return super().compile(sig)
             with self._cache.compiling(sig, self.targetctx):
                 return super().compile(sig)
+
+
+# How many compiles of this process are under way inside one another (all of them hold
+# Numba's compiler lock, so one thread at a time changes it).
+_COMPILING = [0]
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """Python's cycle collector off while a kernel compiles (the outermost compile turns
+    it back on). A compile makes and drops millions of small objects (Numba's IR, types,
+    LLVM IR text), so the collector ran often, and every full collection walked all the
+    objects of the process (pandas', scikit-learn's, Numba's): a tenth of a cold demo's
+    compiling. Paused, it collects what the compile left once, when it is back on."""
+    outermost = _COMPILING[0] == 0 and gc.isenabled()
+    if outermost:
+        gc.disable()
+    _COMPILING[0] += 1
+    try:
+        yield
+    finally:
+        _COMPILING[0] -= 1
+        if outermost:
+            gc.enable()
 
 
 class _LinkedOnlyLibrary(JITCodeLibrary):
@@ -245,8 +271,26 @@ class _KernelCompiler(compiler.Compiler):
 # those of an implementation, so the kernels and Numba's implementations share one
 # compile of each (a cold demo's compiles of Numba's implementations: 85 -> 62, both
 # processes; benchmarks/RESULTS.md, issue 20, item 3).
-_OVERLOAD_FLAGS = {"no_cpython_wrapper": True, "no_cfunc_wrapper": False,
+_OVERLOAD_FLAGS = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True,
                    "release_gil": False, "inline": "never"}
+
+
+def _implementations_without_c_wrappers():
+    """Numba's implementations of NumPy and Python functions compiled without the C
+    wrapper that lets a compiled function be passed as a function value: nothing can
+    take an implementation as a value (only the calls Numba types reach it), and the
+    wrapper was lowered, optimised and turned into machine code with each one, 60 of
+    them in a cold demo. Those defined from now on take the default; those Numba
+    defined on import, their own options (one dict per implementation)."""
+    extending._overload_default_jit_options["no_cfunc_wrapper"] = True
+    registry = templates.builtin_registry
+    for template in [*registry.functions, *registry.attributes]:
+        options = getattr(template, "_jit_options", None)
+        if isinstance(options, dict):
+            options["no_cfunc_wrapper"] = True
+
+
+_implementations_without_c_wrappers()
 
 
 def _as_overloads_see_it(flags):
