@@ -179,7 +179,9 @@ def _collector_paused():
     it back on). A compile makes and drops millions of small objects (Numba's IR, types,
     LLVM IR text), so the collector ran often, and every full collection walked all the
     objects of the process (pandas', scikit-learn's, Numba's): a tenth of a cold demo's
-    compiling. Paused, it collects what the compile left once, when it is back on."""
+    compiling. Paused, it collects what the compile left once, when it is back on.
+    (Paused for the whole process: another thread's cycles wait too, for the seconds a
+    compile takes. A caller who turned it off finds it off.)"""
     outermost = _COMPILING[0] == 0 and gc.isenabled()
     if outermost:
         gc.disable()
