@@ -42,19 +42,26 @@ def _calls_allocates(n):
     return _allocates(n) + np.empty((n, n, n, n, n), dtype=np.uint16).shape[1]
 
 
+def _watching_compiles(on_end, on_start=lambda ev: None):
+    """Numba's compile events passed to ``on_end`` (and ``on_start``) inside a with
+    block."""
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            on_start(ev)
+
+        def on_end(self, ev):
+            on_end(ev)
+
+    return event.install_listener("numba:compile", Listener())
+
+
 def test_kernels_and_their_twins_share_numpy_implementations():
     """np.empty's implementation compiles once for a kernel and for its twin (their
     flags differ only in what their callees cannot see)."""
     compiled = []
-
-    class Listener(event.Listener):
-        def on_start(self, ev):
-            pass
-
-        def on_end(self, ev):
-            compiled.append(ev.data["dispatcher"].py_func.__qualname__)
-
-    with event.install_listener("numba:compile", Listener()):
+    with _watching_compiles(lambda ev: compiled.append(ev.data["dispatcher"].py_func
+                                                       .__qualname__)):
         assert _calls_allocates(2) == 4  # _allocates as a kernel, _calls_allocates' twin
         assert _allocates(3) == 3  # _allocates' twin
     assert compiled.count("ol_np_empty.<locals>.impl") == 1, compiled
@@ -69,15 +76,7 @@ def _fills(n):
 
 def test_numpy_and_python_implementations_compile_without_the_c_wrapper():
     compiled = []
-
-    class Listener(event.Listener):
-        def on_start(self, ev):
-            pass
-
-        def on_end(self, ev):
-            compiled.append(ev.data["dispatcher"])
-
-    with event.install_listener("numba:compile", Listener()):
+    with _watching_compiles(lambda ev: compiled.append(ev.data["dispatcher"])):
         assert _fills(np.int16(2)) == 2
     implementations = {d.py_func.__qualname__: d for d in compiled
                        if d.py_func.__module__.startswith("numba.")}
@@ -98,16 +97,12 @@ def test_the_cycle_collector_is_paused_while_a_kernel_compiles(enabled):
     def triple(x):
         return x * 3.0
 
-    class Listener(event.Listener):
-        def on_start(self, ev):
-            seen.append(gc.isenabled())
-
-        def on_end(self, ev):
-            seen.append(gc.isenabled())
+    def watch(ev):
+        seen.append(gc.isenabled())
 
     (gc.enable if enabled else gc.disable)()
     try:
-        with event.install_listener("numba:compile", Listener()):
+        with _watching_compiles(watch, watch):
             assert triple(np.float32(2.0)) == 6.0
             assert triple(np.int8(2)) == 6.0
         assert gc.isenabled() is enabled

@@ -168,29 +168,23 @@ class _Dispatcher(CPUDispatcher):
                 return super().compile(sig)
 
 
-# How many compiles of this process are under way inside one another (all of them hold
-# Numba's compiler lock, so one thread at a time changes it).
-_COMPILING = [0]
-
-
 @contextlib.contextmanager
 def _collector_paused():
     """Python's cycle collector off while a kernel compiles (the outermost compile turns
-    it back on). A compile makes and drops millions of small objects (Numba's IR, types,
-    LLVM IR text), so the collector ran often, and every full collection walked all the
-    objects of the process (pandas', scikit-learn's, Numba's): a tenth of a cold demo's
-    compiling. Paused, it collects what the compile left once, when it is back on.
-    (Paused for the whole process: another thread's cycles wait too, for the seconds a
-    compile takes. A caller who turned it off finds it off.)"""
-    outermost = _COMPILING[0] == 0 and gc.isenabled()
-    if outermost:
-        gc.disable()
-    _COMPILING[0] += 1
+    it back on: an inner one finds it off already). A compile makes and drops millions of
+    small objects (Numba's IR, types, LLVM IR text), so the collector ran often, and
+    every full collection walked all the objects of the process (pandas',
+    scikit-learn's, Numba's): a tenth of a cold demo's compiling. Paused, it collects
+    what the compile left once, when it is back on. (Paused for the whole process:
+    another thread's cycles wait too, for the seconds a compile takes; the compiles
+    themselves hold Numba's compiler lock, one thread at a time. A caller who turned it
+    off finds it off.)"""
+    was_enabled = gc.isenabled()
+    gc.disable()
     try:
         yield
     finally:
-        _COMPILING[0] -= 1
-        if outermost:
+        if was_enabled:
             gc.enable()
 
 
@@ -286,7 +280,7 @@ def _implementations_without_c_wrappers():
     defined on import, their own options (one dict per implementation)."""
     extending._overload_default_jit_options["no_cfunc_wrapper"] = True
     registry = templates.builtin_registry
-    for template in [*registry.functions, *registry.attributes]:
+    for template in registry.functions:  # methods' too (attributes' have no options)
         options = getattr(template, "_jit_options", None)
         if isinstance(options, dict):
             options["no_cfunc_wrapper"] = True
