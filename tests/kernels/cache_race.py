@@ -1,7 +1,6 @@
 """Two processes saving two versions of one kernel to Numba's cache at the same time.
 
-The kernels are closures of one factory, as the grower's builders are: one name, one
-source line, so one cache index. Each process is slowed inside the save at chosen
+The versions are one kernel's for two argument types, in one cache index. Each process is slowed inside the save at chosen
 points so that, without a lock, both read the same index, pick the same data file
 name, and the index is written last by one process while the data file is written last
 by the other (the interleaving that made a clean-clone run execute another builder's
@@ -17,15 +16,13 @@ from sapwood._kernels._numba import kernel
 from sapwood.cli._warmup import stop_when_stdin_closes
 
 
-def _shifted_by(k):
-    @kernel
-    def shifted(x):
-        return x + k
-
-    return shifted
+@kernel
+def doubled(x):
+    return x + x
 
 
-SHIFTED = (_shifted_by(1.0), _shifted_by(2.0))
+# The argument of each version: a float and an integer.
+ARGUMENTS = (1.5, 2)
 
 # Seconds each process waits before writing the index and before writing the data file:
 # process 0 writes its index first and its data last.
@@ -49,21 +46,24 @@ def _slow_saves(before_index, before_data):
 
 
 def compile_slowly(which, barrier):
-    """Compile ``SHIFTED[which]`` into the cache, the save slowed by ``_DELAYS[which]``."""
+    """Compile the version of ``doubled`` for ``ARGUMENTS[which]`` into the cache, the save
+    slowed by ``_DELAYS[which]``."""
     _slow_saves(*_DELAYS[which])
     barrier.wait()
-    SHIFTED[which](0.0)
+    doubled(ARGUMENTS[which])
 
 
 def compile_slowly_until_stopped():
-    """As a process of ``cli._warmup.compile_ahead``: compile ``SHIFTED[0]``, its index
-    written two seconds before its data file, then wait to be stopped."""
+    """As a process of ``cli._warmup.compile_ahead``: compile the first version of
+    ``doubled``, its index written two seconds before its data file, then wait to be
+    stopped."""
     stop_when_stdin_closes()
     _slow_saves(0.0, 2.0)
-    SHIFTED[0](0.0)
+    doubled(ARGUMENTS[0])
     time.sleep(600)
 
 
 def cached_values():
-    """What each kernel returns for 0.0 in a new process (from the cache where it can)."""
-    return [f(0.0) for f in SHIFTED]
+    """What each version returns in a new process (from the cache where it can), with
+    the type of each result."""
+    return [(value := doubled(argument), type(value).__name__) for argument in ARGUMENTS]

@@ -18,7 +18,7 @@ class _Recorder(event.Listener):
         if function.__module__.startswith("sapwood."):
             cells = [cell.cell_contents for cell in function.__closure__ or ()]
             compiled.append([function.__module__.rpartition(".")[2],
-                             function.__qualname__.rpartition(".")[2],
+                             function.__name__,
                              [value for value in cells if isinstance(value, (bool, int))]])
 
     def on_end(self, ev):

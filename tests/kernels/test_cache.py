@@ -79,7 +79,7 @@ def test_processes_saving_one_kernels_versions_at_once_keep_each_its_own(tmp_pat
     data_files = sorted(path.name.rsplit(".", 2)[-2] for path in tmp_path.rglob("*.nbc"))
     assert data_files == ["1", "2"]  # one file per version
     with context.Pool(1) as pool:
-        assert pool.apply(cache_race.cached_values) == [1.0, 2.0]
+        assert pool.apply(cache_race.cached_values) == [(3.0, "float"), (4, "int")]
 
 
 def test_a_process_stopped_while_it_saves_a_kernel_finishes_the_save(tmp_path):
@@ -104,4 +104,4 @@ def test_a_process_stopped_while_it_saves_a_kernel_finishes_the_save(tmp_path):
         [sys.executable, "-c",
          "from tests.kernels import cache_race; print(cache_race.cached_values())"],
         cwd=ROOT, env=env, check=True, capture_output=True, text=True)
-    assert done.stdout.strip() == "[1.0, 2.0]"
+    assert done.stdout.strip() == "[(3.0, 'float'), (4, 'int')]"

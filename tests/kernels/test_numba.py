@@ -17,6 +17,7 @@ import pytest
 from numba.core import compiler, event
 
 from sapwood._kernels._numba import _CallerFlags, _LinkedOnlyLibrary, kernel
+from tests.kernels import closure_kernels
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -273,3 +274,45 @@ def test_a_process_waits_for_the_version_another_is_compiling(tmp_path):
     # plus_one's kernel version came from the holder through the cache: only the twins
     # compiled here
     assert result["compiled"] == ["plus_one", "twice_plus_one"]
+
+
+# In a new process: the callers of closure_kernels named on the command line, one line
+# of their results.
+_CLOSURES = """
+import sys
+from tests.kernels import closure_kernels
+print(*(closure_kernels.CALLERS[int(shift)](0.0) for shift in sys.argv[1:]))
+"""
+
+
+def _run_closures(cache, *shifts):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    done = subprocess.run([sys.executable, "-c", _CLOSURES, *map(str, shifts)], cwd=ROOT,
+                          env=env, check=True, capture_output=True, text=True)
+    return [float(value) for value in done.stdout.split()]
+
+
+def test_closures_of_one_factory_compiled_by_two_processes_stay_apart(tmp_path):
+    # Each process compiles one closure of each factory, in the same order: Numba's
+    # count of compiled functions, part of the symbol names, is equal in both. (Before
+    # kernels were named by their constants, the third process's second caller ran the
+    # first one's callee: [1.0, 1.0].)
+    assert _run_closures(tmp_path, 1) == [1.0]
+    assert _run_closures(tmp_path, 2) == [2.0]
+    assert _run_closures(tmp_path, 1, 2) == [1.0, 2.0]
+    assert _run_closures(tmp_path, 2, 1) == [2.0, 1.0]
+
+
+def test_a_closures_kernel_is_named_by_its_constants():
+    assert [closure_kernels.CALLERS[shift].py_func.__qualname__ for shift in (1, 2)] == [
+        "_caller.<locals>.caller[shift=1]", "_caller.<locals>.caller[shift=2]"]
+
+
+def test_a_closure_over_anything_but_a_constant_is_refused():
+    values = np.zeros(3)
+
+    def reads(i):
+        return values[i]
+
+    with pytest.raises(TypeError, match="'values' is ndarray"):
+        kernel(reads)

@@ -89,10 +89,9 @@ class _LockedCache(caching.FunctionCache):
     just read, so two processes that save two versions of one function at the same time
     (``sapwood warmup``'s workers, pytest's) pick the same file name: the index can end
     up with one version's key naming the other's code, and a later process runs the
-    wrong kernel ("'descr' is NULL", or silently wrong numbers). The grower's builders
-    share one index (closures of one factory: one name, one line), which made this a
-    real failure. A save holds an exclusive lock on the function's index from reading it
-    to writing the data (where the system has file locks); a load holds a shared one."""
+    wrong kernel ("'descr' is NULL", or silently wrong numbers). A save holds an
+    exclusive lock on the function's index from reading it to writing the data (where
+    the system has file locks); a load holds a shared one."""
 
     def __init__(self, py_func, wrapped=False):
         super().__init__(py_func)
@@ -383,10 +382,37 @@ def _general(numba_type):
     return numba_type
 
 
+def _named_by_constants(function):
+    """A closure's kernel named after its constants: ``_for_criterion.<locals>.split``
+    becomes ``_for_criterion.<locals>.split[code=4]``.
+
+    Numba names a kernel's machine code by its qualified name, its argument types and
+    a count of the functions its process had compiled before. Closures of one factory
+    share the first two, so two processes that each compiled one of them (pytest's
+    workers, ``sapwood warmup``'s) could give both the same symbol, and a process that
+    loaded both from the on-disk cache linked one closure's calls to the other's code:
+    the Poisson grower ran another criterion's split search and grew trees of one node.
+    With the constants in the name, symbols (and cache files) of two closures differ."""
+    if function.__closure__ is None:
+        return function
+    constants = []
+    for name, cell in zip(function.__code__.co_freevars, function.__closure__):
+        value = cell.cell_contents
+        # (a dot in a name would start a namespace of its own)
+        if not (value is None or isinstance(value, (bool, int))):
+            raise TypeError(f"kernel {function.__qualname__!r}: a closure's constants must "
+                            f"be None, booleans or integers; {name!r} is "
+                            f"{type(value).__name__}")
+        constants.append(f"{name}={value!r}")
+    function.__qualname__ += "[" + ",".join(constants) + "]"
+    return function
+
+
 def _compile(function, settings):
     """``numba.njit(**settings)(function)`` through :class:`_Kernel`."""
     if numba.config.DISABLE_JIT:
         return function
+    function = _named_by_constants(function)
     options = {name: value for name, value in settings.items() if name != "cache"}
     # Numba also compiles a C wrapper of every function, for passing it as a
     # first-class function value, which sapwood never does: 3-4% of a cold fit's
