@@ -1,11 +1,10 @@
 """Two processes saving two versions of one kernel to Numba's cache at the same time.
 
-The versions are one kernel's for two argument types, in one cache index. Each process is slowed inside the save at chosen
-points so that, without a lock, both read the same index, pick the same data file
-name, and the index is written last by one process while the data file is written last
-by the other (the interleaving that made a clean-clone run execute another builder's
-code); and a process stopped while it saves. Run in new processes by
-``tests/kernels/test_cache.py``.
+The versions are one kernel's for two argument types, in one cache index. Each
+process is slowed inside the save at chosen points so that, without a lock, both read
+the same index, pick the same data file name, and the index is written last by one
+process while the data file is written last by the other; and a process stopped while
+it saves. Run in new processes by ``tests/kernels/test_cache.py``.
 """
 
 import time

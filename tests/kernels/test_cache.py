@@ -4,6 +4,7 @@ A kernel compiles in the kernels it calls from other files, so a cache keyed on 
 own file alone (Numba's default) would keep stale code after a change elsewhere.
 """
 
+import collections
 import importlib
 import multiprocessing
 import os
@@ -19,6 +20,7 @@ import numba
 from numba.core.caching import FunctionCache
 
 import sapwood._kernels
+from sapwood._kernels._criteria import POISSON
 from sapwood._kernels._numba import _KernelsStamp, kernels_digest
 from sapwood.cli import _warmup
 from tests.kernels import cache_race
@@ -41,6 +43,28 @@ def test_every_kernel_is_keyed_on_all_kernel_files():
         locator = dispatcher._cache._impl._locator
         assert isinstance(locator, _KernelsStamp), name
         assert locator.get_source_stamp() == kernels_digest(), name
+
+
+def test_no_two_kernels_share_a_name():
+    # Numba names machine code by a kernel's module, qualified name and argument types
+    # (and a per-process count): two kernels of one name, compiled by two processes,
+    # could share a symbol, and a third process that loaded both ran one for the other.
+    # The per-criterion kernels are closures of factories, kept in module-level tuples,
+    # dicts and names.
+    kernels = {}  # by identity: modules import each other's kernels
+    for info in pkgutil.iter_modules(sapwood._kernels.__path__):
+        module = importlib.import_module(f"sapwood._kernels.{info.name}")
+        values = list(vars(module).values())
+        values += [v for value in values if isinstance(value, dict) for v in value.values()]
+        values += [v for value in values if isinstance(value, tuple) for v in value]
+        kernels.update((id(value), value) for value in values
+                       if isinstance(getattr(value, "_cache", None), FunctionCache))
+    names = collections.Counter(f"{k.py_func.__module__}.{k.py_func.__qualname__}"
+                                for k in kernels.values())
+    assert len(names) > 60
+    assert names["sapwood._kernels._grow._best_first.<locals>.best_first"
+                 f"[code={POISSON},random_splitter=True]"] == 1
+    assert [name for name, count in names.items() if count > 1] == []
 
 
 def test_the_key_changes_with_any_kernel_file(tmp_path):

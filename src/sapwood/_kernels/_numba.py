@@ -396,7 +396,7 @@ def _named_by_constants(function):
     if function.__closure__ is None:
         return function
     constants = []
-    for name, cell in zip(function.__code__.co_freevars, function.__closure__):
+    for name, cell in zip(function.__code__.co_freevars, function.__closure__, strict=True):
         value = cell.cell_contents
         # (a dot in a name would start a namespace of its own)
         if not (value is None or isinstance(value, (bool, int))):
