@@ -398,7 +398,8 @@ def _named_by_constants(function):
     constants = []
     for name, cell in zip(function.__code__.co_freevars, function.__closure__, strict=True):
         value = cell.cell_contents
-        # (a dot in a name would start a namespace of its own)
+        # Integers and None only: their text is the same in every process, and has no
+        # dot (which would start a namespace of its own in the symbol).
         if not (value is None or isinstance(value, (bool, int))):
             raise TypeError(f"kernel {function.__qualname__!r}: a closure's constants must "
                             f"be None, booleans or integers; {name!r} is "
