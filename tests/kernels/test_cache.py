@@ -29,29 +29,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _cached_kernels():
-    for info in pkgutil.iter_modules(sapwood._kernels.__path__):
-        module = importlib.import_module(f"sapwood._kernels.{info.name}")
-        for value in vars(module).values():
-            if isinstance(getattr(value, "_cache", None), FunctionCache):
-                yield f"{info.name}.{value.py_func.__name__}", value
-
-
-def test_every_kernel_is_keyed_on_all_kernel_files():
-    kernels = dict(_cached_kernels())
-    assert len(kernels) > 30
-    for name, dispatcher in kernels.items():
-        locator = dispatcher._cache._impl._locator
-        assert isinstance(locator, _KernelsStamp), name
-        assert locator.get_source_stamp() == kernels_digest(), name
-
-
-def test_no_two_kernels_share_a_name():
-    # Numba names machine code by a kernel's module, qualified name and argument types
-    # (and a per-process count): two kernels of one name, compiled by two processes,
-    # could share a symbol, and a third process that loaded both ran one for the other.
-    # The per-criterion kernels are closures of factories, kept in module-level tuples,
-    # dicts and names.
-    kernels = {}  # by identity: modules import each other's kernels
+    """Every cached sapwood kernel once (modules import each other's kernels): those
+    named in a kernel module, and the per-criterion closures its dicts and tuples hold."""
+    kernels = {}
     for info in pkgutil.iter_modules(sapwood._kernels.__path__):
         module = importlib.import_module(f"sapwood._kernels.{info.name}")
         values = list(vars(module).values())
@@ -59,8 +39,27 @@ def test_no_two_kernels_share_a_name():
         values += [v for value in values if isinstance(value, tuple) for v in value]
         kernels.update((id(value), value) for value in values
                        if isinstance(getattr(value, "_cache", None), FunctionCache))
-    names = collections.Counter(f"{k.py_func.__module__}.{k.py_func.__qualname__}"
-                                for k in kernels.values())
+    return list(kernels.values())
+
+
+def _name(kernel):
+    return f"{kernel.py_func.__module__}.{kernel.py_func.__qualname__}"
+
+
+def test_every_kernel_is_keyed_on_all_kernel_files():
+    kernels = _cached_kernels()
+    assert len(kernels) > 30
+    for dispatcher in kernels:
+        locator = dispatcher._cache._impl._locator
+        assert isinstance(locator, _KernelsStamp), _name(dispatcher)
+        assert locator.get_source_stamp() == kernels_digest(), _name(dispatcher)
+
+
+def test_no_two_kernels_share_a_name():
+    # Numba names machine code by a kernel's module, qualified name and argument types
+    # (and a per-process count): two kernels of one name, compiled by two processes,
+    # could share a symbol, and a third process that loaded both ran one for the other.
+    names = collections.Counter(map(_name, _cached_kernels()))
     assert len(names) > 60
     assert names["sapwood._kernels._grow._best_first.<locals>.best_first"
                  f"[code={POISSON},random_splitter=True]"] == 1
