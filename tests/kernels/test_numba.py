@@ -189,12 +189,17 @@ except ValueError as error:
 """
 
 
+def _printed(script, cache, *arguments):
+    """What ``script`` prints in a new process with ``cache`` as Numba's cache."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    done = subprocess.run([sys.executable, "-c", script, *arguments], cwd=ROOT, env=env,
+                          check=True, capture_output=True, text=True)
+    return done.stdout
+
+
 def test_a_cached_kernel_called_by_a_kernel_raises_with_values_known_at_run_time(tmp_path):
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     for _ in ("compiled", "loaded from the cache"):
-        done = subprocess.run([sys.executable, "-c", _RAISES], cwd=ROOT, env=env,
-                              check=True, capture_output=True, text=True)
-        assert done.stdout.strip() == "('too many', 7)"
+        assert _printed(_RAISES, tmp_path).strip() == "('too many', 7)"
 
 
 # In a new process: both kernels called from Python, and plus_one also from the other
@@ -212,10 +217,7 @@ print(json.dumps({"values": values, "compiled": sorted(compiled)}))
 
 
 def _run_calls(cache):
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
-    done = subprocess.run([sys.executable, "-c", _CALLS], cwd=ROOT, env=env, check=True,
-                          capture_output=True, text=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(_printed(_CALLS, cache).strip().splitlines()[-1])
 
 
 def test_a_kernel_and_its_twin_are_cached_apart(tmp_path):
@@ -286,10 +288,7 @@ print(*(closure_kernels.CALLERS[int(shift)](0.0) for shift in sys.argv[1:]))
 
 
 def _run_closures(cache, *shifts):
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
-    done = subprocess.run([sys.executable, "-c", _CLOSURES, *map(str, shifts)], cwd=ROOT,
-                          env=env, check=True, capture_output=True, text=True)
-    return [float(value) for value in done.stdout.split()]
+    return [float(value) for value in _printed(_CLOSURES, cache, *map(str, shifts)).split()]
 
 
 def test_closures_of_one_factory_compiled_by_two_processes_stay_apart(tmp_path):
