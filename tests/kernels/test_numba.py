@@ -127,6 +127,31 @@ def test_callers_flags_compare_as_numbas_do():
     assert {(1, flags): "impl"}[(1, shared)] == "impl"
 
 
+@kernel(cache=False)
+def _plain(n):
+    return n + 1
+
+
+@kernel(cache=False)
+def _comprehension(n):
+    return sum([i * 2 for i in range(n)])
+
+
+def _passes_run(dispatcher):
+    (compiled,) = dispatcher.called_from_python.overloads.values()
+    return [name.split("_", 1)[1] for name in compiled.metadata["pipeline_times"]["nopython"]]
+
+
+def test_closure_inlining_runs_only_for_kernels_that_make_functions():
+    """Numba's InlineClosureLikes pass is left out for a kernel whose code makes no
+    function of its own; a comprehension (a function of its own) still compiles."""
+    assert _plain(3) == 4
+    assert _comprehension(4) == 12
+    assert "inline_closure_likes" not in _passes_run(_plain)
+    assert "nopython_type_inference" in _passes_run(_plain)
+    assert "inline_closure_likes" in _passes_run(_comprehension)
+
+
 def _has_python_wrapper(compiled):
     return compiled.fndesc.llvm_cpython_wrapper_name in compiled.library.get_llvm_str()
 
