@@ -28,6 +28,7 @@ import numpy as np
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
+from ._arrays import empty, full, zeros
 from ._boosted_permutation import _MISSING_LEFT, _SLOW
 from ._numba import kernel
 from ._traverse import OP_CAT, in_category_set
@@ -56,10 +57,10 @@ def _tree_order(records, root_code):
     between its left child's first leaf and its right child's."""
     n_nodes = records.shape[0]
     n_trees = root_code.shape[0]
-    order = np.empty(n_nodes, dtype=np.intp)
-    node_ptr = np.zeros(n_trees + 1, dtype=np.intp)
-    parent = np.full(n_nodes, -1, dtype=np.intp)
-    stack = np.empty(n_nodes + 1, dtype=np.intp)
+    order = empty(n_nodes, np.intp)
+    node_ptr = zeros(n_trees + 1, np.intp)
+    parent = full(n_nodes, -1, np.intp)
+    stack = empty(n_nodes + 1, np.intp)
     n = 0
     for t in range(n_trees):
         stack[0] = root_code[t]
@@ -178,18 +179,18 @@ def _fill_tables(records, thresholds, cat_bitsets, order, node_ptr, parent, rank
     n_trees = node_ptr.shape[0] - 1
     n_entries = entry_feature.shape[0]
     n_order = order.shape[0]
-    rank = np.empty(rank_ptr[n_entries], dtype=np.uint8)
-    mask_ptr = np.zeros(n_entries + 1, dtype=np.intp)
-    masks = np.empty(mask_capacity, dtype=np.uint64)
-    leaf_ptr = np.zeros(n_trees + 1, dtype=np.intp)
-    leaf_value = np.empty(n_order, dtype=node_value.dtype)
-    path_ptr = np.zeros(n_order + 1, dtype=np.intp)
+    rank = empty(rank_ptr[n_entries], np.uint8)
+    mask_ptr = zeros(n_entries + 1, np.intp)
+    masks = empty(mask_capacity, np.uint64)
+    leaf_ptr = zeros(n_trees + 1, np.intp)
+    leaf_value = empty(n_order, node_value.dtype)
+    path_ptr = zeros(n_order + 1, np.intp)
     # Bytes: a tree of at most 64 leaves has at most 63 entries, and the kernel reads
     # these lists for every row and tree (as intp they took 8x the cache: 11% slower).
-    path_entry = np.empty(n_order, dtype=np.uint8)
-    first_leaf = np.zeros(records.shape[0], dtype=np.intp)
-    local = np.full(n_features, -1, dtype=np.intp)
-    seen = np.zeros(n_entries + 1, dtype=np.bool_)
+    path_entry = empty(n_order, np.uint8)
+    first_leaf = zeros(records.shape[0], np.intp)
+    local = full(n_features, -1, np.intp)
+    seen = zeros(n_entries + 1, np.bool_)
     n_masks = 0
     n_leaves = 0
     n_path = 0
@@ -256,7 +257,7 @@ def _fill_tables(records, thresholds, cat_bitsets, order, node_ptr, parent, rank
                 if not seen[e]:
                     seen[e] = True
                     if n_path == path_entry.shape[0]:
-                        grown = np.empty(2 * n_path, dtype=np.uint8)
+                        grown = empty(2 * n_path, np.uint8)
                         for q in range(n_path):  # not a slice assignment: see _grow
                             grown[q] = path_entry[q]
                         path_entry = grown
@@ -359,16 +360,16 @@ def masked_permuted_totals(X_code, permuted_code, feature_slot_ptr, tree_entry_p
     most = 1
     for t in range(n_trees):
         most = max(most, tree_entry_ptr[t + 1] - tree_entry_ptr[t])
-    own = np.empty((most, _ROW_BLOCK), dtype=np.uint64)
+    own = empty((most, _ROW_BLOCK), np.uint64)
     # before[k, b]: the AND of row b's masks of entries < k; after[k, b]: of > k.
-    before = np.empty((most + 1, _ROW_BLOCK), dtype=np.uint64)
-    after = np.empty((most + 1, _ROW_BLOCK), dtype=np.uint64)
+    before = empty((most + 1, _ROW_BLOCK), np.uint64)
+    after = empty((most + 1, _ROW_BLOCK), np.uint64)
     # on_path[k, :n_on[k]]: the block's rows whose path has the tree's entry k.
-    on_path = np.empty((most, _ROW_BLOCK), dtype=np.uint8)  # block rows: < 256
-    n_on = np.zeros(most, dtype=np.intp)
-    terms = np.empty((_ROW_BLOCK, n_slots), dtype=leaf_value.dtype)
-    totals = np.empty((_ROW_BLOCK, n_slots), dtype=leaf_value.dtype)
-    own_totals = np.empty(_ROW_BLOCK, dtype=leaf_value.dtype)
+    on_path = empty((most, _ROW_BLOCK), np.uint8)  # block rows: < 256
+    n_on = zeros(most, np.intp)
+    terms = empty((_ROW_BLOCK, n_slots), leaf_value.dtype)
+    totals = empty((_ROW_BLOCK, n_slots), leaf_value.dtype)
+    own_totals = empty(_ROW_BLOCK, leaf_value.dtype)
     for block_lo in range(row_lo, row_hi, _ROW_BLOCK):
         n_rows = min(block_lo + _ROW_BLOCK, row_hi) - block_lo
         for b in range(n_rows):

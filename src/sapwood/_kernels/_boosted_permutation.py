@@ -31,6 +31,7 @@ arrived without reading the leaf.
 
 import numpy as np
 
+from ._arrays import empty, zeros
 from ._numba import kernel
 from ._traverse import LEAF, OP_LE, OP_LT, goes_left
 
@@ -55,7 +56,7 @@ def boosted_layout(nodes, thresholds, operator, roots):
     """
     n_nodes = nodes.shape[0]
     records = nodes.copy()
-    cut = np.empty(n_nodes)
+    cut = empty(n_nodes, np.float64)
     for k in range(n_nodes):
         flags = 0
         if nodes[k, 3] & 2:  # the packed layouts' missing-left bit
@@ -76,9 +77,9 @@ def boosted_layout(nodes, thresholds, operator, roots):
             for side in range(2):
                 child = nodes[k, side]
                 records[k, side] = ~child if nodes[child, 0] == LEAF else child
-    root_code = np.empty(roots.shape[0], dtype=np.int32)
-    depth = np.zeros(n_nodes, dtype=np.intp)
-    stack = np.empty(n_nodes, dtype=np.intp)
+    root_code = empty(roots.shape[0], np.int32)
+    depth = zeros(n_nodes, np.intp)
+    stack = empty(n_nodes, np.intp)
     deepest = 0
     for t in range(roots.shape[0]):
         root = roots[t]
@@ -128,29 +129,29 @@ def boosted_permuted_totals(X, permuted, feature_slot_ptr, records, cut, thresho
     n_trees = root_code.shape[0]
     n_features = X.shape[1]
     depth = max(max_depth, 1)
-    slot_feature = np.empty(n_slots, dtype=np.intp)
+    slot_feature = empty(n_slots, np.intp)
     for f in range(n_features):
         for q in range(feature_slot_ptr[f], feature_slot_ptr[f + 1]):
             slot_feature[q] = f
     # Each block row's path: its splits and the way it went at each; its leaf (coded).
-    path_node = np.empty((_ROW_BLOCK, depth), dtype=np.intp)
-    path_right = np.empty((_ROW_BLOCK, depth), dtype=np.bool_)
-    n_path = np.empty(_ROW_BLOCK, dtype=np.intp)
-    row_code = np.empty(_ROW_BLOCK, dtype=np.intp)
+    path_node = empty((_ROW_BLOCK, depth), np.intp)
+    path_right = empty((_ROW_BLOCK, depth), np.bool_)
+    n_path = empty(_ROW_BLOCK, np.intp)
+    row_code = empty(_ROW_BLOCK, np.intp)
     # Per slot, the node its value goes on from once it has left the row's path (0:
     # it has not, as no split has the root as child; reset after every row).
-    exit_code = np.zeros(n_slots, dtype=np.intp)
+    exit_code = zeros(n_slots, np.intp)
     # The block's re-routings: node (coded), row, value, feature, slot.
     capacity = _ROW_BLOCK * n_slots + 1
-    item_code = np.empty(capacity, dtype=np.intp)
-    item_row = np.empty(capacity, dtype=np.intp)
-    item_value = np.empty(capacity, dtype=permuted.dtype)
-    item_feature = np.empty(capacity, dtype=np.intp)
-    item_slot = np.empty(capacity, dtype=np.intp)
-    live = np.empty(capacity, dtype=np.intp)
-    row_items = np.empty(_ROW_BLOCK + 1, dtype=np.intp)
-    terms = np.empty(n_slots, dtype=node_value.dtype)
-    totals = np.empty((_ROW_BLOCK, n_slots), dtype=node_value.dtype)
+    item_code = empty(capacity, np.intp)
+    item_row = empty(capacity, np.intp)
+    item_value = empty(capacity, permuted.dtype)
+    item_feature = empty(capacity, np.intp)
+    item_slot = empty(capacity, np.intp)
+    live = empty(capacity, np.intp)
+    row_items = empty(_ROW_BLOCK + 1, np.intp)
+    terms = empty(n_slots, node_value.dtype)
+    totals = empty((_ROW_BLOCK, n_slots), node_value.dtype)
     for block_lo in range(row_lo, row_hi, _ROW_BLOCK):
         n_rows = min(block_lo + _ROW_BLOCK, row_hi) - block_lo
         for b in range(n_rows):

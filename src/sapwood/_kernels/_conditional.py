@@ -23,6 +23,7 @@ re-routings of one feature and repeat are queued and run by the one permuted tra
 
 import numpy as np
 
+from ._arrays import empty, full, zeros
 from ._numba import kernel
 from ._permuted_traversal import fast_layout, pack_tree, route_permuted
 from ._traverse import LEAF, OP_CAT, first_splits, goes_left
@@ -45,10 +46,10 @@ def pairwise_correlation(X):
         Number of rows where both columns are present.
     """
     n_samples, n_features = X.shape
-    correlation = np.zeros((n_features, n_features))  # np.eye compiles its own kernels
+    correlation = zeros((n_features, n_features), np.float64)  # np.eye compiles its own kernels
     for a in range(n_features):
         correlation[a, a] = 1.0
-    n_complete = np.zeros((n_features, n_features), dtype=np.int64)
+    n_complete = zeros((n_features, n_features), np.int64)
     for a in range(n_features):
         for b in range(a, n_features):
             count = 0
@@ -104,7 +105,7 @@ def _bins(X, rows, z, children_left, feature, threshold, operator, missing_go_to
     instead the pattern of decisions at all splits on z (numbered densely), missing
     values again in a bin of their own."""
     m = rows.shape[0]
-    splits = np.empty(children_left.shape[0], dtype=np.intp)
+    splits = empty(children_left.shape[0], np.intp)
     n_splits = 0
     categorical = False
     for node in range(children_left.shape[0]):
@@ -112,7 +113,7 @@ def _bins(X, rows, z, children_left, feature, threshold, operator, missing_go_to
             splits[n_splits] = node
             n_splits += 1
             categorical = categorical or operator[node] == OP_CAT
-    bins = np.zeros(m, dtype=np.int64)
+    bins = zeros(m, np.int64)
     if categorical:
         # The decisions as the bits of a key, first split highest; renumbered densely
         # (an order-keeping sort) only when another bit could overflow it, and at the
@@ -156,39 +157,43 @@ def _renumber(key):
     in increasing key order.
 
     The rows are put in key order by a least-significant-digit radix sort of the keys'
-    distances from the smallest (unsigned: no overflow), a byte per pass: ``np.argsort``
-    compiled Numba's generic merge sort, 2 s of a first run."""
+    distances from the smallest, a byte per pass (keys are below ``_KEY_LIMIT`` and not
+    negative, so the distances fit in int64): ``np.argsort`` compiled Numba's generic
+    merge sort, 2 s of a first run. In int64 throughout, with no ``min``, ``max`` or
+    ``np.arange``: conversions to uint64 and those functions' own compiles took half
+    of this kernel's compiling."""
     m = key.shape[0]
-    order = np.arange(m)
-    spare = np.empty(m, dtype=np.intp)
-    counts = np.empty(257, dtype=np.intp)
+    order = empty(m, np.intp)
+    spare = empty(m, np.intp)
+    counts = empty(257, np.intp)
     smallest = key[0] if m > 0 else 0
     largest = smallest
     for k in range(m):
-        smallest = min(smallest, key[k])
-        largest = max(largest, key[k])
-    low = np.uint64(smallest)
-    span = np.uint64(largest) - low
-    byte = np.uint64(255)
-    shift = np.uint64(0)
-    while shift < np.uint64(64) and (span >> shift) > np.uint64(0):
+        order[k] = k
+        if key[k] < smallest:
+            smallest = key[k]
+        if key[k] > largest:
+            largest = key[k]
+    span = largest - smallest
+    shift = 0
+    while shift < 64 and (span >> shift) > 0:
         for d in range(257):
             counts[d] = 0
         for k in range(m):
-            counts[np.intp(((np.uint64(key[k]) - low) >> shift) & byte) + 1] += 1
+            counts[(((key[k] - smallest) >> shift) & 255) + 1] += 1
         for d in range(256):
             counts[d + 1] += counts[d]
         for position in range(m):
             k = order[position]
-            digit = np.intp(((np.uint64(key[k]) - low) >> shift) & byte)
+            digit = ((key[k] - smallest) >> shift) & 255
             spare[counts[digit]] = k
             counts[digit] += 1
         order, spare = spare, order
-        shift += np.uint64(8)
-    dense = np.empty_like(key)
+        shift += 8
+    dense = empty(m, np.int64)
     label = -1
     previous = 0
-    for position in range(order.shape[0]):
+    for position in range(m):
         k = order[position]
         if position == 0 or key[k] != previous:
             label += 1
@@ -243,8 +248,8 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
     used, first, leaf = first_splits(X, rows, children_left, children_right, feature,
                                      threshold, missing_go_to_left, operator, cat_bitsets)
     # Bins of every feature the tree uses; each is needed by the features conditioned on it.
-    bins = np.zeros((n_features, m), dtype=np.int64)
-    n_bins = np.ones(n_features, dtype=np.int64)
+    bins = zeros((n_features, m), np.int64)
+    n_bins = full(n_features, 1, np.int64)
     for z in range(n_features):
         if used[z] != 0:
             bins_z, n_bins[z] = _bins(X, rows, z, children_left, feature, threshold,
@@ -254,13 +259,13 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
             for k in range(m):
                 bins[z, k] = bins_z[k]
     capacity = max(16, m)
-    slot = np.empty(capacity, dtype=np.intp)
-    position = np.empty(capacity, dtype=np.intp)
-    new_leaf = np.empty(capacity, dtype=np.intp)
-    source = np.empty(capacity, dtype=np.intp)
+    slot = empty(capacity, np.intp)
+    position = empty(capacity, np.intp)
+    new_leaf = empty(capacity, np.intp)
+    source = empty(capacity, np.intp)
     n_changes = 0
-    n_cells = np.zeros(n_features, dtype=np.intp)
-    source_of = np.empty(m, dtype=np.intp)
+    n_cells = zeros(n_features, np.intp)
+    source_of = empty(m, np.intp)
     n_nodes = children_left.shape[0]
     # A set past category 63 has no place in the lanes' layout: such trees take the
     # general route.
@@ -270,22 +275,22 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
         cat_bitsets, fast)
     flat_X = X.reshape(-1)
     flat_nodes = nodes.reshape(-1)
-    lower = np.empty(n_nodes)
-    upper = np.empty(n_nodes)
-    codes = np.empty(n_nodes, dtype=np.uint64)
-    stack = np.empty(n_nodes + 1, dtype=np.intp)
-    in_group = np.zeros(n_features, dtype=np.uint8)
+    lower = empty(n_nodes, np.float64)
+    upper = empty(n_nodes, np.float64)
+    codes = empty(n_nodes, np.uint64)
+    stack = empty(n_nodes + 1, np.intp)
+    in_group = zeros(n_features, np.uint8)
     row_base = rows * n_features
     # The queue of one feature and repeat (one spare entry: an item is written before
     # the queue decides whether to keep it).
-    item_row = np.empty(m + 1, dtype=np.uint32)
-    item_value = np.empty(m + 1)
-    item_source = np.empty(m + 1, dtype=np.intp)
-    item_leaf = np.empty(m + 1, dtype=np.intp)
+    item_row = empty(m + 1, np.uint32)
+    item_value = empty(m + 1, np.float64)
+    item_source = empty(m + 1, np.intp)
+    item_leaf = empty(m + 1, np.intp)
     for j in range(n_features):
         if used[j] == 0 or m == 0:
             continue
-        key = np.zeros(m, dtype=np.int64)
+        key = zeros(m, np.int64)
         size = 1
         for z in range(n_features):
             if z == j or used[z] == 0 or conditioning[j, z] == 0:
@@ -303,17 +308,17 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
         if cells == m:
             continue  # every row alone in its cell: nothing moves
         # Counting sort by cell: targets lists every cell's rows in row order.
-        start = np.zeros(cells + 1, dtype=np.intp)
+        start = zeros(cells + 1, np.intp)
         for k in range(m):
             start[cell[k] + 1] += 1
         for c in range(cells):
             start[c + 1] += start[c]
         fill = start[:cells].copy()
-        targets = np.empty(m, dtype=np.intp)
+        targets = empty(m, np.intp)
         for k in range(m):
             targets[fill[cell[k]]] = k
             fill[cell[k]] += 1
-        sources = np.empty(m, dtype=np.intp)
+        sources = empty(m, np.intp)
         leaf_intervals(0, j, 0, nodes[:, 0], nodes[:, 1], nodes[:, 2], thresholds, operators,
                        cat_bitsets, lower, upper, codes, stack)
         in_group[j] = 1
@@ -367,7 +372,7 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
 
 @kernel
 def _grow(array, capacity):
-    grown = np.empty(capacity, dtype=array.dtype)
+    grown = empty(capacity, array.dtype)
     # A loop, not a slice assignment: that compiles Numba's broadcasting and its error
     # messages (2.4 s of a first run's compiling, for a copy).
     for k in range(array.shape[0]):

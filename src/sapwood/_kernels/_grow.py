@@ -9,6 +9,7 @@ format, trimmed to the node count.
 import numpy as np
 
 from . import _criteria as crit
+from ._arrays import empty
 from ._numba import kernel, leaf_kernel
 from ._sort import RADIX_SIZE, STACK_ROWS
 from ._split import SPLIT_FIELDS, split_node
@@ -18,21 +19,21 @@ LEAF = -1
 UNDEFINED = -2
 
 
-# The node arrays are allocated by np.empty and filled by loops: np.full, np.zeros,
-# np.arange and an array's copy() each compile an implementation per dtype and shape
-# (and np.empty's again inside theirs), a second or two of a first fit.
+# The node arrays are filled by loops: np.arange and an array's copy() each compile an
+# implementation per dtype and shape, a second or two of a first fit (allocations
+# compile nothing of their own, see ``_arrays``).
 
 @kernel
 def _new_nodes(capacity, n_outputs, width):
-    left = np.empty(capacity, dtype=np.intp)
-    right = np.empty(capacity, dtype=np.intp)
-    feature = np.empty(capacity, dtype=np.intp)
-    threshold = np.empty(capacity)
-    impurity = np.empty(capacity)
-    n_samples = np.empty(capacity, dtype=np.intp)
-    weighted = np.empty(capacity)
-    missing = np.empty(capacity, dtype=np.uint8)
-    values = np.empty((capacity, n_outputs, width))
+    left = empty(capacity, np.intp)
+    right = empty(capacity, np.intp)
+    feature = empty(capacity, np.intp)
+    threshold = empty(capacity, np.float64)
+    impurity = empty(capacity, np.float64)
+    n_samples = empty(capacity, np.intp)
+    weighted = empty(capacity, np.float64)
+    missing = empty(capacity, np.uint8)
+    values = empty((capacity, n_outputs, width), np.float64)
     for i in range(capacity):
         left[i] = LEAF
         right[i] = LEAF
@@ -79,7 +80,7 @@ def _copy_head(destination, source, n):
 def _doubled(stack):
     """``stack`` with room for as many entries again (a copy in a loop: np.concatenate
     compiles kernels of its own, a second of a first run)."""
-    bigger = np.empty((2 * stack.shape[0],) + stack.shape[1:], dtype=stack.dtype)
+    bigger = empty((2 * stack.shape[0],) + stack.shape[1:], stack.dtype)
     _copy_head(bigger.reshape(-1), stack.reshape(-1), stack.size)  # C order
     return bigger
 
@@ -118,24 +119,24 @@ def _workspace(sample_weight, n_features):
     for i in range(n_rows):
         if sample_weight[i] != 0.0:
             n += 1
-    samples = np.empty(n, dtype=np.intp)
+    samples = empty(n, np.intp)
     j = 0
     for i in range(n_rows):
         if sample_weight[i] != 0.0:
             samples[j] = i
             j += 1
-    features = np.empty(n_features, dtype=np.intp)
+    features = empty(n_features, np.intp)
     for f in range(n_features):
         features[f] = f
     # radix keys, their spare, spare ids; original values and ids for the tie fallback;
     # packed (key, id) records for introsort; introsort's stack; radix counts
     sort_workspace = (
-        np.empty(n_rows, dtype=np.uint32), np.empty(n_rows, dtype=np.uint32),
-        np.empty(n_rows, dtype=np.intp), np.empty(n_rows, dtype=np.float32),
-        np.empty(n_rows, dtype=np.intp), np.empty(n_rows, dtype=np.uint64),
-        np.empty((STACK_ROWS, 3), dtype=np.intp), np.empty((3, RADIX_SIZE), dtype=np.intp))
-    return (samples, np.empty(n_rows, dtype=np.float32), sort_workspace, features,
-            np.empty(n_features, dtype=np.intp))
+        empty(n_rows, np.uint32), empty(n_rows, np.uint32),
+        empty(n_rows, np.intp), empty(n_rows, np.float32),
+        empty(n_rows, np.intp), empty(n_rows, np.uint64),
+        empty((STACK_ROWS, 3), np.intp), empty((3, RADIX_SIZE), np.intp))
+    return (samples, empty(n_rows, np.float32), sort_workspace, features,
+            empty(n_features, np.intp))
 
 
 # -- best-first growth: a binary max-heap on improvement with libstdc++'s exact moves -----
@@ -207,12 +208,12 @@ def _depth_first(code, random_splitter):
         width = c.sums[crit.TOTAL].shape[1]
         capacity = 2 ** (max_depth + 1) - 1 if max_depth <= 10 else 2047
         nodes = _new_nodes(capacity, n_outputs, width)
-        split = np.empty(SPLIT_FIELDS)
+        split = empty(SPLIT_FIELDS, np.float64)
         count = 0
 
         # stack of (start, end, depth, parent, is_left, n_constant_features) + impurity
-        stack_i = np.empty((64, 6), dtype=np.intp)
-        stack_f = np.empty(64)
+        stack_i = empty((64, 6), np.intp)
+        stack_f = empty(64, np.float64)
         stack_i[0, 0] = 0
         stack_i[0, 1] = samples.shape[0]
         stack_i[0, 2] = 0
@@ -304,19 +305,19 @@ def _best_first(code, random_splitter):
         width = c.sums[crit.TOTAL].shape[1]
         capacity = 2 * max_leaf_nodes - 1
         nodes = _new_nodes(capacity, n_outputs, width)
-        split = np.empty(SPLIT_FIELDS)
+        split = empty(SPLIT_FIELDS, np.float64)
         count = 0
         # Frontier records (one per node): start, end, pos, depth, is_leaf / impurities.
-        rec_i = np.empty((capacity, 5), dtype=np.intp)
-        rec_f = np.empty((capacity, 3))
-        improvement = np.empty(capacity)
-        heap = np.empty(capacity, dtype=np.intp)
+        rec_i = empty((capacity, 5), np.intp)
+        rec_f = empty((capacity, 3), np.float64)
+        improvement = empty(capacity, np.float64)
+        heap = empty(capacity, np.intp)
         heap_size = 0
         max_split_nodes = max_leaf_nodes - 1
 
         # (start, end, depth, parent, is_left, impurity) of nodes still to be added
-        pending_i = np.empty((2, 5), dtype=np.intp)
-        pending_f = np.empty(2)
+        pending_i = empty((2, 5), np.intp)
+        pending_f = empty(2, np.float64)
         pending_i[0, 0] = 0
         pending_i[0, 1] = samples.shape[0]
         pending_i[0, 2] = 0

@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from ._arrays import empty
 from ._numba import kernel
 
 __all__ = [
@@ -46,7 +47,7 @@ def _log1pexp(x):
 @kernel
 def binomial_loss(y, raw):
     """Half binomial deviance ``log(1 + exp(raw)) - y raw`` per row."""
-    out = np.empty(y.shape[0])
+    out = empty(y.shape[0], np.float64)
     for i in range(y.shape[0]):
         out[i] = _log1pexp(raw[i]) - y[i] * raw[i]
     return out
@@ -56,7 +57,7 @@ def binomial_loss(y, raw):
 def binomial_gradient(y, raw):
     """``expit(raw) - y`` per row, evaluated as ``((1 - y) - y e) / (1 + e)`` with
     ``e = exp(-raw)`` (and ``exp(raw) - y`` far in the left tail)."""
-    out = np.empty(y.shape[0])
+    out = empty(y.shape[0], np.float64)
     for i in range(y.shape[0]):
         r = raw[i]
         if r > -37.0:
@@ -70,7 +71,7 @@ def binomial_gradient(y, raw):
 @kernel
 def exponential_loss(y, raw):
     """AdaBoost's exponential loss ``y / exp(raw) + (1 - y) exp(raw)`` per row."""
-    out = np.empty(y.shape[0])
+    out = empty(y.shape[0], np.float64)
     for i in range(y.shape[0]):
         e = math.exp(raw[i])
         out[i] = y[i] / e + (1.0 - y[i]) * e
@@ -79,7 +80,7 @@ def exponential_loss(y, raw):
 
 @kernel
 def exponential_gradient(y, raw):
-    out = np.empty(y.shape[0])
+    out = empty(y.shape[0], np.float64)
     for i in range(y.shape[0]):
         e = math.exp(raw[i])
         out[i] = -y[i] / e + (1.0 - y[i]) * e
@@ -103,8 +104,8 @@ def _exp_minus_max(raw, i, p):
 @kernel
 def multinomial_loss(y, raw):
     """Half multinomial deviance ``logsumexp(raw) - raw[y]`` per row."""
-    out = np.empty(y.shape[0])
-    p = np.empty(raw.shape[1])
+    out = empty(y.shape[0], np.float64)
+    p = empty(raw.shape[1], np.float64)
     for i in range(y.shape[0]):
         top, total = _exp_minus_max(raw, i, p)
         out[i] = math.log(total) + top
@@ -116,8 +117,8 @@ def multinomial_loss(y, raw):
 def multinomial_gradient(y, raw):
     """``softmax(raw)[k] - (y == k)`` per row and class."""
     n_classes = raw.shape[1]
-    out = np.empty((y.shape[0], n_classes))
-    p = np.empty(n_classes)
+    out = empty((y.shape[0], n_classes), np.float64)
+    p = empty(n_classes, np.float64)
     for i in range(y.shape[0]):
         _, total = _exp_minus_max(raw, i, p)
         for k in range(n_classes):
@@ -128,7 +129,7 @@ def multinomial_gradient(y, raw):
 @kernel
 def squared_loss(y, raw):
     """Half squared error per row."""
-    out = np.empty(y.shape[0])
+    out = empty(y.shape[0], np.float64)
     for i in range(y.shape[0]):
         d = raw[i] - y[i]
         out[i] = 0.5 * d * d
@@ -137,7 +138,7 @@ def squared_loss(y, raw):
 
 @kernel
 def squared_gradient(y, raw):
-    out = np.empty(y.shape[0])
+    out = empty(y.shape[0], np.float64)
     for i in range(y.shape[0]):
         out[i] = raw[i] - y[i]
     return out
@@ -145,7 +146,7 @@ def squared_gradient(y, raw):
 
 @kernel
 def absolute_loss(y, raw):
-    out = np.empty(y.shape[0])
+    out = empty(y.shape[0], np.float64)
     for i in range(y.shape[0]):
         out[i] = abs(raw[i] - y[i])
     return out
@@ -153,7 +154,7 @@ def absolute_loss(y, raw):
 
 @kernel
 def absolute_gradient(y, raw):
-    out = np.empty(y.shape[0])
+    out = empty(y.shape[0], np.float64)
     for i in range(y.shape[0]):
         out[i] = 1.0 if raw[i] > y[i] else -1.0
     return out
@@ -162,7 +163,7 @@ def absolute_gradient(y, raw):
 @kernel
 def pinball_loss(y, raw, quantile):
     """Pinball (quantile) loss per row."""
-    out = np.empty(y.shape[0])
+    out = empty(y.shape[0], np.float64)
     for i in range(y.shape[0]):
         if y[i] >= raw[i]:
             out[i] = quantile * (y[i] - raw[i])
@@ -173,7 +174,7 @@ def pinball_loss(y, raw, quantile):
 
 @kernel
 def pinball_gradient(y, raw, quantile):
-    out = np.empty(y.shape[0])
+    out = empty(y.shape[0], np.float64)
     for i in range(y.shape[0]):
         out[i] = -quantile if y[i] >= raw[i] else 1.0 - quantile
     return out
@@ -182,7 +183,7 @@ def pinball_gradient(y, raw, quantile):
 @kernel
 def huber_loss(y, raw, delta):
     """Huber loss per row: quadratic within ``delta`` of y, linear outside."""
-    out = np.empty(y.shape[0])
+    out = empty(y.shape[0], np.float64)
     for i in range(y.shape[0]):
         a = abs(y[i] - raw[i])
         if a <= delta:
@@ -194,7 +195,7 @@ def huber_loss(y, raw, delta):
 
 @kernel
 def huber_gradient(y, raw, delta):
-    out = np.empty(y.shape[0])
+    out = empty(y.shape[0], np.float64)
     for i in range(y.shape[0]):
         r = raw[i] - y[i]
         if abs(r) <= delta:

@@ -18,6 +18,7 @@ feature and repeat are queued and run by the one permuted traversal
 
 import numpy as np
 
+from ._arrays import empty, zeros
 from ._numba import kernel
 from ._permuted_traversal import fast_layout, pack_tree, route_permuted
 from ._traverse import first_splits
@@ -123,33 +124,33 @@ def oob_tree_permutation_rows(X, rows, target, target_class, n_classes, classifi
     n_nodes = children_left.shape[0]
     used, first, leaf = first_splits(X, rows, children_left, children_right, feature,
                                      threshold, missing_go_to_left, operator, cat_bitsets)
-    base_loss = np.empty(m)
+    base_loss = empty(m, np.float64)
     for k in range(m):
         base_loss[k] = _loss(classification, target[k], node_prediction[leaf[k]])
-    increase = np.zeros(n_features)
-    increase_by_class = np.zeros((n_features, n_classes))
-    casewise = np.zeros((m, n_features))
+    increase = zeros(n_features, np.float64)
+    increase_by_class = zeros((n_features, n_classes), np.float64)
+    casewise = zeros((m, n_features), np.float64)
     # A set past category 63 has no place in the lanes' layout: such trees take the
     # general route.
     fast = fast and fast_layout(children_left, operator, threshold, cat_bitsets)
     nodes, thresholds, operators, set_bits = pack_tree(
         children_left, children_right, feature, threshold, missing_go_to_left, operator,
         cat_bitsets, fast)
-    lower = np.empty(n_nodes)
-    upper = np.empty(n_nodes)
-    codes = np.empty(n_nodes, dtype=np.uint64)
-    stack = np.empty(n_nodes + 1, dtype=np.intp)
+    lower = empty(n_nodes, np.float64)
+    upper = empty(n_nodes, np.float64)
+    codes = empty(n_nodes, np.uint64)
+    stack = empty(n_nodes + 1, np.intp)
     # The queue of one feature and repeat: per item (a row whose value leaves its leaf's
     # interval) its OOB position, permuted value and source row's offset in flat_X. One
     # spare entry: the queue writes an item before deciding whether to keep it.
-    item_row = np.empty(m + 1, dtype=np.uint32)
-    item_value = np.empty(m + 1)
-    item_source = np.empty(m + 1, dtype=np.intp)
-    item_leaf = np.empty(m + 1, dtype=np.intp)
+    item_row = empty(m + 1, np.uint32)
+    item_value = empty(m + 1, np.float64)
+    item_source = empty(m + 1, np.intp)
+    item_leaf = empty(m + 1, np.intp)
     row_base = rows * n_features
-    in_group = np.zeros(n_features, dtype=np.uint8)
-    column = np.empty(m)
-    by_row = np.zeros((m, n_features))
+    in_group = zeros(n_features, np.uint8)
+    column = empty(m, np.float64)
+    by_row = zeros((m, n_features), np.float64)
     flat_X = X.reshape(-1)
     flat_nodes = nodes.reshape(-1)
     for j in range(n_features):

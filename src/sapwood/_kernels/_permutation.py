@@ -19,6 +19,7 @@ prepares their inputs.
 
 import numpy as np
 
+from ._arrays import empty, zeros
 from ._numba import kernel, leaf_kernel
 from ._permuted_traversal import route_permuted, set_bits_of
 from ._traverse import LEAF
@@ -52,11 +53,11 @@ def flip_potential(children_left, children_right, feature, roots, tree_lo, tree_
         for c in range(width):
             low[c] = min(low[c], node_values[node, c])
             high[c] = max(high[c], node_values[node, c])
-    potential = np.zeros((n_samples, n_features))
-    on_path = np.zeros(n_features, dtype=np.intp)
-    distinct = np.empty(n_features, dtype=np.intp)
+    potential = zeros((n_samples, n_features), np.float64)
+    on_path = zeros(n_features, np.intp)
+    distinct = empty(n_features, np.intp)
     # A negative stack entry ~node marks leaving node's subtree.
-    stack = np.empty(2 * largest_tree(roots, children_left.shape[0]) + 1, dtype=np.intp)
+    stack = empty(2 * largest_tree(roots, children_left.shape[0]) + 1, np.intp)
     for t in range(tree_lo, tree_hi):
         position = 0
         n_distinct = 0
@@ -104,7 +105,7 @@ def permuted_values(X, source_rows, slot_repeat, slot_column):
     is -1, a several-column slot). Sample-major, as ``reroute_packed`` reads it."""
     n_samples = X.shape[0]
     n_slots = slot_repeat.shape[0]
-    permuted = np.zeros((n_samples, n_slots), dtype=X.dtype)
+    permuted = zeros((n_samples, n_slots), X.dtype)
     for i in range(n_samples):
         for s in range(n_slots):
             if slot_column[s] >= 0:
@@ -164,15 +165,15 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
     for b in range(batch_groups.shape[0]):
         most_slots = max(most_slots, batch_slot_ptr[b + 1] - batch_slot_ptr[b])
     capacity = most_slots * n_samples + 1
-    item_position = np.empty(capacity, dtype=np.uint32)
-    item_slot = np.empty(capacity, dtype=np.uint32)
-    item_value = np.empty(capacity)
-    item_source = np.empty(capacity, dtype=np.intp)
-    item_leaf = np.empty(capacity, dtype=np.intp)
-    position_row = np.empty(n_samples, dtype=np.uint32)
-    position_old = np.empty(n_samples, dtype=np.uint32)
-    position_top = np.empty(n_samples, dtype=np.int32)  # node ids, as route_permuted's
-    position_base = np.empty(n_samples, dtype=np.intp)
+    item_position = empty(capacity, np.uint32)
+    item_slot = empty(capacity, np.uint32)
+    item_value = empty(capacity, np.float64)
+    item_source = empty(capacity, np.intp)
+    item_leaf = empty(capacity, np.intp)
+    position_row = empty(n_samples, np.uint32)
+    position_old = empty(n_samples, np.uint32)
+    position_top = empty(n_samples, np.int32)  # node ids, as route_permuted's
+    position_base = empty(n_samples, np.intp)
     n_slots = permuted.shape[1]
     flat_permuted = permuted.reshape(-1)
     flat_delta = delta.reshape(-1)
@@ -180,16 +181,16 @@ def reroute_packed(X, permuted, source_rows, slot_repeat, batch_groups, batch_sl
     flat_values = node_values.reshape(-1)
     flat_X = X.reshape(-1)
     flat_nodes = nodes.reshape(-1)
-    in_group = np.zeros(n_features, dtype=np.uint8)
-    lower = np.empty(max_tree_nodes)
-    upper = np.empty(max_tree_nodes)
-    codes = np.empty(max_tree_nodes, dtype=np.uint64)
-    stack = np.empty(max_tree_nodes + 1, dtype=np.intp)
+    in_group = zeros(n_features, np.uint8)
+    lower = empty(max_tree_nodes, np.float64)
+    upper = empty(max_tree_nodes, np.float64)
+    codes = empty(max_tree_nodes, np.uint64)
+    stack = empty(max_tree_nodes + 1, np.intp)
     children_left = nodes[:, 0]
     children_right = nodes[:, 1]
     feature = nodes[:, 2]
     # The lanes' category bits, for the nodes of these trees (``set_bits_of``).
-    set_bits = np.empty(0, dtype=np.uint64)
+    set_bits = empty(0, np.uint64)
     if fast and cat_bitsets.shape[0] > 0:
         end_node = roots[tree_hi] if tree_hi < roots.shape[0] else nodes.shape[0]
         set_bits = set_bits_of(nodes, thresholds, cat_bitsets, roots[tree_lo], end_node)

@@ -14,6 +14,7 @@ the predicted class (the default accuracy score).
 
 import numpy as np
 
+from ._arrays import empty
 from ._numba import kernel
 
 __all__ = ["accuracy_change", "add_leaf_values", "add_new_leaf_values", "checkpoint_sums",
@@ -29,7 +30,7 @@ def sum_leaf_values(leaves, node_values, tree_column, init):
     The sums are kept in ``init``'s dtype (float32: rounded after every addition, as
     XGBoost adds its trees; ``node_values`` then float32 too).
     """
-    out = np.empty((leaves.shape[1], init.shape[0]), dtype=init.dtype)
+    out = empty((leaves.shape[1], init.shape[0]), init.dtype)
     for i in range(out.shape[0]):
         for c in range(init.shape[0]):
             out[i, c] = init[c]
@@ -46,8 +47,8 @@ def checkpoint_sums(leaves_by_sample, node_values, tree_column, init, stride):
     width = node_values.shape[1]
     n_columns = init.shape[0]
     n_checkpoints = (n_trees + stride - 1) // stride
-    out = np.empty((n_samples, n_checkpoints, n_columns), dtype=init.dtype)
-    total = np.empty(n_columns, dtype=init.dtype)
+    out = empty((n_samples, n_checkpoints, n_columns), init.dtype)
+    total = empty(n_columns, init.dtype)
     for i in range(n_samples):
         for c in range(n_columns):
             total[c] = init[c]
@@ -85,7 +86,7 @@ def collect_changed(leaf_values, new_leaves, changed, node_values, tree_column,
     """
     n_trees, n_samples, width = leaf_values.shape
     n_columns = checkpoints.shape[2]
-    exact = np.empty(n_samples, dtype=np.uint8)
+    exact = empty(n_samples, np.uint8)
     for s in range(slot_lo, slot_hi):
         n = 0
         any_exact = False

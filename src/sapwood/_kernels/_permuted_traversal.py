@@ -40,6 +40,7 @@ once per re-routed row); the routes take their arrays once per queue.
 
 import numpy as np
 
+from ._arrays import empty, zeros
 from ._numba import kernel, leaf_kernel
 from ._traverse import LEAF, OP_CAT, OP_LE, OP_LT, in_category_set
 
@@ -58,7 +59,7 @@ _FLAG_CAT = 4
 def pack_nodes(children_left, children_right, feature, missing_go_to_left, operator):
     """The (n_nodes, 4) int32 records of the packed layout."""
     n_nodes = children_left.shape[0]
-    nodes = np.empty((n_nodes, 4), dtype=np.int32)
+    nodes = empty((n_nodes, 4), np.int32)
     for k in range(n_nodes):
         nodes[k, 0] = children_left[k]
         nodes[k, 1] = children_right[k]
@@ -127,7 +128,7 @@ def set_bits_of(nodes, thresholds, cat_bitsets, first, end):
     """Per node of ``first .. end`` (packed records, any layout) the categories of its
     set as 64 bits (``low_categories``), 0 at numeric splits and leaves: what the lanes
     read at a categorical split. The other entries are left unset (never read)."""
-    bits = np.empty(nodes.shape[0], dtype=np.uint64)
+    bits = empty(nodes.shape[0], np.uint64)
     for k in range(first, end):
         bits[k] = 0
         if nodes[k, 0] != LEAF and nodes[k, 3] & _FLAG_CAT:
@@ -145,7 +146,7 @@ def pack_tree(children_left, children_right, feature, threshold, missing_go_to_l
     nodes = pack_nodes(children_left, children_right, feature, missing_go_to_left, operator)
     thresholds = threshold.astype(np.float64)
     operators = operator.astype(np.uint8)
-    set_bits = np.empty(0, dtype=np.uint64)
+    set_bits = empty(0, np.uint64)
     if fast:
         make_fast(nodes, thresholds, operators)
         if cat_bitsets.shape[0] > 0:
@@ -351,15 +352,18 @@ def apply_lanes(X, nodes, thresholds, roots, cat_bitsets=None):
     one calling another, which would optimise all the lanes' code again."""
     n_trees = roots.shape[0]
     n_samples = X.shape[0]
-    leaves = np.empty((n_trees, n_samples), dtype=np.intp)
-    sample = np.arange(n_samples).astype(np.uint32)
-    root = np.empty(n_samples, dtype=np.int32)  # as the other routes' start nodes
-    base = np.arange(n_samples) * X.shape[1]
-    unused = np.zeros(n_samples)
+    leaves = empty((n_trees, n_samples), np.intp)
+    sample = empty(n_samples, np.uint32)
+    root = empty(n_samples, np.int32)  # as the other routes' start nodes
+    base = empty(n_samples, np.intp)
+    for i in range(n_samples):
+        sample[i] = i
+        base[i] = i * X.shape[1]
+    unused = zeros(n_samples, np.float64)
     flat_X = X.reshape(-1)
     flat_nodes = nodes.reshape(-1)
     if cat_bitsets is None:
-        no_sets = np.empty(0, dtype=np.uint64)
+        no_sets = empty(0, np.uint64)
         for t in range(n_trees):
             for i in range(n_samples):
                 root[i] = roots[t]

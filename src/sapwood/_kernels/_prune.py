@@ -8,6 +8,7 @@ The weakest link is the internal node with the smallest
 
 import numpy as np
 
+from ._arrays import empty, full, zeros
 from ._numba import kernel
 
 LEAF = -1
@@ -20,11 +21,11 @@ def _prune_sequence(children_left, children_right, weighted_n_node_samples, impu
     """Returns (leaves_in_subtree mask, alphas, subtree impurities) of the pruning walk."""
     n_nodes = children_left.shape[0]
     r_node = weighted_n_node_samples * impurity / weighted_n_node_samples[0]
-    parent = np.full(n_nodes, UNDEFINED, dtype=np.intp)
-    leaves_in_subtree = np.zeros(n_nodes, dtype=np.uint8)
-    n_leaves = np.zeros(n_nodes, dtype=np.intp)
-    r_branch = np.zeros(n_nodes)
-    stack = np.empty(n_nodes, dtype=np.intp)
+    parent = full(n_nodes, UNDEFINED, np.intp)
+    leaves_in_subtree = zeros(n_nodes, np.uint8)
+    n_leaves = zeros(n_nodes, np.intp)
+    r_branch = zeros(n_nodes, np.float64)
+    stack = empty(n_nodes, np.intp)
     stack[0] = 0
     top = 1
     while top > 0:
@@ -50,7 +51,7 @@ def _prune_sequence(children_left, children_right, weighted_n_node_samples, impu
             n_leaves[up] += 1
             node = up
     candidate = 1 - leaves_in_subtree
-    in_subtree = np.ones(n_nodes, dtype=np.uint8)
+    in_subtree = full(n_nodes, 1, np.uint8)
     alphas = [0.0]
     impurities = [r_branch[0]]
     max_float = np.finfo(np.float64).max
@@ -111,17 +112,17 @@ def prune_tree(children_left, children_right, feature, threshold, impurity, n_no
     leaves, _, _ = _prune_sequence(children_left, children_right, weighted_n_node_samples,
                                    impurity, ccp_alpha, False)
     n_nodes = children_left.shape[0]
-    new_left = np.full(n_nodes, LEAF, dtype=np.intp)
-    new_right = np.full(n_nodes, LEAF, dtype=np.intp)
-    new_feature = np.full(n_nodes, UNDEFINED, dtype=np.intp)
-    new_threshold = np.full(n_nodes, float(UNDEFINED))
-    new_impurity = np.zeros(n_nodes)
-    new_n = np.zeros(n_nodes, dtype=np.intp)
-    new_w = np.zeros(n_nodes)
-    new_missing = np.zeros(n_nodes, dtype=np.uint8)
-    new_value = np.zeros_like(value)
+    new_left = full(n_nodes, LEAF, np.intp)
+    new_right = full(n_nodes, LEAF, np.intp)
+    new_feature = full(n_nodes, UNDEFINED, np.intp)
+    new_threshold = full(n_nodes, UNDEFINED, np.float64)
+    new_impurity = zeros(n_nodes, np.float64)
+    new_n = zeros(n_nodes, np.intp)
+    new_w = zeros(n_nodes, np.float64)
+    new_missing = zeros(n_nodes, np.uint8)
+    new_value = zeros(value.shape, value.dtype)
     # stack of (original node, new parent, is_left)
-    stack = np.empty((n_nodes + 1, 3), dtype=np.intp)
+    stack = empty((n_nodes + 1, 3), np.intp)
     stack[0, 0] = 0
     stack[0, 1] = UNDEFINED
     stack[0, 2] = 0

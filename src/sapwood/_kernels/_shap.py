@@ -22,6 +22,7 @@ Conditioning on a feature (``condition`` 1: on, -1: off) gives the interaction v
 
 import numpy as np
 
+from ._arrays import empty, full, zeros
 from ._numba import kernel
 from ._traverse import LEAF, goes_left
 
@@ -170,8 +171,9 @@ def _buffers(max_depth):
     """The path buffers (see the module docstring) and the stack of pending calls (at
     most one cold child per level waits, plus the hot one)."""
     size = (max_depth + 2) * (max_depth + 3) // 2
-    return (np.empty(size, dtype=np.intp), np.empty(size), np.empty(size), np.empty(size),
-            np.empty((max_depth + 2, 4), dtype=np.intp), np.empty((max_depth + 2, 3)))
+    return (empty(size, np.intp), empty(size, np.float64), empty(size, np.float64),
+            empty(size, np.float64), empty((max_depth + 2, 4), np.intp),
+            empty((max_depth + 2, 3), np.float64))
 
 
 @kernel
@@ -185,7 +187,7 @@ def shap_values(X, children_left, children_right, feature, threshold, operator,
     data; ``max_depth`` the depth of the deepest tree."""
     n_rows, n_features = X.shape
     feature_of, zero, one, weight, calls, fractions = _buffers(max_depth)
-    phi = np.zeros((n_rows, n_features, n_columns))
+    phi = zeros((n_rows, n_features, n_columns), np.float64)
     for r in range(n_rows):
         for t in range(roots.shape[0]):
             _tree_shap(roots[t], 0, 0, X[r], children_left, children_right, feature,
@@ -199,9 +201,9 @@ def shap_values(X, children_left, children_right, feature, threshold, operator,
 def _tree_features(children_left, feature, roots, n_nodes, n_features):
     """CSR of the distinct features each tree splits on, in increasing order."""
     n_trees = roots.shape[0]
-    seen = np.zeros(n_features, dtype=np.uint8)
-    ptr = np.zeros(n_trees + 1, dtype=np.intp)
-    found = np.empty(n_trees * n_features, dtype=np.intp)
+    seen = zeros(n_features, np.uint8)
+    ptr = zeros(n_trees + 1, np.intp)
+    found = empty(n_trees * n_features, np.intp)
     count = 0
     for t in range(n_trees):
         end = roots[t + 1] if t + 1 < n_trees else n_nodes
@@ -231,10 +233,10 @@ def shap_interactions(X, children_left, children_right, feature, threshold, oper
     feature_of, zero, one, weight, calls, fractions = _buffers(max_depth)
     ptr, tree_features = _tree_features(children_left, feature, roots,
                                         children_left.shape[0], n_features)
-    out = np.zeros((n_rows, n_features, n_features, n_columns))
-    diagonal = np.zeros((n_features, n_columns))
-    on = np.zeros((n_features, n_columns))
-    off = np.zeros((n_features, n_columns))
+    out = zeros((n_rows, n_features, n_features, n_columns), np.float64)
+    diagonal = zeros((n_features, n_columns), np.float64)
+    on = zeros((n_features, n_columns), np.float64)
+    off = zeros((n_features, n_columns), np.float64)
     for r in range(n_rows):
         x = X[r]
         diagonal[:] = 0.0
@@ -292,25 +294,25 @@ def leaf_paths(root, end, children_left, children_right, feature, cover, max_dep
     walk's order, rows (node, depth, parent; -1 for the root), so that the kernels
     replay it and number the leaves as they meet them."""
     n = end - root
-    node_bit = np.zeros(n, dtype=np.intp)
-    node_first = np.zeros(n, dtype=np.uint8)
+    node_bit = zeros(n, np.intp)
+    node_first = zeros(n, np.uint8)
     # The path's lists at each depth; a node's are made from its parent's when it is
     # taken from the stack (the parent's depth is not written meanwhile: only deeper
     # ones are, by the sibling's subtree).
-    level_features = np.empty((max_depth + 1, max_depth + 1), dtype=np.intp)
-    level_zero = np.empty((max_depth + 1, max_depth + 1))
-    level_count = np.zeros(max_depth + 1, dtype=np.intp)
-    stack_node = np.empty(max_depth + 2, dtype=np.intp)
-    stack_level = np.empty(max_depth + 2, dtype=np.intp)
+    level_features = empty((max_depth + 1, max_depth + 1), np.intp)
+    level_zero = empty((max_depth + 1, max_depth + 1), np.float64)
+    level_count = zeros(max_depth + 1, np.intp)
+    stack_node = empty(max_depth + 2, np.intp)
+    stack_level = empty(max_depth + 2, np.intp)
     n_leaves = 0
     for node in range(root, end):
         if children_left[node] == LEAF:
             n_leaves += 1
-    walk = np.empty((n, 3), dtype=np.intp)
-    leaf_start = np.zeros(n_leaves + 1, dtype=np.intp)
-    leaf_features = np.empty(n_leaves * (max_depth + 1), dtype=np.intp)
-    leaf_zero = np.empty(n_leaves * (max_depth + 1))
-    parent_of = np.full(n, -1, dtype=np.intp)
+    walk = empty((n, 3), np.intp)
+    leaf_start = zeros(n_leaves + 1, np.intp)
+    leaf_features = empty(n_leaves * (max_depth + 1), np.intp)
+    leaf_zero = empty(n_leaves * (max_depth + 1), np.float64)
+    parent_of = full(n, -1, np.intp)
     stack_node[0] = root
     stack_level[0] = 0
     top = 1
@@ -416,7 +418,7 @@ def leaf_tables(leaf_start, leaf_zero, pairs):
     the game without j (its d - 1 other features), (d - 1) 2^(d-2) numbers each.
     """
     n_leaves = leaf_start.shape[0] - 1
-    table_start = np.zeros(n_leaves + 1, dtype=np.intp)
+    table_start = zeros(n_leaves + 1, np.intp)
     largest = 0
     for leaf in range(n_leaves):
         d = leaf_start[leaf + 1] - leaf_start[leaf]
@@ -426,11 +428,11 @@ def leaf_tables(leaf_start, leaf_zero, pairs):
             size = d << (d - 1) if d > 0 else 0
         table_start[leaf + 1] = table_start[leaf] + size
         largest = max(largest, d)
-    table = np.empty(table_start[-1])
-    poly = np.empty((1 << largest, largest + 1))
-    weights = np.empty(largest + 1)
-    before = np.empty(largest + 1)
-    others = np.empty(largest + 1)
+    table = empty(table_start[-1], np.float64)
+    poly = empty((1 << largest, largest + 1), np.float64)
+    weights = empty(largest + 1, np.float64)
+    before = empty(largest + 1, np.float64)
+    others = empty(largest + 1, np.float64)
     for leaf in range(n_leaves):
         start = leaf_start[leaf]
         d = leaf_start[leaf + 1] - start
@@ -545,7 +547,7 @@ def shap_tables(X, children_left, feature, threshold, operator, missing_go_to_le
     row at once the mask of path features whose splits the row satisfies
     (:func:`node_masks`); at a leaf, d (and d (d - 1)) table reads per row.
     """
-    masks = np.empty((max_depth + 1, X.shape[0]), dtype=np.int64)
+    masks = empty((max_depth + 1, X.shape[0]), np.int64)
     leaf = 0
     for step in range(walk.shape[0]):
         node, level = node_masks(X, children_left, feature, threshold, operator,

@@ -31,6 +31,7 @@ background row that can reach the leaf with x.
 
 import numpy as np
 
+from ._arrays import empty, full, zeros
 from ._numba import kernel
 from ._shap import node_masks
 from ._traverse import LEAF
@@ -41,13 +42,13 @@ def shapley_coefficients(max_d):
     """``positive[n_a, n_b] = (n_a - 1)! n_b! / (n_a + n_b)!`` and ``negative[n_a, n_b]
     = n_a! (n_b - 1)! / (n_a + n_b)!`` for n_a, n_b <= ``max_d`` (zero where undefined):
     1 / (n_a C(n_a + n_b, n_a)) and 1 / (n_b C(n_a + n_b, n_b))."""
-    choose = np.zeros((2 * max_d + 1, 2 * max_d + 1))
+    choose = zeros((2 * max_d + 1, 2 * max_d + 1), np.float64)
     for n in range(2 * max_d + 1):
         choose[n, 0] = 1.0
         for k in range(1, n + 1):
             choose[n, k] = choose[n - 1, k - 1] + (choose[n - 1, k] if k < n else 0.0)
-    positive = np.zeros((max_d + 1, max_d + 1))
-    negative = np.zeros((max_d + 1, max_d + 1))
+    positive = zeros((max_d + 1, max_d + 1), np.float64)
+    negative = zeros((max_d + 1, max_d + 1), np.float64)
     for n_a in range(max_d + 1):
         for n_b in range(max_d + 1):
             if n_a > 0:
@@ -98,12 +99,12 @@ def _distinct(masks, dense, slot, which, distinct):
 @kernel
 def _scratch(n_rows, n_background, max_d, dense_features):
     """The buffers :func:`_leaf` reuses from leaf to leaf: O(n + m + 2^min(d, dense))."""
-    return (np.full(1 << min(max_d, dense_features), -1, dtype=np.intp),
-            np.empty(n_background, dtype=np.intp), np.empty(n_background, dtype=np.int64),
-            np.empty(n_background + 1, dtype=np.intp), np.empty(n_background, dtype=np.intp),
-            np.empty(n_rows, dtype=np.intp), np.empty(n_rows, dtype=np.int64),
-            np.empty(n_rows + 1, dtype=np.intp), np.empty(n_rows, dtype=np.intp),
-            np.empty(n_background, dtype=np.intp), np.empty(max_d), np.empty(n_background))
+    return (full(1 << min(max_d, dense_features), -1, np.intp),
+            empty(n_background, np.intp), empty(n_background, np.int64),
+            empty(n_background + 1, np.intp), empty(n_background, np.intp),
+            empty(n_rows, np.intp), empty(n_rows, np.int64),
+            empty(n_rows + 1, np.intp), empty(n_rows, np.intp),
+            empty(n_background, np.intp), empty(max_d, np.float64), empty(n_background, np.float64))
 
 
 @kernel
@@ -220,8 +221,8 @@ def interventional_tree(X, Z, weights, per_row, children_left, feature, threshol
     the g background ones, O(matches x d) for their units and O(n d) to add them; with
     per-pair weights, plus per row the background rows that can reach the leaf with it.
     """
-    x_masks = np.empty((max_depth + 1, X.shape[0]), dtype=np.int64)
-    z_masks = np.empty((max_depth + 1, Z.shape[0]), dtype=np.int64)
+    x_masks = empty((max_depth + 1, X.shape[0]), np.int64)
+    z_masks = empty((max_depth + 1, Z.shape[0]), np.int64)
     scratch = _scratch(X.shape[0], Z.shape[0], max_depth, dense_features)
     leaf = 0
     for step in range(walk.shape[0]):

@@ -11,6 +11,7 @@ disjoint, so the processing order does not change the result.
 
 import numpy as np
 
+from ._arrays import empty
 from ._numba import allocating_kernel, leaf_kernel
 
 
@@ -95,7 +96,7 @@ def sort_segment(values, indices, lo, n):
         # Small segments (most nodes of a deep tree) skip the stack allocation below.
         insertion_sort(values, indices, lo, n)
         return
-    sort_segment_in(values, indices, lo, n, np.empty((STACK_ROWS, 3), dtype=np.intp))
+    sort_segment_in(values, indices, lo, n, empty((STACK_ROWS, 3), np.intp))
 
 
 @leaf_kernel
@@ -162,7 +163,7 @@ def radix_sort_segment(values, indices, lo, n, keys, keys_spare, indices_spare):
     """Sort ``values[lo:lo+n]`` (float32, no NaN) ascending with ``indices`` (see
     :func:`radix_sort_segment_in`)."""
     radix_sort_segment_in(values, indices, lo, n, keys, keys_spare, indices_spare,
-                          np.empty((3, RADIX_SIZE), dtype=np.intp))
+                          empty((3, RADIX_SIZE), np.intp))
 
 
 @leaf_kernel
@@ -298,7 +299,7 @@ def introsort_packed(records, lo, n):
     if n <= 15:
         _insertion_sort_packed(records, lo, n)
         return
-    introsort_packed_in(records, lo, n, np.empty((STACK_ROWS, 3), dtype=np.intp))
+    introsort_packed_in(records, lo, n, empty((STACK_ROWS, 3), np.intp))
 
 
 @leaf_kernel
@@ -360,7 +361,7 @@ def sort_segment_packed(column, values, indices, lo, n, records):
     column[indices[lo+i]]`` (no NaN, ids < 2**32); ``records`` is a uint64 workspace of
     at least ``n`` entries. Sorted values are read back from ``column`` (keeps -0.0)."""
     sort_segment_packed_in(column, values, indices, lo, n, records,
-                           np.empty((STACK_ROWS, 3), dtype=np.intp))
+                           empty((STACK_ROWS, 3), np.intp))
 
 
 @leaf_kernel
@@ -510,9 +511,9 @@ def sort_segment_radix_ties(column, values, indices, lo, n):
     original_values = values[lo:lo + n].copy()
     original_indices = indices[lo:lo + n].copy()
     m = max(n, 1)
-    radix_sort_segment_in(values, indices, lo, n, np.empty(m, dtype=np.uint32),
-                          np.empty(m, dtype=np.uint32), np.empty(m, dtype=np.intp),
-                          np.empty((3, RADIX_SIZE), dtype=np.intp))
+    radix_sort_segment_in(values, indices, lo, n, empty(m, np.uint32),
+                          empty(m, np.uint32), empty(m, np.intp),
+                          empty((3, RADIX_SIZE), np.intp))
     sort_ties_packed_in(column, values, indices, lo, n, original_values, original_indices,
-                        np.empty(m, dtype=np.uint64), np.empty((STACK_ROWS, 3), dtype=np.intp),
-                        np.empty(m, dtype=np.uint32))
+                        empty(m, np.uint64), empty((STACK_ROWS, 3), np.intp),
+                        empty(m, np.uint32))

@@ -16,6 +16,7 @@ goes right, as does every category not in the set.
 
 import numpy as np
 
+from ._arrays import empty, full, zeros
 from ._numba import kernel
 
 LEAF = -1
@@ -52,7 +53,7 @@ def goes_left(value, threshold, operator, missing_go_to_left, cat_bitsets):
 def apply_tree(X, children_left, children_right, feature, threshold, missing_go_to_left,
                operator, cat_bitsets):
     """Leaf id reached by every row of ``X``."""
-    leaves = np.empty(X.shape[0], dtype=np.intp)
+    leaves = empty(X.shape[0], np.intp)
     for i in range(X.shape[0]):
         node = 0
         while children_left[node] != LEAF:
@@ -77,12 +78,12 @@ def first_splits(X, rows, children_left, children_right, feature, threshold,
     """
     m = rows.shape[0]
     n_features = X.shape[1]
-    used = np.zeros(n_features, dtype=np.uint8)
+    used = zeros(n_features, np.uint8)
     for node in range(children_left.shape[0]):
         if children_left[node] != LEAF:
             used[feature[node]] = 1
-    first = np.full((n_features, m), -1, dtype=np.int32)
-    leaf = np.empty(m, dtype=np.intp)
+    first = full((n_features, m), -1, np.int32)
+    leaf = empty(m, np.intp)
     for k in range(m):
         i = rows[k]
         node = 0
@@ -108,7 +109,7 @@ def apply_packed(X, children_left, children_right, feature, threshold, missing_g
     indices are global. Tree-major order keeps one tree's nodes in cache.
     """
     n_trees = roots.shape[0]
-    leaves = np.empty((X.shape[0], n_trees), dtype=np.intp)
+    leaves = empty((X.shape[0], n_trees), np.intp)
     for t in range(n_trees):
         root = roots[t]
         for i in range(X.shape[0]):
@@ -128,7 +129,7 @@ def decision_path_tree(X, children_left, children_right, feature, threshold,
                        missing_go_to_left, operator, cat_bitsets):
     """CSR (indptr, indices) of the nodes each row of ``X`` passes through."""
     n_samples = X.shape[0]
-    indptr = np.zeros(n_samples + 1, dtype=np.intp)
+    indptr = zeros(n_samples + 1, np.intp)
     for i in range(n_samples):
         node = 0
         length = 1
@@ -140,7 +141,7 @@ def decision_path_tree(X, children_left, children_right, feature, threshold,
                 node = children_right[node]
             length += 1
         indptr[i + 1] = indptr[i] + length
-    indices = np.empty(indptr[n_samples], dtype=np.intp)
+    indices = empty(indptr[n_samples], np.intp)
     for i in range(n_samples):
         node = 0
         k = indptr[i]
@@ -164,8 +165,8 @@ def node_depths(children_left, children_right):
     every node must have at most one parent (the format's validation checks both
     first), so each node is pushed at most once and the stack cannot overflow."""
     n_nodes = children_left.shape[0]
-    depth = np.full(n_nodes, -1, dtype=np.intp)
-    stack = np.empty(n_nodes, dtype=np.intp)
+    depth = full(n_nodes, -1, np.intp)
+    stack = empty(n_nodes, np.intp)
     depth[0] = 0
     stack[0] = 0
     top = 1
@@ -210,8 +211,8 @@ def tree_problem(children_left, children_right, feature, threshold, operator, n_
     """
     n = children_left.shape[0]
     # first[k]: the first node with local problem k (n: none).
-    first = np.full(BAD_OPERATOR + 1, n, dtype=np.intp)
-    parents = np.zeros(n, dtype=np.intp)
+    first = full(BAD_OPERATOR + 1, n, np.intp)
+    parents = zeros(n, np.intp)
     for node in range(n - 1, -1, -1):
         left = children_left[node]
         right = children_right[node]

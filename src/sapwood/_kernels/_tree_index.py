@@ -19,6 +19,7 @@ Trees are packed end to end from ``roots`` (global node ids); arrays in, arrays 
 
 import numpy as np
 
+from ._arrays import empty, zeros
 from ._numba import kernel
 from ._permuted_traversal import low_categories
 from ._traverse import LEAF, OP_CAT, OP_LE
@@ -45,11 +46,11 @@ def preorder_spans(children_left, children_right, roots):
     ``[rank[i], span_end[i])``.
     """
     n_nodes = children_left.shape[0]
-    rank = np.empty(n_nodes, dtype=np.intp)
-    span_end = np.empty(n_nodes, dtype=np.intp)
+    rank = empty(n_nodes, np.intp)
+    span_end = empty(n_nodes, np.intp)
     largest = largest_tree(roots, n_nodes)
-    stack = np.empty(largest + 1, dtype=np.intp)
-    sequence = np.empty(largest, dtype=np.intp)
+    stack = empty(largest + 1, np.intp)
+    sequence = empty(largest, np.intp)
     for t in range(roots.shape[0]):
         stack[0] = roots[t]
         top = 1
@@ -89,12 +90,12 @@ def entry_nodes(children_left, children_right, feature, roots, feature_group_ptr
         if children_left[node] != LEAF:
             f = feature[node]
             capacity += feature_group_ptr[f + 1] - feature_group_ptr[f]
-    record_key = np.empty(capacity, dtype=np.intp)
-    record_node = np.empty(capacity, dtype=np.intp)
+    record_key = empty(capacity, np.intp)
+    record_node = empty(capacity, np.intp)
     n_records = 0
-    ancestors_in_group = np.zeros(n_groups, dtype=np.intp)
+    ancestors_in_group = zeros(n_groups, np.intp)
     # A negative stack entry ~node marks leaving node's subtree.
-    stack = np.empty(2 * largest_tree(roots, n_nodes) + 1, dtype=np.intp)
+    stack = empty(2 * largest_tree(roots, n_nodes) + 1, np.intp)
     for t in range(n_trees):
         stack[0] = roots[t]
         top = 1
@@ -121,12 +122,12 @@ def entry_nodes(children_left, children_right, feature, roots, feature_group_ptr
             stack[top + 1] = children_right[node]
             stack[top + 2] = children_left[node]
             top += 3
-    ptr = np.zeros(n_trees * n_groups + 1, dtype=np.intp)
+    ptr = zeros(n_trees * n_groups + 1, np.intp)
     for r in range(n_records):
         ptr[record_key[r] + 1] += 1
     for k in range(n_trees * n_groups):
         ptr[k + 1] += ptr[k]
-    nodes = np.empty(n_records, dtype=np.intp)
+    nodes = empty(n_records, np.intp)
     fill = ptr[:-1].copy()
     for r in range(n_records):
         nodes[fill[record_key[r]]] = record_node[r]
@@ -145,14 +146,14 @@ def sort_by_leaf(leaves, rank):
     non-negative, so Numba's indexing skips its negative-index wrap-around.
     """
     n_trees, n_samples = leaves.shape
-    order = np.empty((n_trees, n_samples), dtype=np.uint32)
-    sorted_rank = np.empty((n_trees, n_samples), dtype=np.uint32)
-    sorted_leaf = np.empty((n_trees, n_samples), dtype=np.uint32)
+    order = empty((n_trees, n_samples), np.uint32)
+    sorted_rank = empty((n_trees, n_samples), np.uint32)
+    sorted_leaf = empty((n_trees, n_samples), np.uint32)
     largest = 0
     for t in range(n_trees):
         for i in range(n_samples):
             largest = max(largest, rank[leaves[t, i]] + 1)
-    start = np.empty(largest + 1, dtype=np.intp)
+    start = empty(largest + 1, np.intp)
     for t in range(n_trees):
         start[:] = 0
         for i in range(n_samples):
