@@ -206,7 +206,8 @@ def _depth_first(code, random_splitter):
             sample_weight, X_columns.shape[0])
         n_outputs = c.sums[crit.TOTAL].shape[0]
         width = c.sums[crit.TOTAL].shape[1]
-        capacity = 2 ** (max_depth + 1) - 1 if max_depth <= 10 else 2047
+        # A shift, not 2 ** (max_depth + 1): Numba compiles its integer power apart.
+        capacity = (1 << (max_depth + 1)) - 1 if max_depth <= 10 else 2047
         nodes = _new_nodes(capacity, n_outputs, width)
         split = empty(SPLIT_FIELDS, np.float64)
         count = 0
