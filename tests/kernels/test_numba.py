@@ -152,6 +152,22 @@ def test_closure_inlining_runs_only_for_kernels_that_make_functions():
     assert "inline_closure_likes" in _passes_run(_comprehension)
 
 
+@kernel(cache=False)
+def _array_expression(a, b):
+    return a * b + 2.0 * np.sqrt(b) - a / (b + 1.0)
+
+
+def test_kernels_compile_without_the_rewrites_after_typing():
+    """Numba's NopythonRewrites pass (it fuses array expressions) is left out; an array
+    expression still computes what NumPy computes, bit for bit."""
+    a = np.linspace(-3.0, 7.0, 11)
+    b = np.geomspace(0.5, 40.0, 11)
+    np.testing.assert_array_equal(_array_expression(a, b),
+                                  a * b + 2.0 * np.sqrt(b) - a / (b + 1.0))
+    assert "nopython_rewrites" not in _passes_run(_array_expression)
+    assert "nopython_type_inference" in _passes_run(_array_expression)
+
+
 def _has_python_wrapper(compiled):
     return compiled.fndesc.llvm_cpython_wrapper_name in compiled.library.get_llvm_str()
 

@@ -14,7 +14,7 @@ import threading
 from types import CodeType
 
 import numba
-from numba.core import caching, compiler, extending, sigutils, types, untyped_passes
+from numba.core import caching, compiler, extending, sigutils, typed_passes, types, untyped_passes
 from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.environment import lookup_environment
@@ -256,8 +256,15 @@ class _KernelCompiler(compiler.Compiler):
         # kernel's own flags), before any of the kernel's code is typed.
         _as_overloads_see_it(ConfigStack().top())
         pipelines = super().define_pipelines()
-        if not _defines_functions(self.state.func_id.func):
-            for pipeline in pipelines:
+        for pipeline in pipelines:
+            # Numba's rewrites after typing fuse array expressions (``a * b + c`` on
+            # arrays) into one loop, and index records by string literals: kernels do
+            # neither (they loop; ``tests/kernels/test_numba.py`` shows an array
+            # expression still computes the same without it), but the pass computed
+            # every variable's lifetime in each kernel to look, 2.5% of a cold demo's
+            # compiling.
+            _without(pipeline, typed_passes.NopythonRewrites)
+            if not _defines_functions(self.state.func_id.func):
                 _without(pipeline, untyped_passes.InlineClosureLikes)
         return pipelines
 
