@@ -244,6 +244,29 @@ def test_the_compiled_measures_run_first_and_all_show_in_the_order_asked(monkeyp
     assert list(report["measures"]) == ["permutation", "mdi", "ufi"]
 
 
+def test_a_measure_compiled_meanwhile_goes_before_one_still_compiling(monkeypatch, capsys):
+    # permutation, ufi and conditional are not compiled when the measures start; the
+    # second process finishes conditional's kernels while mdi runs: conditional runs
+    # before ufi, which is still compiling, though asked for after it.
+    from sapwood.cli import _measures, _run
+
+    ran = []
+    compute = _measures.compute
+    monkeypatch.setattr(_measures, "compute",
+                        lambda name, *args, **kwargs: ran.append(name)
+                        or compute(name, *args, **kwargs))
+
+    def uncompiled(methods):
+        still = {"permutation", "ufi"} if ran else {"permutation", "ufi", "conditional"}
+        return [name for name in methods if name in still]
+
+    monkeypatch.setattr(_run, "uncompiled", uncompiled)
+    methods = "permutation,ufi,mdi,conditional"
+    assert main(["demo", "--data", "iris", "--methods", methods, "--json"]) == 0
+    assert ran == ["mdi", "conditional", "permutation", "ufi"]
+    assert list(json.loads(capsys.readouterr().out)["measures"]) == methods.split(",")
+
+
 @pytest.mark.parametrize("cached", [True, False])
 def test_a_run_that_compiles_says_so_and_a_cached_one_does_not(monkeypatch, capsys, cached):
     from sapwood.cli import _commands

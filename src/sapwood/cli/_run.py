@@ -319,6 +319,11 @@ def _compute_all(model, methods, inputs, ui, notes, fitted) -> dict:
     not_compiled = uncompiled(methods)
     queue = sorted(methods, key=lambda name: name in not_compiled)
     while queue:
+        if not_compiled:
+            # A first run: a measure whose kernels the second process has compiled
+            # meanwhile goes before those still compiling (looked up again each time).
+            not_compiled = uncompiled(queue)
+            queue.sort(key=lambda name: name in not_compiled)
         name = queue.pop(0)
         if name in results:
             continue
