@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from numba.core import event
+from numba.core.errors import TypingError
 
 from sapwood._kernels._arrays import empty, full, zeros
 from sapwood._kernels._numba import kernel
@@ -56,6 +57,22 @@ def test_they_make_what_numpy_makes():
 def test_a_negative_size_is_numpys_error():
     with pytest.raises(ValueError, match="negative dimensions not allowed"):
         _negative(3)
+
+
+@kernel(cache=False)
+def _float_shape(x):
+    return empty(x, np.intp)
+
+
+@kernel(cache=False)
+def _text_fill(n):
+    return full(n, "a", np.intp)
+
+
+@pytest.mark.parametrize(("call", "argument"), [(_float_shape, 2.5), (_text_fill, 3)])
+def test_a_shape_or_fill_value_numpy_would_refuse_does_not_compile(call, argument):
+    with pytest.raises(TypingError):
+        call(argument)
 
 
 def test_they_compile_nothing_of_their_own():

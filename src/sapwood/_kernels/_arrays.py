@@ -20,15 +20,22 @@ from numba.np.arrayobj import _empty_nd_impl, _parse_empty_args
 __all__ = ["empty", "full", "zeros"]
 
 
-def _array_type(shape, dtype):
-    """The C-order array type NumPy would make from ``shape`` (an integer or a tuple of
-    integers) and ``dtype`` (a NumPy scalar type or an array's dtype), or None when
-    they are not of those kinds (the call then fails to type, naming its arguments)."""
+def _typed(codegen, shape, dtype, fill_value=None):
+    """The intrinsic's signature and ``codegen``: a C-order array of NumPy's making from
+    ``shape`` (an integer or a tuple of integers) and ``dtype`` (a NumPy scalar type or
+    an array's dtype), from those and ``fill_value`` (a number or boolean, for ``full``)
+    when given; None when they are not of those kinds (the call then fails to type,
+    naming its arguments)."""
     element = parse_dtype(dtype)
     ndim = parse_shape(shape)
     if element is None or ndim is None:
         return None
-    return types.Array(element, ndim, "C")
+    array_type = types.Array(element, ndim, "C")
+    if fill_value is None:
+        return array_type(shape, dtype), codegen
+    if not isinstance(fill_value, (types.Number, types.Boolean)):
+        return None
+    return array_type(shape, fill_value, dtype), codegen
 
 
 def _allocated(context, builder, signature, arguments):
@@ -40,45 +47,36 @@ def _allocated(context, builder, signature, arguments):
 @intrinsic
 def empty(typingctx, shape, dtype):
     """``np.empty(shape, dtype)``: a new array, its entries not set."""
-    array_type = _array_type(shape, dtype)
-    if array_type is None:
-        return None
 
     def codegen(context, builder, signature, arguments):
         return _allocated(context, builder, signature, arguments)._getvalue()
 
-    return array_type(shape, dtype), codegen
+    return _typed(codegen, shape, dtype)
 
 
 @intrinsic
 def zeros(typingctx, shape, dtype):
     """``np.zeros(shape, dtype)``: a new array of zeros (every byte 0: 0, 0.0, False)."""
-    array_type = _array_type(shape, dtype)
-    if array_type is None:
-        return None
 
     def codegen(context, builder, signature, arguments):
         array = _allocated(context, builder, signature, arguments)
         cgutils.memset(builder, array.data, builder.mul(array.itemsize, array.nitems), 0)
         return array._getvalue()
 
-    return array_type(shape, dtype), codegen
+    return _typed(codegen, shape, dtype)
 
 
 @intrinsic
 def full(typingctx, shape, fill_value, dtype):
     """``np.full(shape, fill_value, dtype)``: a new array with every entry
     ``fill_value`` (converted to the dtype as an assignment converts it)."""
-    array_type = _array_type(shape, dtype)
-    if array_type is None or not isinstance(fill_value, (types.Number, types.Boolean)):
-        return None
 
     def codegen(context, builder, signature, arguments):
         array = _allocated(context, builder, signature, arguments)
-        value = context.cast(builder, arguments[1], signature.args[1], array_type.dtype)
+        element = signature.return_type.dtype
+        value = context.cast(builder, arguments[1], signature.args[1], element)
         with cgutils.for_range(builder, array.nitems) as loop:
-            context.pack_value(builder, array_type.dtype, value,
-                               builder.gep(array.data, [loop.index]))
+            context.pack_value(builder, element, value, builder.gep(array.data, [loop.index]))
         return array._getvalue()
 
-    return array_type(shape, fill_value, dtype), codegen
+    return _typed(codegen, shape, dtype, fill_value)
