@@ -36,7 +36,7 @@ from ._timing import REPO, run_fresh
 
 __all__ = ["run"]
 
-ROUNDS = 3  # a cold demo takes about a minute on a quiet 2-core machine; load changes
+ROUNDS = 3  # a cold demo takes about twenty seconds on a quiet 2-core machine; load changes
 COLD_TARGET = 3.0
 IMPORT_TARGET_S = 0.5
 MDI_TARGET_S = 1.0
