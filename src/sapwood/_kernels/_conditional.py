@@ -25,7 +25,7 @@ import numpy as np
 
 from ._arrays import empty, full, zeros
 from ._numba import kernel
-from ._permuted_traversal import fast_layout, pack_tree, route_permuted
+from ._permuted_traversal import fast_layout, pack_tree, route_permuted, row_offsets
 from ._traverse import LEAF, OP_CAT, first_splits, goes_left
 from ._tree_index import keeps_leaf, leaf_intervals
 
@@ -280,11 +280,7 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
     codes = empty(n_nodes, np.uint64)
     stack = empty(n_nodes + 1, np.intp)
     in_group = zeros(n_features, np.uint8)
-    # A loop, not ``rows * n_features``: an array expression compiles a function of its
-    # own (and Numba's broadcasting), a tenth of a second of a first run.
-    row_base = empty(rows.shape[0], np.intp)
-    for k in range(rows.shape[0]):
-        row_base[k] = rows[k] * n_features
+    row_base = row_offsets(rows, n_features)
     # The queue of one feature and repeat (one spare entry: an item is written before
     # the queue decides whether to keep it).
     item_row = empty(m + 1, np.uint32)

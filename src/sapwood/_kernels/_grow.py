@@ -9,7 +9,7 @@ format, trimmed to the node count.
 import numpy as np
 
 from . import _criteria as crit
-from ._arrays import empty
+from ._arrays import empty, full, zeros
 from ._numba import kernel, leaf_kernel
 from ._sort import RADIX_SIZE, STACK_ROWS
 from ._split import SPLIT_FIELDS, split_node
@@ -19,33 +19,17 @@ LEAF = -1
 UNDEFINED = -2
 
 
-# The node arrays are filled by loops: np.arange and an array's copy() each compile an
-# implementation per dtype and shape, a second or two of a first fit (allocations
-# compile nothing of their own, see ``_arrays``).
-
 @kernel
 def _new_nodes(capacity, n_outputs, width):
-    left = empty(capacity, np.intp)
-    right = empty(capacity, np.intp)
-    feature = empty(capacity, np.intp)
-    threshold = empty(capacity, np.float64)
-    impurity = empty(capacity, np.float64)
-    n_samples = empty(capacity, np.intp)
-    weighted = empty(capacity, np.float64)
-    missing = empty(capacity, np.uint8)
-    values = empty((capacity, n_outputs, width), np.float64)
-    for i in range(capacity):
-        left[i] = LEAF
-        right[i] = LEAF
-        feature[i] = UNDEFINED
-        threshold[i] = UNDEFINED
-        impurity[i] = 0.0
-        n_samples[i] = 0
-        weighted[i] = 0.0
-        missing[i] = 0
-    flat = values.reshape(-1)
-    for i in range(flat.shape[0]):
-        flat[i] = 0.0
+    left = full(capacity, LEAF, np.intp)
+    right = full(capacity, LEAF, np.intp)
+    feature = full(capacity, UNDEFINED, np.intp)
+    threshold = full(capacity, UNDEFINED, np.float64)
+    impurity = zeros(capacity, np.float64)
+    n_samples = zeros(capacity, np.intp)
+    weighted = zeros(capacity, np.float64)
+    missing = zeros(capacity, np.uint8)
+    values = zeros((capacity, n_outputs, width), np.float64)
     return left, right, feature, threshold, impurity, n_samples, weighted, missing, values
 
 

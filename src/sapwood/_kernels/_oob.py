@@ -20,7 +20,7 @@ import numpy as np
 
 from ._arrays import empty, zeros
 from ._numba import kernel
-from ._permuted_traversal import fast_layout, pack_tree, route_permuted
+from ._permuted_traversal import fast_layout, pack_tree, route_permuted, row_offsets
 from ._traverse import first_splits
 from ._tree_index import keeps_leaf, leaf_intervals
 
@@ -147,11 +147,7 @@ def oob_tree_permutation_rows(X, rows, target, target_class, n_classes, classifi
     item_value = empty(m + 1, np.float64)
     item_source = empty(m + 1, np.intp)
     item_leaf = empty(m + 1, np.intp)
-    # A loop, not ``rows * n_features``: an array expression compiles a function of its
-    # own (and Numba's broadcasting), a tenth of a second of a first run.
-    row_base = empty(rows.shape[0], np.intp)
-    for k in range(rows.shape[0]):
-        row_base[k] = rows[k] * n_features
+    row_base = row_offsets(rows, n_features)
     in_group = zeros(n_features, np.uint8)
     column = empty(m, np.float64)
     by_row = zeros((m, n_features), np.float64)

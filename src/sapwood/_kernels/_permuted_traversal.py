@@ -46,7 +46,7 @@ from ._traverse import LEAF, OP_CAT, OP_LE, OP_LT, in_category_set
 
 __all__ = ["apply_lanes", "fast_layout", "lane_sets", "low_categories", "make_fast",
            "pack_nodes", "pack_tree", "route_lanes", "route_permuted", "route_rows",
-           "set_bits_of"]
+           "row_offsets", "set_bits_of"]
 
 _FOUR = np.uint64(4)
 _TWO = np.uint64(2)
@@ -152,6 +152,18 @@ def pack_tree(children_left, children_right, feature, threshold, missing_go_to_l
         if cat_bitsets.shape[0] > 0:
             set_bits = set_bits_of(nodes, thresholds, cat_bitsets, 0, nodes.shape[0])
     return nodes, thresholds, operators, set_bits
+
+
+@kernel
+def row_offsets(rows, n_columns):
+    """Where each of ``rows`` starts in the flat (C-order) data of ``n_columns`` columns:
+    the ``start_base`` and ``item_source_base`` the routes read. (A loop, not
+    ``rows * n_columns``: an array expression compiles a function of its own and Numba's
+    broadcasting, a tenth of a second of a first run.)"""
+    offsets = empty(rows.shape[0], np.intp)
+    for k in range(rows.shape[0]):
+        offsets[k] = rows[k] * n_columns
+    return offsets
 
 
 @kernel(inline="always")
