@@ -155,6 +155,22 @@ def test_help_lists_encoding(capsys):
     assert "ordinal codes" in capsys.readouterr().out
 
 
+def test_the_executable_runs_main_on_its_arguments_then_freezes_the_collector(monkeypatch,
+                                                                              capsys):
+    # So that the interpreter's exit does not walk every object the run left; main,
+    # which a program may call many times, leaves the collector alone.
+    import gc
+
+    import sapwood.cli
+
+    frozen = []
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(True))
+    monkeypatch.setattr(sys, "argv", ["sapwood", "--version"])
+    assert main(["--version"]) == 0 and frozen == []
+    assert sapwood.cli.command() == 0 and frozen == [True]
+    assert capsys.readouterr().out.startswith("sapwood ")
+
+
 # -- as a subprocess, the way a user runs it --------------------------------------------
 
 def run_cli(*args):

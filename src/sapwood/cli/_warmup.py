@@ -146,12 +146,15 @@ def serve() -> None:
     """The second process of :func:`start_ahead` and :func:`compile_ahead`: import what
     the measures need, then run the unit the command sends (one line on standard
     input). It ends as soon as standard input closes, even while importing
-    (:func:`stop_when_stdin_closes`)."""
+    (:func:`stop_when_stdin_closes`), and at once when the unit is done: the command
+    waits for it, and an interpreter's orderly exit, collecting the objects of every
+    module and compiled kernel, took a second."""
     lines = queue.SimpleQueue()
     stop_when_stdin_closes(lines.put)
     for module in ("sklearn.ensemble", "sapwood.datasets", "sapwood.importance"):
         importlib.import_module(module)
     run_unit(ast.literal_eval(lines.get().decode()))
+    exit_between_saves()
 
 
 def stop(process) -> None:
