@@ -208,15 +208,16 @@ def test_the_second_process_runs_the_unit_it_is_sent():
 
 def test_the_second_process_ends_as_soon_as_its_unit_is_done(monkeypatch):
     # Not by an orderly exit of the interpreter (a second's collecting the command
-    # waited for), and not before the unit has run.
+    # waited for), and not before the unit has run; it never collects cycles.
     done = []
     monkeypatch.setattr(_warmup, "stop_when_stdin_closes",
                         lambda first_line: first_line(b"('fit', 'regression')\n"))
     monkeypatch.setattr(_warmup.importlib, "import_module", lambda module: None)
     monkeypatch.setattr(_warmup, "run_unit", lambda unit: done.append(unit))
     monkeypatch.setattr(_warmup, "exit_between_saves", lambda: done.append("exit"))
+    monkeypatch.setattr(_warmup.gc, "disable", lambda: done.append("no collector"))
     _warmup.serve()
-    assert done == [("fit", "regression"), "exit"]
+    assert done == ["no collector", ("fit", "regression"), "exit"]
 
 
 def test_the_second_process_ends_when_the_command_closes_its_input():
