@@ -1,6 +1,7 @@
 """The commands on good input: in-process through ``main`` and as a subprocess."""
 
 import contextlib
+import gc
 import io
 import json
 import subprocess
@@ -10,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sapwood.cli import main
+from sapwood.cli import command, main
 from sapwood.cli._measures import DEMO_METHODS
 from sapwood.datasets._ground_truth import make_ground_truth
 
@@ -159,15 +160,11 @@ def test_the_executable_runs_main_on_its_arguments_then_freezes_the_collector(mo
                                                                               capsys):
     # So that the interpreter's exit does not walk every object the run left; main,
     # which a program may call many times, leaves the collector alone.
-    import gc
-
-    import sapwood.cli
-
     frozen = []
     monkeypatch.setattr(gc, "freeze", lambda: frozen.append(True))
     monkeypatch.setattr(sys, "argv", ["sapwood", "--version"])
     assert main(["--version"]) == 0 and frozen == []
-    assert sapwood.cli.command() == 0 and frozen == [True]
+    assert command() == 0 and frozen == [True]
     assert capsys.readouterr().out.startswith("sapwood ")
 
 
