@@ -20,7 +20,9 @@ UNDEFINED = -2
 
 
 @kernel
-def _new_nodes(capacity, n_outputs, width):
+def new_nodes(capacity, n_outputs, width):
+    """Node arrays for ``capacity`` nodes, as a grown tree holds them (leaves, undefined
+    features and thresholds, zeros); the pruner's too."""
     left = full(capacity, LEAF, np.intp)
     right = full(capacity, LEAF, np.intp)
     feature = full(capacity, UNDEFINED, np.intp)
@@ -34,10 +36,10 @@ def _new_nodes(capacity, n_outputs, width):
 
 
 @kernel
-def _resized(nodes, capacity, count):
+def resized(nodes, capacity, count):
     """The first ``count`` nodes of ``nodes``, in new arrays of ``capacity`` nodes: more
     room for a growing tree, or the grown tree's arrays trimmed to its node count."""
-    bigger = _new_nodes(capacity, nodes[8].shape[1], nodes[8].shape[2])
+    bigger = new_nodes(capacity, nodes[8].shape[1], nodes[8].shape[2])
     _copy_head(bigger[0], nodes[0], count)
     _copy_head(bigger[1], nodes[1], count)
     _copy_head(bigger[2], nodes[2], count)
@@ -192,7 +194,7 @@ def _depth_first(code, random_splitter):
         width = c.sums[crit.TOTAL].shape[1]
         # A shift, not 2 ** (max_depth + 1): Numba compiles its integer power apart.
         capacity = (1 << (max_depth + 1)) - 1 if max_depth <= 10 else 2047
-        nodes = _new_nodes(capacity, n_outputs, width)
+        nodes = new_nodes(capacity, n_outputs, width)
         split = empty(SPLIT_FIELDS, np.float64)
         count = 0
 
@@ -246,7 +248,7 @@ def _depth_first(code, random_splitter):
                 missing_left = np.uint8(split[6])
                 is_leaf = split_pos >= end or split[5] + EPSILON < min_impurity_decrease
             if count >= nodes[0].shape[0]:
-                nodes = _resized(nodes, 2 * nodes[0].shape[0], count)
+                nodes = resized(nodes, 2 * nodes[0].shape[0], count)
             node_id = count
             _set_node(nodes, node_id, parent, is_left == 1, is_leaf, split_feature, split_threshold,
                       impurity, n_node_samples, weighted_n_node_samples, missing_left)
@@ -269,7 +271,7 @@ def _depth_first(code, random_splitter):
                     stack_i[top, 5] = n_constant
                     stack_f[top] = child_impurity
                     top += 1
-        return _resized(nodes, count, count)
+        return resized(nodes, count, count)
 
     return depth_first
 
@@ -289,7 +291,7 @@ def _best_first(code, random_splitter):
         n_outputs = c.sums[crit.TOTAL].shape[0]
         width = c.sums[crit.TOTAL].shape[1]
         capacity = 2 * max_leaf_nodes - 1
-        nodes = _new_nodes(capacity, n_outputs, width)
+        nodes = new_nodes(capacity, n_outputs, width)
         split = empty(SPLIT_FIELDS, np.float64)
         count = 0
         # Frontier records (one per node): start, end, pos, depth, is_leaf / impurities.
@@ -405,7 +407,7 @@ def _best_first(code, random_splitter):
                 n_pending = 2
             if n_pending == 0:
                 break
-        return _resized(nodes, count, count)
+        return resized(nodes, count, count)
 
     return best_first
 

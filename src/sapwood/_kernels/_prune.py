@@ -9,10 +9,8 @@ The weakest link is the internal node with the smallest
 import numpy as np
 
 from ._arrays import empty, full, zeros
+from ._grow import LEAF, UNDEFINED, new_nodes, resized
 from ._numba import kernel
-
-LEAF = -1
-UNDEFINED = -2
 
 
 @kernel
@@ -112,15 +110,9 @@ def prune_tree(children_left, children_right, feature, threshold, impurity, n_no
     leaves, _, _ = _prune_sequence(children_left, children_right, weighted_n_node_samples,
                                    impurity, ccp_alpha, False)
     n_nodes = children_left.shape[0]
-    new_left = full(n_nodes, LEAF, np.intp)
-    new_right = full(n_nodes, LEAF, np.intp)
-    new_feature = full(n_nodes, UNDEFINED, np.intp)
-    new_threshold = full(n_nodes, UNDEFINED, np.float64)
-    new_impurity = zeros(n_nodes, np.float64)
-    new_n = zeros(n_nodes, np.intp)
-    new_w = zeros(n_nodes, np.float64)
-    new_missing = zeros(n_nodes, np.uint8)
-    new_value = zeros(value.shape, value.dtype)
+    pruned = new_nodes(n_nodes, value.shape[1], value.shape[2])
+    (new_left, new_right, new_feature, new_threshold, new_impurity, new_n, new_w,
+     new_missing, new_value) = pruned
     # stack of (original node, new parent, is_left)
     stack = empty((n_nodes + 1, 3), np.intp)
     stack[0, 0] = 0
@@ -155,6 +147,4 @@ def prune_tree(children_left, children_right, feature, threshold, impurity, n_no
             stack[top + 1, 1] = new
             stack[top + 1, 2] = 1
             top += 2
-    return (new_left[:count].copy(), new_right[:count].copy(), new_feature[:count].copy(),
-            new_threshold[:count].copy(), new_impurity[:count].copy(), new_n[:count].copy(),
-            new_w[:count].copy(), new_missing[:count].copy(), new_value[:count].copy())
+    return resized(pruned, count, count)
