@@ -10,7 +10,7 @@ the bottom (a module may import its own layer and the layers below)::
     1  the format: _format, _persist and the small modules they rest on
     2  adapters, learners
     3  importance
-    4  selection, export, plotting, diagnostics, datasets
+    4  selection, export, plotting, diagnostics, datasets, report (the conclusions)
     5  cli and the package root (``sapwood/__init__.py``, which re-exports)
 
 The format routes rows with the traversal kernels (``_format`` imports
@@ -32,6 +32,7 @@ LAYERS = {
     "sapwood._kernels": 0,
     "sapwood._files": 0,
     "sapwood._text": 0,
+    "sapwood._errors": 0,
     "sapwood._progress": 0,
     "sapwood._version": 0,
     "sapwood._cityhash": 0,
@@ -49,6 +50,7 @@ LAYERS = {
     "sapwood.plotting": 4,
     "sapwood.diagnostics": 4,
     "sapwood.datasets": 4,
+    "sapwood.report": 4,
     "sapwood.cli": 5,
 }
 ROOT_LAYER = 5  # sapwood/__init__.py itself

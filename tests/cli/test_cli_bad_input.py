@@ -3,8 +3,9 @@
 import pandas as pd
 import pytest
 
-from sapwood.cli._data import detect_task, encode_features, load_table, prepare
+from sapwood.cli._data import load_table
 from sapwood.cli._errors import InputError
+from sapwood.report._data import detect_task, encode_features, prepare
 from tests.cli._helpers import run_bad
 
 

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from sapwood.cli import command, main
-from sapwood.cli._measures import DEMO_METHODS
 from sapwood.datasets._ground_truth import make_ground_truth
+from sapwood.report._measures import DEMO_METHODS
 
 # Large enough for a 100-tree forest to show MDI's bias on every seed we tried.
 DEMO_ROWS = 1000

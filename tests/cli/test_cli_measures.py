@@ -16,11 +16,12 @@ from scipy import stats
 
 import sapwood
 from sapwood import importance
-from sapwood.cli import _measures, main
-from sapwood.cli._agreement import agreement
-from sapwood.cli._data import prepare
-from sapwood.cli._intervals import verdict_interval
-from sapwood.cli._run import _split
+from sapwood.cli import main
+from sapwood.report import _measures
+from sapwood.report._agreement import agreement
+from sapwood.report._data import prepare
+from sapwood.report._explain import _split
+from sapwood.report._intervals import verdict_interval
 from tests.cli._helpers import run_bad
 
 N_ROWS = 160

@@ -14,8 +14,8 @@ import pytest
 
 import sapwood
 from sapwood.cli import main
-from sapwood.cli._columns import match_columns
 from sapwood.cli._errors import InputError
+from sapwood.report._columns import match_columns
 from tests.cli._helpers import run_bad
 
 N_ROWS = 200

@@ -115,7 +115,7 @@ def test_values_beyond_the_arithmetic_exit_2(capsys, tmp_path, column, value, ph
 
 
 def test_json_is_strict(capsys, csv, monkeypatch):
-    from sapwood.cli import _run
+    from sapwood.report import _explain as _run
 
     # A score that is not a finite number (R² of a constant held-out target is NaN).
     monkeypatch.setattr(_run, "score_model", lambda *args: float("nan"))

@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 
 from sapwood.cli import _commands, main
-from sapwood.cli._run import UI
+from sapwood.report._explain import UI
 
 
 @pytest.fixture

@@ -15,11 +15,11 @@ import pytest
 import sapwood
 from sapwood import importance
 from sapwood.adapters import as_ensemble
-from sapwood.cli import _measures as cli_measures
 from sapwood.cli import main
-from sapwood.cli._data import prepare
-from sapwood.cli._run import _split
 from sapwood.importance import ImportanceResult, Measure, MeasureInputs
+from sapwood.report import _measures as cli_measures
+from sapwood.report._data import prepare
+from sapwood.report._explain import _split
 from sapwood.selection import boruta
 from tests.cli._helpers import run_bad
 

@@ -11,9 +11,9 @@ import pytest
 
 import sapwood
 from sapwood.cli import main
-from sapwood.cli._data import prepare
-from sapwood.cli._run import split_rows
 from sapwood.plotting import plot_knockoffs
+from sapwood.report._data import prepare
+from sapwood.report._explain import split_rows
 from sapwood.selection import knockoffs
 from tests.cli._helpers import run_bad
 

@@ -9,8 +9,8 @@ import pytest
 import sapwood
 from sapwood import export, importance
 from sapwood.cli import main
-from sapwood.cli._models import build_model
 from sapwood.importance._registry import N_REPEATS
+from sapwood.report._models import build_model
 from tests.cli.test_cli_measures import by_feature, run_json, split_of
 
 SEED = 0

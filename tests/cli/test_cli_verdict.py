@@ -18,8 +18,9 @@ from rich.console import Console
 
 from sapwood import importance
 from sapwood.cli import main
-from sapwood.cli._agreement import agreement, significantly_above
-from sapwood.cli._verdict import (
+from sapwood.datasets import make_ground_truth
+from sapwood.report._agreement import agreement, significantly_above
+from sapwood.report._verdict import (
     MIN_NET_ROWS,
     disagreement,
     small_data,
@@ -27,7 +28,6 @@ from sapwood.cli._verdict import (
     verdict_interval,
     verdict_measure,
 )
-from sapwood.datasets import make_ground_truth
 from tests.cli._helpers import run_bad
 
 
@@ -384,10 +384,11 @@ def test_shap_explains_a_stated_sample(tmp_path, capsys):
 def test_every_line_fits_80_columns(ground_truth):
     from sapwood.cli import build_parser
     from sapwood.cli._commands import _options
-    from sapwood.cli._data import load_table, prepare
-    from sapwood.cli._models import build_model
-    from sapwood.cli._render import print_run, summary_lines
-    from sapwood.cli._run import UI, run_pipeline
+    from sapwood.cli._data import load_table
+    from sapwood.report._data import prepare
+    from sapwood.report._explain import UI, run_pipeline
+    from sapwood.report._models import build_model
+    from sapwood.report._terminal import print_run, summary_lines
 
     args = build_parser().parse_args(["explain", str(ground_truth), "--target", "y",
                                       "--methods", "mdi,permutation,oob,shap"])
@@ -434,14 +435,14 @@ def test_a_held_out_measure_without_draws_orders_nothing():
 
 
 def test_auto_rows_shrink_with_the_model():
-    from sapwood.cli._measures import (
+    from sapwood.learners import RandomForestRegressor
+    from sapwood.report._measures import (
         DEFAULT_MAX_ROWS,
         MIN_SHAP_ROWS,
         SHAP_LEAF_ROWS,
         Inputs,
         compute,
     )
-    from sapwood.learners import RandomForestRegressor
 
     rng = np.random.default_rng(0)
     X = pd.DataFrame(rng.normal(size=(3000, 3)), columns=list("abc"))
@@ -457,7 +458,7 @@ def test_auto_rows_shrink_with_the_model():
 
 
 def test_absence_needs_more_rows_than_presence():
-    from sapwood.cli._verdict import MIN_ROWS_FOR_ABSENCE
+    from sapwood.report._verdict import MIN_ROWS_FOR_ABSENCE
 
     # A regression R² drop: "weak" is far below 1% of the top, but on few rows it is
     # only uncertain; a feature the model never splits on is out whatever the rows.
@@ -476,7 +477,7 @@ def test_absence_needs_more_rows_than_presence():
 def test_a_verdict_without_an_interval_over_rows_decides_nothing():
     import types
 
-    from sapwood.cli._verdict import verdict
+    from sapwood.report._verdict import verdict
 
     repeats = [[0.3, 0.31, 0.29, 0.3, 0.3], [0.02, 0.021, 0.019, 0.02, 0.02],
                [0.0] * 5, [0.0] * 5]

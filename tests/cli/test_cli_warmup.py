@@ -12,9 +12,10 @@ import warnings
 
 import pytest
 
-from sapwood.cli import _compiled, _warmup, main
-from sapwood.cli._models import MODEL_NAMES
+from sapwood.cli import _warmup, main
 from sapwood.cli._warmup import MODELS, PHASES, TASKS
+from sapwood.report import _compiled
+from sapwood.report._models import MODEL_NAMES
 
 # A demo in a new process that reports every sapwood kernel Numba compiles in it.
 DEMO_COMPILES = """
@@ -78,7 +79,7 @@ CACHED_AFTER_A_CALL = """
 import io
 import json
 from sapwood._kernels._criteria import log2
-from sapwood.cli._compiled import _cached
+from sapwood.report._compiled import _cached
 before = _cached("sapwood._kernels._criteria", "log2")
 log2(2.0)
 print(json.dumps([before, _cached("sapwood._kernels._criteria", "log2")]))
@@ -104,7 +105,7 @@ class _Started:
 
 
 def _forest():
-    from sapwood.cli._models import build_model
+    from sapwood.report._models import build_model
 
     return build_model("rf", "classification")
 
@@ -243,7 +244,8 @@ def test_the_compiled_measures_run_first_and_all_show_in_the_order_asked(monkeyp
                                                                           capsys):
     # On a first run the command runs the measures already compiled while the second
     # process compiles the others; what it shows keeps the order of --methods.
-    from sapwood.cli import _measures, _run
+    from sapwood.report import _explain as _run
+    from sapwood.report import _measures
 
     ran = []
     compute = _measures.compute
@@ -262,7 +264,8 @@ def test_a_measure_compiled_meanwhile_goes_before_one_still_compiling(monkeypatc
     # permutation, ufi and conditional are not compiled when the measures start; the
     # second process finishes conditional's kernels while mdi runs: conditional runs
     # before ufi, which is still compiling, though asked for after it.
-    from sapwood.cli import _measures, _run
+    from sapwood.report import _explain as _run
+    from sapwood.report import _measures
 
     ran = []
     compute = _measures.compute
@@ -306,7 +309,7 @@ def test_every_probe_is_a_kernel_of_a_measure():
 def test_the_ahead_unit_runs_the_measures_named(monkeypatch):
     import dataclasses
 
-    from sapwood.cli._measures import MEASURES
+    from sapwood.report._measures import MEASURES
 
     ran = []
     for name in ("permutation", "mdi"):
@@ -324,8 +327,9 @@ DEMO_AFTER_AHEAD = """
 import io
 import json
 from numba.core import event
-from sapwood.cli import _compiled, _warmup, main
-from sapwood.cli._measures import DEMO_METHODS
+from sapwood.cli import _warmup, main
+from sapwood.report import _compiled
+from sapwood.report._measures import DEMO_METHODS
 _warmup.run_unit(("ahead", "classification", "rf", *reversed(DEMO_METHODS)))
 with event.install_recorder("numba:compile") as recorder:
     code = main(["demo", "--quiet"])

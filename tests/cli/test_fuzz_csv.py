@@ -11,8 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sapwood.cli._data import load_table, prepare
+from sapwood.cli._data import load_table
 from sapwood.cli._errors import InputError
+from sapwood.report._data import prepare
 
 from .._bounds import bounded, corpus, keep_if_found
 

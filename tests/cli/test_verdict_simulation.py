@@ -51,8 +51,8 @@ import numpy as np
 import pytest
 
 from sapwood import RandomForestClassifier, RandomForestRegressor
-from sapwood.cli._verdict import _standing_of
 from sapwood.importance import mdi, permutation_importance
+from sapwood.report._verdict import _standing_of
 
 N_FEATURES = 6
 NOISE = [f"x{j}" for j in range(2, N_FEATURES)]

@@ -87,7 +87,7 @@ def _output_options(parser):
 
 
 def _measure_options(parser, default_methods):
-    from ._measures import (
+    from ..report._measures import (
         DEFAULT_MAX_ROWS,
         DEFAULT_N_PERMUTATIONS,
         MEASURES,
@@ -122,9 +122,9 @@ def _measure_options(parser, default_methods):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ..report._measures import DEFAULT_METHODS, DEMO_METHODS, methods_help
+    from ..report._selection import DEFAULT_FDR, SELECTORS
     from . import _commands
-    from ._measures import DEFAULT_METHODS, DEMO_METHODS, methods_help
-    from ._selection import DEFAULT_FDR, SELECTORS
 
     parser = _Parser(prog="sapwood", description=__doc__.splitlines()[0],
                      epilog="Exit codes: 0 on success, 2 on bad input.")

@@ -9,22 +9,21 @@ from pathlib import Path
 
 from .._text import shorten, visible
 from ..plotting import plot_tree
-from . import _measures
-from ._compiled import uncompiled
-from ._data import check_output, load_table, prepare
-from ._errors import InputError
-from ._models import (
+from ..report import _measures
+from ..report._compiled import uncompiled
+from ..report._data import prepare
+from ..report._explain import UI, Options, Run, align_to_model, run_pipeline
+from ..report._models import (
     build_model,
     default_model,
     describe_ensemble,
     describe_source,
-    load_model_file,
     model_class,
-    read_model_file,
 )
-from ._rows import check_rows, explain_rows
-from ._run import UI, Options, Run, align_to_model, run_pipeline
-from ._selection import DEFAULT_FDR, select
+from ..report._rows import check_rows, explain_rows
+from ..report._selection import DEFAULT_FDR, select
+from ._data import check_output, load_model_file, load_table, read_model_file
+from ._errors import InputError
 from ._warmup import compile_ahead, stop
 
 __all__ = ["convert", "demo", "explain", "tree", "warmup"]
@@ -36,11 +35,11 @@ PNG_MAX_PIXELS = 60_000
 
 
 def _finish(run: Run, args, ui: UI, title: str, epilogue=()) -> int:
-    from ._render import print_run, run_to_json
+    from ..report._terminal import print_run, run_to_json
 
     report = None
     if args.report:
-        from ._report import write_report
+        from ..report._html import write_report
 
         with ui.step(f"Writing {args.report}"):
             report = write_report(run, args.report, title=title)
@@ -73,7 +72,7 @@ def _options(args) -> Options:
 
 def demo(args) -> int:
     if args.report:
-        from ._report import check_report_path
+        from ..report._html import check_report_path
 
         check_report_path(args.report)
     if args.n_samples is not None and args.data != "ground-truth":
@@ -137,7 +136,7 @@ def warmup(args) -> int:
 
 def _demo_data(args):
     """(Prepared, truth or None, source line) for ``demo --data``."""
-    from ._data import Prepared
+    from ..report._data import Prepared
 
     if args.data == "ground-truth":
         from sapwood.datasets import make_ground_truth
@@ -170,7 +169,7 @@ def _demo_verdict(run: Run) -> str:
 
 def explain(args) -> int:
     if args.report:
-        from ._report import check_report_path
+        from ..report._html import check_report_path
 
         inputs = [args.data] + ([args.model] if Path(args.model).is_file() else [])
         check_report_path(args.report, inputs)
@@ -218,7 +217,7 @@ def tree(args) -> int:
     except ImportError:
         raise InputError("drawing trees needs sapwood.export, which is not available in "
                          "this version yet") from None
-    from ._report import write_atomic
+    from ..report._html import write_atomic
 
     out = Path(args.out) if args.out else None
     if out is not None:
@@ -267,7 +266,7 @@ def _drawing(model, names, suffix, max_depth, missing):
     tree needs (a PNG's resolution lowered where it would exceed what a PNG holds)."""
     import io
 
-    from ._report import new_figure
+    from ..report._html import new_figure
 
     figure = new_figure((6.0, 4.0))
     plot_tree(model, ax=figure.add_subplot(), feature_names=names, filled=True,
@@ -287,7 +286,7 @@ def convert(args) -> int:
 
     import sapwood
 
-    from ._report import write_atomic
+    from ..report._html import write_atomic
 
     out = check_output(args.out, "OUT", [args.model_file])
     ensemble = read_model_file(args.model_file)

@@ -1,52 +1,27 @@
-"""Reading and checking the user's table: every bad-input message of the CLI is here.
+"""Reading the user's files: a CSV or Parquet table, a model file; every failure one line
+naming the problem.
 
-Each check raises :class:`InputError` with one line naming the problem; the entry
-point prints it and exits with code 2.
+What the table then must satisfy (a target, enough rows, features the trees can read)
+is the library's to check (:mod:`sapwood.report._data`).
 """
 
 from __future__ import annotations
 
-import math
-import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
+from ..report._data import check_output
+from ..report._models import LoadedModel, load_model
 from ._errors import InputError
 
-__all__ = ["Prepared", "check_enough_rows", "check_magnitude", "check_output",
-           "check_target", "detect_task",
-           "encode_features", "load_table", "prepare"]
+__all__ = ["check_output", "load_model_file", "load_table", "read_model_file"]
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
-# Integer targets with at most this many distinct values are taken as class labels.
-MAX_CLASSES_AUTO = 20
-# A held-out evaluation needs at least this many rows, this many on each side of the
-# split, and this many rows of every class (see check_enough_rows).
-MIN_ROWS = 10
-MIN_PER_SIDE = 3
-MIN_PER_CLASS = 2
-# A regression target's squares must stay within float64 (about 1.8e308).
-MAX_MAGNITUDE = 1e150
 _SNIFF_BYTES = 8192
 # Share of control bytes above which a file is taken as binary rather than text.
 _BINARY_SHARE = 0.05
 _TEXT_CONTROLS = {9, 10, 12, 13}
-
-
-@dataclass
-class Prepared:
-    """A table split into encoded features and a checked target."""
-
-    X: pd.DataFrame
-    y: pd.Series
-    task: str
-    target: str
-    encodings: dict = field(default_factory=dict)
-    n_missing: int = 0
-    notes: list = field(default_factory=list)  # what the CLI says about reading it
 
 
 def load_table(path) -> pd.DataFrame:
@@ -112,179 +87,32 @@ def _looks_binary(head: bytes) -> bool:
     return controls > _BINARY_SHARE * max(len(head), 1)
 
 
-def _plain(value):
-    """A value from the data as the user wrote it: 3, not np.int64(3)."""
-    return value.item() if hasattr(value, "item") else value
-
-
 def _first_line(error: Exception) -> str:
     text = str(error).strip() or type(error).__name__
     return text.splitlines()[0]
 
 
-def check_target(table: pd.DataFrame, target: str) -> pd.Series:
-    """The target column, checked: present, not missing, not constant, features left."""
-    if target not in table.columns:
-        columns = ", ".join(map(str, table.columns[:12]))
-        more = f", ... ({table.shape[1]} columns)" if table.shape[1] > 12 else ""
-        raise InputError(f"target column {target!r} not found; columns are: {columns}{more}")
-    if table.shape[1] < 2:
-        raise InputError(f"no feature columns: the table has only the target {target!r}")
-    if table.shape[0] < 2:
-        raise InputError(f"need at least 2 data rows to fit and evaluate a model; "
-                         f"got {table.shape[0]}")
-    y = table[target]
-    n_missing = int(y.isna().sum())
-    if n_missing:
-        raise InputError(f"target column {target!r} has {n_missing} missing value(s); "
-                         "drop or fill those rows first")
-    if y.nunique() < 2:
-        raise InputError(f"target column {target!r} is constant ({_plain(y.iloc[0])!r} in every "
-                         "row): there is nothing to explain")
-    return y
+def read_model_file(path):
+    """The :class:`~sapwood.TreeEnsemble` in a sapwood, XGBoost (JSON / UBJSON) or
+    LightGBM (text) model file; every failure is a one-line :class:`InputError`."""
+    import sapwood
 
-
-def check_enough_rows(data: Prepared, test_size: float):
-    """Refuse a table too small for a held-out evaluation, with the rule it breaks:
-    at least :data:`MIN_ROWS` rows, at least :data:`MIN_PER_SIDE` rows on each side of
-    the split, and (classification) at least :data:`MIN_PER_CLASS` rows of every class,
-    so that both sides can hold one."""
-    n = len(data.y)
-    if n < MIN_ROWS:
-        raise InputError(f"too little data: {n} rows; a held-out evaluation needs at least "
-                         f"{MIN_ROWS} (some to train on, some to score and permute)")
-    # train_test_split's own rounding: the held-out side gets ceil(test_size * n) rows.
-    n_test = math.ceil(test_size * n)
-    if min(n_test, n - n_test) < MIN_PER_SIDE:
-        raise InputError(f"too little data: --test-size {test_size:g} of {n} rows leaves "
-                         f"{n_test} held out and {n - n_test} to train on; each side needs "
-                         f"at least {MIN_PER_SIDE}")
-    if data.task == "classification":
-        counts = data.y.value_counts()
-        rare = counts[counts < MIN_PER_CLASS]
-        if len(rare):
-            label, count = rare.index[0], int(rare.iloc[0])
-            raise InputError(f"too little data: class {str(label)!r} of target "
-                             f"{data.target!r} has {count} row; every class needs at least "
-                             f"{MIN_PER_CLASS} (one to train on, one to hold out)"
-                             + (f" ({len(rare)} classes have fewer)" if len(rare) > 1
-                                else ""))
-
-
-def check_output(path, option: str, inputs=()) -> Path:
-    """An output path, checked before any work: not a directory, in a folder that
-    exists, and not one of ``inputs`` (the data or model file read, however spelt: a
-    report over the data would destroy it)."""
     path = Path(path)
+    if not path.exists():
+        raise InputError(f"model file not found: {path}")
     if path.is_dir():
-        raise InputError(f"{option} {path}: is a directory")
-    if not path.parent.exists():
-        raise InputError(f"{option} {path}: directory {path.parent} does not exist")
-    for source in inputs:
-        if _same_file(path, Path(source)):
-            raise InputError(f"{option} {path}: is the input file {source}; choose another "
-                             "name (sapwood never writes over its inputs)")
-    return path
-
-
-def _same_file(a: Path, b: Path) -> bool:
+        raise InputError(f"model path is a directory, not a file: {path}")
+    if path.stat().st_size == 0:
+        raise InputError(f"model file is empty: {path}")
     try:
-        if a.exists() and b.exists():
-            return os.path.samefile(a, b)
-    except OSError:
-        pass
-    return a.resolve() == b.resolve()
+        return sapwood.from_model(path)
+    except Exception as error:  # each reader has its own error types for damage
+        problem = (str(error).strip() or type(error).__name__).splitlines()[0]
+        if len(problem) > 200:
+            problem = problem[:197] + "..."
+        raise InputError(f"cannot read model file {path}: {problem}") from None
 
 
-def check_magnitude(values: pd.Series, what: str):
-    """Regression needs finite values whose squares stay finite: squared errors, R²
-    and impurities of values beyond :data:`MAX_MAGNITUDE` overflow float64."""
-    numbers = values.to_numpy(dtype=np.float64)
-    infinite = int(np.isinf(numbers).sum())
-    if infinite:
-        raise InputError(f"{what} has {infinite} infinite value(s); drop or fix those rows")
-    largest = float(np.nanmax(np.abs(numbers))) if len(numbers) else 0.0
-    if largest > MAX_MAGNITUDE:
-        raise InputError(f"{what} has values up to {largest:.3g} in magnitude; squared "
-                         f"errors overflow beyond {MAX_MAGNITUDE:.0e}: rescale it (e.g. "
-                         "divide by a power of ten)")
-
-
-def _check_feature_range(X: pd.DataFrame):
-    """Trees read features as float32: an infinite value, or one beyond float32's
-    range (it would become infinite), is bad input, named by its column."""
-    limit = float(np.finfo(np.float32).max)
-    with np.errstate(invalid="ignore"):
-        bad = (np.abs(X.to_numpy(dtype=np.float64)) > limit).sum(axis=0)
-    if bad.any():
-        first = int(np.flatnonzero(bad)[0])
-        raise InputError(f"feature column {str(X.columns[first])!r} has {int(bad[first])} "
-                         "infinite or "
-                         f"too large value(s) (beyond ±{limit:.2g}, the float32 range the "
-                         "trees read); drop or fix those rows")
-
-
-def detect_task(y: pd.Series) -> str:
-    """``"classification"`` for non-numeric targets and integer targets with at most
-    :data:`MAX_CLASSES_AUTO` distinct values, else ``"regression"``."""
-    if not pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y):
-        return "classification"
-    values = y.to_numpy(dtype=np.float64)
-    if np.all(np.isfinite(values)) and np.all(values == np.round(values)) \
-            and y.nunique() <= MAX_CLASSES_AUTO:
-        return "classification"
-    return "regression"
-
-
-def encode_features(frame: pd.DataFrame):
-    """Every column as float64: numbers kept, booleans 0/1, dates as seconds since 1970,
-    text and categorical columns as ordinal codes (categories in sorted order, or a
-    categorical column's own order); missing values stay NaN.
-
-    Returns the encoded frame and ``{column: [category, ...]}`` for encoded columns.
-    """
-    encoded = {}
-    encodings = {}
-    for column in frame.columns:
-        values = frame[column]
-        name = str(column)
-        if pd.api.types.is_bool_dtype(values):
-            encoded[name] = values.astype("float64")
-        elif pd.api.types.is_datetime64_any_dtype(values):
-            stamps = pd.to_datetime(values)
-            seconds = (stamps - pd.Timestamp("1970-01-01", tz=stamps.dt.tz)).dt.total_seconds()
-            encoded[name] = seconds.astype("float64")
-        elif pd.api.types.is_numeric_dtype(values):
-            encoded[name] = values.astype("float64")
-        else:
-            if isinstance(values.dtype, pd.CategoricalDtype):
-                categories = list(values.cat.categories)
-            else:
-                categories = sorted(values.dropna().astype(str).unique())
-                values = values.where(values.isna(), values.astype(str))
-            codes = pd.Categorical(values, categories=categories).codes.astype("float64")
-            codes[codes < 0] = np.nan
-            encoded[name] = pd.Series(codes, index=frame.index)
-            encodings[name] = [str(c) for c in categories]
-    return pd.DataFrame(encoded, index=frame.index), encodings
-
-
-def prepare(table: pd.DataFrame, target: str, task: str = "auto") -> Prepared:
-    """Check the target, settle the task and encode the features."""
-    y = check_target(table, target)
-    if task == "auto":
-        task = detect_task(y)
-    if task == "regression":
-        if not pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y):
-            raise InputError(f"target column {target!r} is not numeric, so it cannot be "
-                             "used for regression; use --task classification")
-        y = y.astype("float64")
-        check_magnitude(y, f"target column {target!r}")
-    elif pd.api.types.is_float_dtype(y) and np.all(y == np.round(y)):
-        y = y.astype("int64")
-    elif not pd.api.types.is_numeric_dtype(y):
-        y = y.astype(str)
-    X, encodings = encode_features(table.drop(columns=[target]))
-    _check_feature_range(X)
-    return Prepared(X=X, y=y.rename(str(target)), task=task, target=str(target),
-                    encodings=encodings, n_missing=int(X.isna().sum().sum()))
+def load_model_file(path) -> LoadedModel:
+    """A fitted model from a saved sapwood, XGBoost or LightGBM file."""
+    return load_model(read_model_file(path), path)

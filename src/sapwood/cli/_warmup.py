@@ -41,7 +41,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 from sapwood._kernels._numba import exit_between_saves
 
-from ._compiled import PROBES, uncompiled
+from ..report._compiled import PROBES, uncompiled
 
 __all__ = ["AHEAD_COMMANDS", "PHASES", "compile_ahead", "run_unit", "serve", "start_ahead",
            "stop", "stop_when_stdin_closes", "warmup"]
@@ -200,7 +200,7 @@ def stop_when_stdin_closes(first_line=None) -> None:
 
 def _model_name(model):
     """The CLI's name of ``model`` (a sapwood learner), or None."""
-    from ._models import MODEL_NAMES
+    from ..report._models import MODEL_NAMES
 
     if not type(model).__module__.startswith("sapwood.learners"):
         return None
@@ -246,7 +246,7 @@ def _data(task):
 
 
 def _fit_every_learner(task, X, y):
-    from ._models import MODEL_NAMES, model_class
+    from ..report._models import MODEL_NAMES, model_class
 
     for name in MODEL_NAMES:
         cls = model_class(name, task)
@@ -275,7 +275,7 @@ def _converted_forest(task, X, y, model="rf"):
     import sklearn.ensemble
     import sklearn.tree
 
-    from ._models import MODEL_NAMES
+    from ..report._models import MODEL_NAMES
 
     names = MODEL_NAMES[model]
     name = names[0] if task == "classification" else names[1]
@@ -309,10 +309,10 @@ def _every_measure(model, X, y, names=None):
 
 def _pipeline(task, model_name, X, y):
     """The command line's pipeline (fit, score, every measure) as ``explain`` runs it."""
-    from . import _measures
-    from ._data import Prepared
-    from ._models import build_model
-    from ._run import UI, Options, run_pipeline
+    from ..report import _measures
+    from ..report._data import Prepared
+    from ..report._explain import UI, Options, run_pipeline
+    from ..report._models import build_model
 
     model = build_model(model_name, task, random_state=0)
     model.set_params(**_small(type(model)))

@@ -15,9 +15,9 @@ import math
 import pandas as pd
 
 from .._text import shorten, visible
+from ._explain import Run, top_nodes
 from ._measures import MEASURES
 from ._rows import print_rows, rows_to_json
-from ._run import Run, top_nodes
 
 __all__ = ["AGREEMENT_RULE", "TEXT_COLUMNS", "agreement_frame", "intervals_line",
            "measure_frame", "measure_title", "print_run", "run_to_json", "summary_lines",

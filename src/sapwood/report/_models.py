@@ -8,11 +8,11 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 
 from sapwood.importance._permutation_rows import AucScoreMixin
 
-from ._errors import InputError
+from .._errors import InputError
 
 __all__ = ["MODEL_NAMES", "LoadedModel", "available_models", "build_model", "default_model",
            "describe_ensemble", "describe_model", "describe_source", "load_model",
-           "load_model_file", "model_class", "read_model_file", "score_model"]
+           "model_class", "score_model"]
 
 # --model name -> (sapwood.learners class for classification, for regression, label)
 MODEL_NAMES = {
@@ -75,7 +75,7 @@ class LoadedModel:
 
     def __init__(self, ensemble, path):
         self.ensemble = ensemble
-        self.path = Path(path)
+        self.path = None if path is None else Path(path)
         self.anomaly = _is_anomaly_detector(ensemble)
         self.score_name = "ROC AUC" if self.anomaly else (
             "accuracy" if ensemble.task == "classification" else "R²")
@@ -164,32 +164,6 @@ def _array(X):
     return np.asarray(X, dtype=np.float64)
 
 
-def read_model_file(path):
-    """The :class:`~sapwood.TreeEnsemble` in a sapwood, XGBoost (JSON / UBJSON) or
-    LightGBM (text) model file; every failure is a one-line :class:`InputError`."""
-    import sapwood
-
-    path = Path(path)
-    if not path.exists():
-        raise InputError(f"model file not found: {path}")
-    if path.is_dir():
-        raise InputError(f"model path is a directory, not a file: {path}")
-    if path.stat().st_size == 0:
-        raise InputError(f"model file is empty: {path}")
-    try:
-        return sapwood.from_model(path)
-    except Exception as error:  # each reader has its own error types for damage
-        problem = (str(error).strip() or type(error).__name__).splitlines()[0]
-        if len(problem) > 200:
-            problem = problem[:197] + "..."
-        raise InputError(f"cannot read model file {path}: {problem}") from None
-
-
-def load_model_file(path) -> LoadedModel:
-    """A fitted model from a saved sapwood, XGBoost or LightGBM file."""
-    return load_model(read_model_file(path), path)
-
-
 _LIBRARY_NAMES = {"xgboost": "XGBoost", "lightgbm": "LightGBM", "sklearn": "scikit-learn",
                   "catboost": "CatBoost"}
 # Libraries whose objective names the training loss (scikit-learn's records a criterion).
@@ -239,7 +213,8 @@ def score_model(model, X, y, task: str) -> float:
 def describe_model(model) -> str:
     """``RandomForestClassifier(n_estimators=100, max_depth=None)`` style, short."""
     if isinstance(model, LoadedModel):
-        return f"{describe_source(model.ensemble, trees=True)} from {model.path}"
+        source = describe_source(model.ensemble, trees=True)
+        return source if model.path is None else f"{source} from {model.path}"
     name = type(model).__name__
     get_params = getattr(model, "get_params", None)
     if get_params is None:

@@ -11,12 +11,15 @@ import html
 import io
 from pathlib import Path
 
+from .._errors import InputError
 from .._files import replace_atomically
 from .._text import shorten, visible
 from ..plotting import beeswarm, plot_knockoffs, plot_tree, waterfall
 from ._data import check_output
-from ._errors import InputError
-from ._render import (
+from ._explain import Run, top_nodes
+from ._rows import contribution_texts, for_plots, heading
+from ._selection import selection_frame, selection_lines
+from ._terminal import (
     AGREEMENT_RULE,
     TEXT_COLUMNS,
     agreement_frame,
@@ -25,9 +28,6 @@ from ._render import (
     measure_title,
     summary_lines,
 )
-from ._rows import contribution_texts, for_plots, heading
-from ._run import Run, top_nodes
-from ._selection import selection_frame, selection_lines
 
 __all__ = ["check_report_path", "write_report"]
 

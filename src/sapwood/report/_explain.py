@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._errors import InputError
 from .._format import category_codes
 from .._text import visible
 from . import _agreement, _measures, _verdict
 from ._columns import match_columns
 from ._compiled import uncompiled
 from ._data import Prepared, check_enough_rows
-from ._errors import InputError
 from ._models import LoadedModel, describe_model, load_model, score_model
 
 __all__ = ["Options", "Run", "UI", "align_to_model", "run_pipeline", "top_nodes"]

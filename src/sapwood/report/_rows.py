@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from .._errors import InputError
 from .._text import shorten, visible
-from ._errors import InputError
 
 __all__ = ["RowExplanation", "check_rows", "explain_rows", "labelled", "print_rows",
            "rows_to_json"]

@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from .._errors import InputError
 from .._text import quoted, shorten
-from ._errors import InputError
 
 __all__ = ["Matching", "match_columns"]
 

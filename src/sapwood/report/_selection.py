@@ -8,9 +8,9 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from .._errors import InputError
 from ..selection import knockoffs
-from ._errors import InputError
-from ._run import UI, Options, Run, split_rows
+from ._explain import UI, Options, Run, split_rows
 
 __all__ = ["SELECTORS", "selection_frame", "selection_lines", "select"]
 

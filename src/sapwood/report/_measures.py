@@ -23,7 +23,7 @@ from sapwood.importance._registry import (
     replace,
 )
 
-from ._errors import InputError
+from .._errors import InputError
 
 __all__ = ["DEFAULT_MAX_ROWS", "DEFAULT_METHODS", "DEMO_METHODS", "MEASURES", "MIN_SHAP_ROWS",
            "SHAP_LEAF_ROWS", "Inputs", "Measure", "PVALUE_METHODS", "compute", "is_available",
