@@ -45,6 +45,7 @@ LAYERS = {
     "sapwood.adapters": 2,
     "sapwood.learners": 2,
     "sapwood.importance": 3,
+    "sapwood.effects": 3,
     "sapwood.selection": 4,
     "sapwood.export": 4,
     "sapwood.plotting": 4,

@@ -11,6 +11,7 @@ Layout (each a package of small private modules; public names are re-exported he
 - ``sapwood.export``     text and Graphviz views of a tree
 - ``sapwood.plotting``   every matplotlib picture: trees, importance charts, comparisons
 - ``sapwood.datasets``   bundled and generated data (nothing is downloaded)
+- ``sapwood.report``     :func:`explain`: the verdict, warnings and agreement, as a :class:`Report`
 - ``sapwood.cli``        the ``sapwood`` command
 - :func:`save` / :func:`load`  the versioned, pickle-free model file (docs/model-format.md)
 
@@ -37,10 +38,14 @@ _LAZY = {
         "DecisionTreeClassifier", "DecisionTreeRegressor", "ExtraTreesClassifier",
         "ExtraTreesRegressor", "GradientBoostingClassifier", "GradientBoostingRegressor",
         "RandomForestClassifier", "RandomForestRegressor")},
+    "Report": (".report", "Report"),
+    "explain": (".report", "explain"),
     "datasets": (".datasets", None),
     "export": (".export", None),
+    "effects": (".effects", None),
     "importance": (".importance", None),
     "plotting": (".plotting", None),
+    "report": (".report", None),
     "selection": (".selection", None),
     "from_model": (".adapters", "from_model"),
     "load": ("._persist", "load"),
@@ -49,6 +54,7 @@ _LAZY = {
 
 if TYPE_CHECKING:  # what the names are, for type checkers and editors
     from ._format import FormatError, ModelKind, TreeArrays, TreeEnsemble
+    from .report import Report, explain
     from .learners import (
         DecisionTreeClassifier,
         DecisionTreeRegressor,
@@ -85,14 +91,18 @@ __all__ = [
     "ModelKind",
     "RandomForestClassifier",
     "RandomForestRegressor",
+    "Report",
     "TreeArrays",
     "TreeEnsemble",
     "__version__",
     "datasets",
+    "effects",
+    "explain",
     "export",
     "from_model",
     "importance",
     "load",
+    "report",
     "save",
     "selection",
 ]
