@@ -32,6 +32,7 @@ from .._progress import counted, progress_bar
 from .._sklearn_compat import Interval, validate_params
 from ..adapters import as_ensemble
 from ..adapters._predict import _classes_per_output
+from ..learners._parallel import resolve_n_jobs
 from ._oob import _bootstrap_of, _feature_names, _row_draws, randomforest_summary
 from ._ranks import TREES_ONLY, row_blocks
 from ._result import ImportanceResult, mean_interval
@@ -144,7 +145,8 @@ def conditional_permutation_importance(model, X, y, *, threshold=0.2, n_repeats=
         does not use). Within every cell the cell's rows, in row order, take X_j from
         the cell's rows in the order pi lists them.
     n_jobs : int or None, default=None
-        Threads over trees (joblib). The numbers do not depend on it.
+        Threads over trees (joblib); None takes an enclosing ``joblib.parallel_config``'s
+        ``n_jobs`` (one thread outside any). The numbers do not depend on it.
     progress : bool, default=False
         Show a bar on stderr counting the trees.
 
@@ -241,10 +243,11 @@ def conditional_permutation_importance(model, X, y, *, threshold=0.2, n_repeats=
             tree.cat_bitsets, finite, lane_sets(tree.cat_bitsets))
         return rows, changes
 
-    if n_jobs is None or n_jobs == 1:
+    threads = resolve_n_jobs(n_jobs)
+    if threads == 1:
         per_tree = (one_tree(t) for t in range(n_trees))
     else:
-        per_tree = Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(
+        per_tree = Parallel(n_jobs=threads, prefer="threads", return_as="generator")(
             delayed(one_tree)(t) for t in range(n_trees))
 
     with progress_bar(n_trees, "conditional permutation, trees", progress) as steps:

@@ -26,6 +26,7 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from .._progress import progress_bar
 from .._sklearn_compat import HasMethods, StrOptions, _safe_indexing, validate_params
+from ..learners._parallel import resolve_n_jobs
 from ._permutation import _resolve_groups
 from ._result import ImportanceResult
 
@@ -90,8 +91,8 @@ def drop_column_importance(estimator, X, y, X_test=None, y_test=None, *, cv=None
         ``estimator.score``.
     n_jobs : int or None, default=None
         Refits run in parallel with joblib (threads preferred; tree learners release
-        the GIL while fitting; change with ``joblib.parallel_config``). The numbers do
-        not depend on ``n_jobs``.
+        the GIL while fitting); None takes an enclosing ``joblib.parallel_config``'s
+        ``n_jobs`` (one at a time outside any). The numbers do not depend on ``n_jobs``.
     progress : bool, default=False
         Show a bar on stderr counting the refits (one per column or group, and the
         full model's).
@@ -166,7 +167,8 @@ def drop_column_importance(estimator, X, y, X_test=None, y_test=None, *, cv=None
 
     all_scores = []
     with progress_bar(len(kept) + 1, "drop-column refits", progress) as steps:
-        for scores in Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(
+        for scores in Parallel(n_jobs=resolve_n_jobs(n_jobs), prefer="threads",
+                                 return_as="generator")(
                 delayed(score_without)(keep) for keep in [None, *kept]):
             all_scores.append(scores)
             steps.advance()

@@ -28,6 +28,7 @@ from .._kernels._permuted_traversal import lane_sets
 from .._progress import counted, progress_bar
 from .._sklearn_compat import Interval, validate_params
 from ..adapters import as_ensemble
+from ..learners._parallel import resolve_n_jobs
 from ._ranks import TREES_ONLY, row_blocks
 from ._result import ImportanceResult, mean_interval
 
@@ -95,7 +96,8 @@ def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, 
         ``RandomState(seed_t)``, ``permutation(|B_t|)`` for every repeat and, within it,
         every feature in column order (also for features the tree does not use).
     n_jobs : int or None, default=None
-        Threads over trees (joblib). The numbers do not depend on it.
+        Threads over trees (joblib); None takes an enclosing ``joblib.parallel_config``'s
+        ``n_jobs`` (one thread outside any). The numbers do not depend on it.
     progress : bool, default=False
         A bar on stderr counting the trees as they are scored, with the time left.
         The numbers do not depend on it.
@@ -182,10 +184,11 @@ def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, 
             permutations, fast, lane_sets(tree.cat_bitsets))
         return oob, outputs
 
-    if n_jobs is None or n_jobs == 1:
+    threads = resolve_n_jobs(n_jobs)
+    if threads == 1:
         per_tree = (one_tree(t) for t in range(n_trees))
     else:
-        per_tree = Parallel(n_jobs=n_jobs, backend="threading", return_as="generator")(
+        per_tree = Parallel(n_jobs=threads, backend="threading", return_as="generator")(
             delayed(one_tree)(t) for t in range(n_trees))
 
     importances = np.zeros((X.shape[1], n_trees))

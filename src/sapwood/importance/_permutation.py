@@ -29,7 +29,6 @@ import numbers
 from numbers import Integral
 
 import numpy as np
-from joblib import effective_n_jobs
 from sklearn.base import ClassifierMixin, RegressorMixin, is_classifier, is_outlier_detector
 from sklearn.metrics import check_scoring, get_scorer_names, r2_score
 from sklearn.utils import check_array, check_random_state
@@ -49,6 +48,7 @@ from .._sklearn_compat import (
     validate_params,
 )
 from ..learners._inputs import check_rows
+from ..learners._parallel import resolve_n_jobs
 from ._dask import is_dask_collection
 from ._permutation_dask import dask_scores
 from ._permutation_engine import tree_evaluator
@@ -207,7 +207,7 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
             "scoring='roc_auc' with y holding the labels its predict uses (1 inlier, -1 "
             "outlier), which scores decision_function; got scoring=None")
     scorer = check_scoring(model, scoring=scoring)
-    n_jobs = effective_n_jobs(n_jobs)
+    n_jobs = resolve_n_jobs(n_jobs)
 
     evaluator = tree_evaluator(model, X, n_jobs, uses_estimator_score(scorer))
     # Per-row draws for the rank intervals, where the score is a (weighted) mean over the

@@ -23,6 +23,7 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from .._progress import progress_bar
 from .._sklearn_compat import HasMethods, Interval, _safe_indexing, validate_params
+from ..learners._parallel import resolve_n_jobs
 from ._registry import MEASURES, MeasureInputs, by_api_name
 from ._result import ImportanceResult
 
@@ -238,7 +239,8 @@ def altmann_pvalues(estimator, X, y, *, measure, n_permutations=100, random_stat
     observed = importances(y)
     null = []
     with progress_bar(n_permutations, "refits on permuted y", progress) as steps:
-        for result in Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(
+        for result in Parallel(n_jobs=resolve_n_jobs(n_jobs), prefer="threads",
+                                 return_as="generator")(
                 delayed(importances)(_safe_indexing(y, order)) for order in permutations):
             null.append(result.importances_mean)
             steps.advance()

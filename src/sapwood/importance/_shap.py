@@ -39,11 +39,12 @@ themselves stay a lazy Dask array to store or reduce further.
 from __future__ import annotations
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
+from joblib import Parallel, delayed
 
 from .._kernels._shap import leaf_tables, shap_interactions, shap_tables, shap_values
 from .._progress import check_progress, counted, progress_bar
 from ..adapters import as_ensemble
+from ..learners._parallel import resolve_n_jobs
 from ._dask import dask_rows, is_dask_collection
 from ._oob import _feature_names
 from ._result import ImportanceResult, t_interval
@@ -143,15 +144,15 @@ def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output=
         if perturbation == "interventional":
             raise ValueError("interventional TreeSHAP takes X in memory; a Dask collection "
                              "is explained path-dependent only (data=None)")
-        return dask_tree_shap(model, X, interactions, effective_n_jobs(n_jobs))
+        return dask_tree_shap(model, X, interactions, resolve_n_jobs(n_jobs))
     ensemble = as_ensemble(model)
     if perturbation == "interventional":
         return interventional_tree_shap(model, ensemble, X, data, model_output, y,
-                                        effective_n_jobs(n_jobs), progress)
+                                        resolve_n_jobs(n_jobs), progress)
     feature_names = _feature_names(X, model, ensemble.n_features)
     rows = explained_rows(X, ensemble, "X")
     tree_arrays = _tree_arrays(ensemble)
-    n_threads = max(1, min(effective_n_jobs(n_jobs), rows.shape[0]))
+    n_threads = max(1, min(resolve_n_jobs(n_jobs), rows.shape[0]))
     n_blocks = -(-rows.shape[0] // _block_rows(tree_arrays, rows.shape[1], interactions))
     with progress_bar(n_blocks * len(ensemble.trees), "TreeSHAP, trees x row blocks",
                       progress) as steps:

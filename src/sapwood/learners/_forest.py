@@ -52,6 +52,7 @@ from .._sklearn_compat import (
 from .._version import __version__
 from ._grow import column_facts, grow_tree
 from ._inputs import check_rows, reject_infinity, validate_predict_input
+from ._parallel import resolve_n_jobs
 from ._tree import BaseDecisionTree, DecisionTreeClassifier, DecisionTreeRegressor
 
 __all__ = ["RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier",
@@ -213,7 +214,8 @@ class BaseForest(MultiOutputMixin, BaseEstimator):
         facts = column_facts(X)
         first = len(self.estimators_)
         n_trees = first + len(seeds)
-        grown = Parallel(n_jobs=self.n_jobs, verbose=self.verbose, prefer="threads",
+        grown = Parallel(n_jobs=resolve_n_jobs(self.n_jobs), verbose=self.verbose,
+                         prefer="threads",
                          return_as="generator")(
             delayed(_grow_one)(first + i, n_trees, seed, template, X_columns, y,
                                self._sample_weight, self._n_samples_bootstrap, n_classes,
@@ -299,7 +301,8 @@ class BaseForest(MultiOutputMixin, BaseEstimator):
 
     def _tree_values(self, X):
         """Each tree's leaf values for X, in tree order, computed ``n_jobs`` at a time."""
-        return Parallel(n_jobs=self.n_jobs, require="sharedmem", return_as="generator")(
+        return Parallel(n_jobs=resolve_n_jobs(self.n_jobs), require="sharedmem",
+                        return_as="generator")(
             delayed(tree.tree_.predict)(X) for tree in self.estimators_)
 
     def apply(self, X):
@@ -506,7 +509,9 @@ max_features, max_leaf_nodes, min_impurity_decrease, ccp_alpha
         Score the out-of-bag predictions (accuracy / R^2, or ``callable(y, pred)``).
     n_jobs : int, default=None
         Trees grown in parallel through joblib (threads unless a joblib backend is
-        configured); the forest is the same for any value and any backend.
+        configured); ``None`` takes the ``n_jobs`` of an enclosing
+        ``joblib.parallel_config`` and is one thread outside any, as in scikit-learn.
+        The forest is the same for any value and any backend.
     random_state : int, RandomState instance or None, default=None
         One seed per tree is drawn from it, in tree order, as scikit-learn does.
     verbose : int, default=0
