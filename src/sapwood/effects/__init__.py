@@ -1,5 +1,17 @@
-"""How the features matter: partial dependence and ICE, on every tree model sapwood reads."""
+"""How the features matter: partial dependence and ICE, accumulated local effects, and
+the strength of interactions, on every tree model sapwood reads.
 
+- :func:`partial_dependence` -- PD and ICE (scikit-learn's arguments, grid and Bunch);
+  brute force through the trees (the model's own predictions, bit for bit) or
+  Friedman's weighted traversal (``method="recursion"``).
+- :func:`ale` -- accumulated local effects (Apley & Zhu), PyALE's conventions.
+
+Each returns a plain structure (a Bunch or a DataFrame) that :mod:`sapwood.plotting`
+draws. The package sits beside :mod:`sapwood.importance`: it reads the tree format and
+the kernels, never a library's own objects.
+"""
+
+from ._ale import ale
 from ._partial_dependence import partial_dependence
 
-__all__ = ["partial_dependence"]
+__all__ = ["ale", "partial_dependence"]

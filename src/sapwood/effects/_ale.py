@@ -1,0 +1,168 @@
+"""Accumulated local effects (ALE) of a numeric feature, with PyALE's conventions."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+from scipy.stats import t as student_t
+
+from .._sklearn_compat import Interval, StrOptions, validate_params
+from ._engine import RESPONSE_METHODS, Rows, read_model, resolve_features, respond, response_of
+
+__all__ = ["ale"]
+
+_CALLER = "ale"
+
+
+@validate_params(
+    {
+        "model": "no_validation",
+        "X": ["array-like"],
+        "feature": [Integral, str],
+        "grid_size": [Interval(Integral, 1, None, closed="left")],
+        "include_CI": ["boolean"],
+        "C": [Interval(Real, 0, 1, closed="neither")],
+        "response_method": [StrOptions(set(RESPONSE_METHODS))],
+        "target": "no_validation",
+    },
+    prefer_skip_nested_validation=True,
+)
+def ale(model, X, feature, *, grid_size=20, include_CI=False, C=0.95,  # noqa: N803
+        response_method="auto", target=None):
+    """First-order accumulated local effects of a numeric feature (Apley & Zhu 2020 [1]_).
+
+    The feature's range is cut at the type-1 quantiles ``z_0 < z_1 < ... < z_K`` of its
+    column (R's ``quantile(type=1)``, the inverse of the empirical distribution
+    function, at ``0, 1/grid_size, ..., 1``; equal edges merged), row ``i`` falling in
+    bin ``k(i)`` when ``z_{k-1} < x_i <= z_k`` (the first bin closed). The local effect
+    of bin ``k`` is the mean change of the response across it, over its rows, and the
+    effects accumulate::
+
+        delta_k = mean_{i: k(i) = k} [f(z_k, x_{i,-j}) - f(z_{k-1}, x_{i,-j})]
+        ALE(z_k) = sum_{l <= k} delta_l - c,     ALE(z_0) = -c
+
+    centred by ``c``, the mean over the rows of the curve's value at their bin (the
+    average of its two edges' values): ``c = sum_k n_k (A_k + A_{k-1}) / 2 / n`` with
+    ``A_k`` the uncentred sums. These are PyALE's conventions
+    (``PyALE.ale(..., feature_type="continuous")``, whose numbers these equal); unlike a
+    partial dependence, each prediction changes a row's feature only within its own
+    bin, so the model is never asked about combinations of features the data do not
+    hold (correlated features).
+
+    Parameters
+    ----------
+    model : tree model
+        Any model sapwood reads.
+    X : array-like or DataFrame of shape (n_samples, n_features)
+        The rows; those missing the feature are left out.
+    feature : int or str
+        The numeric feature.
+    grid_size : int, default=20
+        The number of quantile bins (fewer when edges coincide).
+    include_CI : bool, default=False
+        Add each bin's ``C`` confidence interval: ``eff -/+ t_{(1 + C) / 2, n_k - 1}
+        s_k / sqrt(n_k)``, ``s_k`` the standard deviation of the bin's differences (NaN
+        at ``z_0``, which has no bin, and for a bin of one row).
+    C : float in (0, 1), default=0.95
+    response_method : {"auto", "predict_proba", "decision_function", "predict"}
+        As in :func:`partial_dependence` (a binary classifier: its positive class).
+    target : class label, default=None
+        The class whose response a multiclass classifier's ALE follows (required there).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by the bin edges ``z_0 .. z_K`` (named after the feature): ``eff`` the
+        centred ALE, ``size`` the rows of the bin ending there (0 at ``z_0``) and with
+        ``include_CI`` the columns ``lowerCI_{100 C}%`` and ``upperCI_{100 C}%``.
+
+    References
+    ----------
+    .. [1] Apley, D. W., Zhu, J. (2020). Visualizing the effects of predictor variables
+       in black box supervised learning models. JRSS B 82(4), 1059-1086.
+       doi:10.1111/rssb.12377
+    """
+    ensemble = read_model(model, _CALLER)
+    rows = Rows(ensemble, X, _CALLER)
+    (j,) = resolve_features(feature, rows.names, _CALLER, "feature")
+    if ensemble.categories is not None and ensemble.categories[j] is not None:
+        raise ValueError(f"{_CALLER}: feature {rows.names[j]!r} is categorical; ALE here is "
+                         "for numeric features")
+    response = response_of(ensemble, model, response_method, _CALLER)
+    column = rows.column(j)
+    x = (column.to_numpy(dtype=np.float64, na_value=np.nan) if hasattr(column, "to_numpy")
+         else np.asarray(column, dtype=np.float64))
+    present = ~np.isnan(x)
+    if present.sum() < 2:
+        raise ValueError(f"{_CALLER}: feature {rows.names[j]!r} needs at least two rows with "
+                         "a value")
+    x, values = x[present], rows.values[present]
+    edges = np.unique(np.concatenate([[x.min()], _quantiles_type1(x, grid_size)]))
+    if edges.shape[0] < 2:
+        raise ValueError(f"{_CALLER}: feature {rows.names[j]!r} is constant; it has no "
+                         "local effects")
+    bins = np.searchsorted(edges, x, side="left") - 1
+    bins[x == edges[0]] = 0
+    low, high = values.copy(), values.copy()
+    # The edges as the model reads them (the column's own values are its input's).
+    low[:, j] = edges[bins]
+    high[:, j] = edges[bins + 1]
+    delta = (_single(ensemble, high, response, target, _CALLER)
+             - _single(ensemble, low, response, target, _CALLER))
+    return _accumulate(delta, bins, edges, rows.names[j], include_CI, C)
+
+
+def _single(ensemble, values, response, target, caller):
+    """The response as one column (a multiclass classifier's ``target`` class)."""
+    out = respond(ensemble, ensemble.raw_predict(values, native=True), response)
+    if out.ndim == 1:
+        return out
+    if out.shape[1] == 1:
+        return out[:, 0]
+    classes = list(ensemble.classes) if ensemble.classes is not None else \
+        list(range(out.shape[1]))
+    if target is None or target not in classes:
+        raise ValueError(f"{caller}: target must be one of the classes {classes} for a "
+                         f"multiclass classifier; got {target!r}")
+    return out[:, classes.index(target)]
+
+
+def _quantiles_type1(x, grid_size):
+    """The quantiles PyALE's ``quantile_ied`` takes, at ``0, 1/grid_size, ..., 1``: the
+    sorted values at ``j = floor((n - 1) q)``, or at ``j - 1`` where ``(n - 1) q`` is
+    whole (0 before the first); the minimum and maximum at 0 and 1."""
+    ordered = np.sort(x)
+    q = np.linspace(0, 1, grid_size + 1, endpoint=True)
+    last = ordered.shape[0] - 1
+    j = (last * q).astype(int)
+    whole = (last * q - j) == 0
+    shifted = np.concatenate([[0.0], ordered[:-1]])
+    out = np.where(whole, shifted[j], ordered[j])
+    out[q == 0] = ordered[0]
+    out[q == 1] = ordered[-1]
+    return out
+
+
+def _accumulate(delta, bins, edges, name, include_CI, C):  # noqa: N803
+    """The centred ALE table from each row's difference and bin."""
+    observed = np.unique(bins)
+    sizes = np.bincount(bins, minlength=edges.shape[0] - 1)[observed]
+    frame = pd.DataFrame({"bin": bins, "delta": delta})
+    grouped = frame.groupby("bin")["delta"]
+    means = grouped.mean().to_numpy()
+    effect = np.cumsum(means)
+    previous = np.concatenate([[0.0], effect[:-1]])
+    centre = ((effect + previous) / 2 * sizes).sum() / sizes.sum()
+    index = pd.Index(np.concatenate([[edges[0]], edges[observed + 1]]), name=name)
+    table = pd.DataFrame({"eff": np.concatenate([[0.0], effect]) - centre,
+                          "size": np.concatenate([[0], sizes])}, index=index)
+    if include_CI:
+        spread = grouped.std().to_numpy()
+        half = spread / np.sqrt(sizes) * student_t.ppf(1 - (1 - C) / 2, sizes - 1)
+        half = np.concatenate([[np.nan], half])
+        percent = int(C * 100)
+        table[f"lowerCI_{percent}%"] = table["eff"] - half
+        table[f"upperCI_{percent}%"] = table["eff"] + half
+    return table
