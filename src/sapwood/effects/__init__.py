@@ -5,6 +5,7 @@ the strength of interactions, on every tree model sapwood reads.
   brute force through the trees (the model's own predictions, bit for bit) or
   Friedman's weighted traversal (``method="recursion"``).
 - :func:`ale` -- accumulated local effects (Apley & Zhu), PyALE's conventions.
+- :func:`h_statistic` -- Friedman & Popescu's H-statistic, exactly by its definition.
 
 Each returns a plain structure (a Bunch or a DataFrame) that :mod:`sapwood.plotting`
 draws. The package sits beside :mod:`sapwood.importance`: it reads the tree format and
@@ -12,6 +13,7 @@ the kernels, never a library's own objects.
 """
 
 from ._ale import ale
+from ._h_statistic import h_statistic
 from ._partial_dependence import partial_dependence
 
-__all__ = ["ale", "partial_dependence"]
+__all__ = ["ale", "h_statistic", "partial_dependence"]
