@@ -1,5 +1,6 @@
 """Every matplotlib picture sapwood draws: trees, importance charts, measure comparisons,
-SHAP plots (beeswarm, bar, waterfall, dependence).
+SHAP plots (beeswarm, bar, waterfall, dependence), effects (partial dependence with ICE,
+ALE, interaction strengths).
 
 Why one package, and why this one: pictures need matplotlib, an optional and slow
 import, and they draw things from several layers (a tree from the format, an
@@ -17,10 +18,11 @@ asked for.
 """
 
 from ._compare import plot_compare
+from ._effects import ale, interactions, partial_dependence
 from ._importance import plot_importance
 from ._knockoffs import plot_knockoffs
 from ._shap import bar, beeswarm, dependence, waterfall
 from ._tree import plot_tree
 
-__all__ = ["bar", "beeswarm", "dependence", "plot_compare", "plot_importance", "plot_knockoffs",
-           "plot_tree", "waterfall"]
+__all__ = ["ale", "bar", "beeswarm", "dependence", "interactions", "partial_dependence",
+           "plot_compare", "plot_importance", "plot_knockoffs", "plot_tree", "waterfall"]
