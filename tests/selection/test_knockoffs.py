@@ -12,7 +12,13 @@ from sapwood import RandomForestClassifier, RandomForestRegressor
 from sapwood.importance import GaussianKnockoffs
 from sapwood.importance._knockoff_sampler import equicorrelated_s, estimate_covariance
 from sapwood.selection import KnockoffResult, knockoffs
-from sapwood.selection._knockoffs import ebh, knockoff_evalues, knockoff_threshold
+from sapwood.selection._knockoffs import (
+    ebh,
+    knockoff_evalues,
+    knockoff_threshold,
+    minimum_selection,
+    smallest_level,
+)
 from tests.reference.naive_knockoffs import naive_ebh, naive_threshold
 
 
@@ -319,7 +325,7 @@ def test_categorical_refused_binary_classification_accepted():
     with pytest.raises(ValueError, match="same number of rows"):
         knockoffs(frame[["a"]], y[:50])
     with pytest.raises(ValueError, match="statistic"):
-        knockoffs(frame[["a", "b"]], y, statistic="shap")
+        knockoffs(frame[["a", "b"]], y, statistic="no_such_measure")
     with pytest.raises(ValueError, match="one finite importance per column"):
         knockoffs(frame[["a", "b"]], y, statistic=lambda m, X, y: np.zeros(2),
                   estimator=RandomForestClassifier(n_estimators=2))
@@ -365,3 +371,68 @@ def test_discrete_columns_are_named_as_not_exchangeable_with_their_knockoffs():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         GaussianKnockoffs().fit(X[["amount"]].assign(other=rng.standard_normal(300)))
+
+
+def test_the_fewest_features_knockoff_plus_can_select():
+    # m = ceil(offset / q): the smallest selection with no W_j <= -t reaching the level.
+    assert [minimum_selection(q) for q in (0.1, 0.2, 0.25, 0.3, 0.05, 0.5)] == [
+        10, 5, 4, 4, 20, 2]
+    assert minimum_selection(0.1, offset=0) == 1
+    rng = np.random.default_rng(0)
+    for q in (0.1, 0.15, 0.2, 0.3):
+        m = minimum_selection(q)
+        for _ in range(200):
+            W = rng.standard_normal(12) + rng.integers(0, 3)
+            T = knockoff_threshold(W, q, 1)
+            if np.isfinite(T):
+                assert np.sum(W >= T) >= m       # a selection is never smaller than m
+            if np.sum(W > 0) < m:
+                assert T == float("inf")         # fewer than m positive W: nothing
+            # The smallest level at which knockoff+ selects, exactly where it starts.
+            lowest = smallest_level(W)
+            if np.isfinite(lowest):
+                assert np.isfinite(knockoff_threshold(W, lowest, 1))
+                assert knockoff_threshold(W, lowest * (1 - 1e-9), 1) == float("inf")
+    # W = (3, 2, 1, -0.5): at t = 1 (1 + 0) / 3; at t = 0.5 (1 + 1) / 3.
+    assert smallest_level([3, 2, 1, -0.5]) == pytest.approx(1 / 3)
+
+
+def test_an_empty_selection_says_why_and_what_to_do():
+    # Issue 41: ten features at FDR 0.1 selected nothing with "Threshold T = inf" and no
+    # word that knockoff+ cannot select fewer than 1/q features.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 10))
+    y = X[:, 0] + X[:, 1] + 0.3 * rng.standard_normal(200)
+    forest = RandomForestRegressor(n_estimators=20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # reachable in principle (10 >= 1/0.1): no warning
+        result = knockoffs(X, y, fdr=0.1, statistic="mdi", random_state=0, estimator=forest)
+    assert result.selected == [] and result.threshold[0] == float("inf")
+    positive = int(np.sum(result.W[0] > 0))
+    assert positive < 10
+    reason = result.reason
+    assert reason.startswith("knockoff+ at FDR 0.1 selects at least 10 features or none")
+    assert f"only {positive} of the 10 features have W_j > 0" in reason
+    lowest = smallest_level(result.W[0])
+    assert f"raise fdr to at least {lowest:.3g}" in reason
+    assert "use offset=0" in reason and "more features" in reason
+    assert reason in repr(result)
+    # At the level the reason names, knockoff+ selects; offset=0 selects at 0.1 too.
+    assert knockoffs(X, y, fdr=lowest + 1e-9, statistic="mdi", random_state=0,
+                     estimator=forest).reason is None
+    plain = knockoffs(X, y, fdr=0.1, statistic="mdi", random_state=0, estimator=forest,
+                      offset=0)
+    assert {"x0", "x1"} <= set(plain.selected) and plain.reason is None
+
+
+def test_derandomised_draws_that_cannot_select_say_so():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((150, 6))
+    y = X[:, 0] + 0.3 * rng.standard_normal(150)
+    with pytest.warns(UserWarning, match="selects nothing here"):  # 1/6 > draw_fdr 0.05
+        result = knockoffs(X, y, fdr=0.1, statistic="mdi", random_state=0, n_draws=2,
+                           estimator=RandomForestRegressor(n_estimators=10))
+    assert result.selected == []
+    assert result.reason.startswith("knockoff+ at draw_fdr 0.05 selects at least 20")
+    assert "from 6 it can never select at this level" in result.reason
+    assert "raise draw_fdr (up to fdr) or fdr" in result.reason

@@ -53,7 +53,8 @@ from ..importance import MEASURES, GaussianKnockoffs, ImportanceResult, MeasureI
 from ..importance._knockoff_sampler import as_sampler, numeric_matrix, seed
 from ._boruta import _default_estimator
 
-__all__ = ["KnockoffResult", "knockoff_threshold", "knockoffs", "statistics"]
+__all__ = ["KnockoffResult", "knockoff_threshold", "knockoffs", "minimum_selection",
+           "statistics"]
 
 def statistics() -> dict:
     """The statistic names ``knockoffs`` accepts: ``name -> (measure, options)`` for
@@ -101,6 +102,78 @@ def knockoff_threshold(W, fdr, offset=1):
     return float(candidates[passing[0]]) if passing.size else float("inf")
 
 
+def minimum_selection(fdr, offset=1):
+    """The fewest features knockoff(+) can select at level ``fdr``: the smallest m with
+    offset / m <= fdr, i.e. ceil(offset / fdr) (1 for ``offset=0``).
+
+    A threshold t qualifies only when (offset + #{W_j <= -t}) / #{W_j >= t} <= fdr; the
+    numerator is at least ``offset``, so #{W_j >= t}, the number selected, is at least
+    offset / fdr, and more for every W_j <= -t: at least (offset + #{W_j <= -t}) / fdr.
+    With fewer than m features having W_j > 0 nothing can be selected.
+    """
+    m = 1
+    while offset / m > fdr:  # the threshold's own comparison, so rounding agrees
+        m += 1
+    return m
+
+
+def smallest_level(W, offset=1):
+    """The smallest level at which knockoff(+) selects something from these W: the
+    minimum over t in {|W_j| > 0} of (offset + #{W_j <= -t}) / max(1, #{W_j >= t})
+    (``inf`` when every W_j is 0)."""
+    W = np.asarray(W, dtype=np.float64)
+    candidates = np.unique(np.abs(W[W != 0]))
+    if candidates.size == 0:
+        return float("inf")
+    ordered = np.sort(W)
+    negatives = np.searchsorted(ordered, -candidates, side="right")
+    positives = W.shape[0] - np.searchsorted(ordered, candidates, side="left")
+    return float(np.min((offset + negatives) / np.maximum(1, positives)))
+
+
+def _why_nothing(W, thresholds, fdr, level, offset, n_draws):
+    """Why nothing was selected, what the rule needs and what to do instead."""
+    p = W.shape[1]
+    rule = "knockoff+" if offset == 1 else "the knockoff filter"
+    need = minimum_selection(level, offset)
+    positive = int((W > 0).sum(axis=1).max())
+    if n_draws > 1 and np.isfinite(thresholds).any():
+        return ("e-BH selects nothing: no feature's mean e-value over the draws reaches "
+                f"p / (fdr k) for any k (p = {p}, fdr = {fdr:g}); the draws disagree on "
+                "which features beat their knockoffs. Raise fdr, use more draws or more "
+                "rows.")
+    at = f"FDR {level:g}" if n_draws == 1 else f"draw_fdr {level:g}"
+    lowest = min(smallest_level(w, offset) for w in W)
+    text = (f"{rule} at {at} selects at least {need} features or none (the smallest m "
+            f"with {offset}/m <= {level:g}): its estimate of the false discovery "
+            f"proportion, ({offset} + #{{W_j <= -t}}) / #{{W_j >= t}}, reaches the level "
+            f"only with {need} or more features at W_j >= t")
+    if positive < need:
+        text += (f", and only {positive} of the {p} features have W_j > 0"
+                 + (" in any draw" if n_draws > 1 else ""))
+    else:
+        text += (f"; {positive} of the {p} features have W_j > 0, but too many W_j <= -t "
+                 "come with them")
+    text += "."
+    advice = []
+    if np.isfinite(lowest) and lowest < 1:
+        advice.append(f"raise {'fdr' if n_draws == 1 else 'draw_fdr (up to fdr) or fdr'} "
+                      f"to at least {lowest:.3g}, the smallest level at which it selects "
+                      "here")
+    else:
+        advice.append("raise the FDR")
+    if offset == 1 and n_draws == 1:
+        advice.append("use offset=0 (the knockoff filter selects from one feature on and "
+                      "controls a modified FDR, E[V / (R + 1/q)])")
+    if need > p:
+        advice.append(f"give it more features (from {p} it can never select at this "
+                      f"level: it needs {need} to beat their knockoffs)")
+    else:
+        advice.append(f"give it more features or rows (it selects only when at least "
+                      f"{need} of the {p} beat their knockoffs)")
+    return text + " Instead: " + "; or ".join(advice) + "."
+
+
 def knockoff_evalues(W, threshold):
     """e_j = p 1{W_j >= T} / (1 + #{W_k <= -T}) (Ren & Barber 2024); zeros when T is
     infinite."""
@@ -142,6 +215,11 @@ class KnockoffResult:
     evalues : ndarray of shape (n_features,) or None
         With several draws, the averaged e-values the e-BH selection is made on.
     params : dict
+    reason : str or None
+        When nothing is selected, why: the fewest features the rule can select at this
+        level (:func:`minimum_selection`), how many had W_j > 0, the smallest level at
+        which it would select here, and what to do instead (raise the FDR, offset=0,
+        more features). None when something is selected.
     """
 
     feature_names: list
@@ -151,6 +229,7 @@ class KnockoffResult:
     Z: np.ndarray
     evalues: np.ndarray | None = None
     params: dict = field(default_factory=dict)
+    reason: str | None = None
 
     @property
     def selected(self) -> list:
@@ -180,8 +259,9 @@ class KnockoffResult:
     def __repr__(self) -> str:
         threshold = (f"threshold {self.threshold[0]:.4g}" if self.threshold.shape[0] == 1
                      else f"{self.threshold.shape[0]} draws, e-BH")
+        reason = "" if self.reason is None else f"\n{self.reason}"
         return (f"KnockoffResult({len(self.selected_indices)} selected at FDR "
-                f"{self.params.get('fdr')}, {threshold})\n"
+                f"{self.params.get('fdr')}, {threshold}){reason}\n"
                 f"{self.to_frame().to_string(index=False)}")
 
 
@@ -281,7 +361,9 @@ default="gaussian"
     -------
     KnockoffResult
         ``selected`` (names), ``selected_indices``, ``W``, ``threshold``, ``Z``,
-        ``evalues`` (several draws). Definition: docs/measures.md, section 'Model-X
+        ``evalues`` (several draws), ``reason`` (why nothing was selected: knockoff+
+        at level q selects at least ceil(1/q) features or none, see
+        :func:`minimum_selection`). Definition: docs/measures.md, section 'Model-X
         knockoffs'.
 
     References
@@ -369,6 +451,8 @@ default="gaussian"
               "n_draws": n_draws, "draw_fdr": level if n_draws > 1 else None,
               "random_state": random_state
               if isinstance(random_state, Integral) else None, "n_jobs": n_jobs}
+    reason = (None if selected.size else
+              _why_nothing(W, thresholds, fdr, level, offset, n_draws))
     return KnockoffResult(feature_names=names, selected_indices=selected.astype(np.int64),
                           W=W, threshold=thresholds, Z=np.array(Z), evalues=evalues,
-                          params=params)
+                          params=params, reason=reason)
