@@ -51,6 +51,8 @@ def ale(model, X, feature, *, grid_size=20, include_CI=False, C=0.95,  # noqa: N
     bin, so the model is never asked about combinations of features the data do not
     hold (correlated features).
 
+    Definition: docs/measures.md, section 'Effects and interactions'.
+
     Parameters
     ----------
     model : tree model

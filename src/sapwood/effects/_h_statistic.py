@@ -68,6 +68,8 @@ def h_statistic(model, X, *, pairs=None, features=None, top=5, response_method="
     method; a feature's single matrix gives both ``PD_j`` and ``PD_-j``). The cost grows
     as ``n^2``: a few hundred rows are the usual sample.
 
+    Definition: docs/measures.md, section 'Effects and interactions'.
+
     Parameters
     ----------
     model : tree model

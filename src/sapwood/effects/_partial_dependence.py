@@ -85,6 +85,8 @@ def partial_dependence(model, X, features, *, kind="average", grid_resolution=10
     does (its gradient boosting, decision-tree and random-forest regressors, with
     ``kind="average"`` and no ``sample_weight``) and brute otherwise.
 
+    Definition: docs/measures.md, section 'Effects and interactions'.
+
     Parameters
     ----------
     model : tree model

@@ -51,6 +51,8 @@ def shap_interaction_importance(model, X, *, confidence=0.95, n_jobs=None):
     which pairs interact at all; they rank pairs differently when the features' scales
     differ.
 
+    Definition: docs/measures.md, section 'Effects and interactions'.
+
     Parameters
     ----------
     model : tree model
