@@ -2,21 +2,25 @@
 
 A new check goes in a private module here with its rule in the docstring (and in
 ``docs/measures.md``), tested where it must fire and where it must not. Checks read
-data and :class:`~sapwood.importance.ImportanceResult` objects; the command line adds
-the ones that depend on which measures it ran.
+data as the command line reads it (numbers, text, categories, booleans, dates, missing
+values) and :class:`~sapwood.importance.ImportanceResult` objects; the command line
+adds the ones that depend on which measures it ran.
 """
 
 from ._correlated import ASSOCIATION_THRESHOLD, association_matrix, find_correlated
 from ._finding import Finding
 from ._identifier import find_identifiers
-from ._leakage import LEAKAGE_SCORE, find_leakage
+from ._leakage import EVIDENCE, NEAR_MODEL, NEAR_PERFECT, find_leakage, relative_error
 
 __all__ = [
     "ASSOCIATION_THRESHOLD",
+    "EVIDENCE",
     "Finding",
-    "LEAKAGE_SCORE",
+    "NEAR_MODEL",
+    "NEAR_PERFECT",
     "association_matrix",
     "find_correlated",
     "find_identifiers",
     "find_leakage",
+    "relative_error",
 ]

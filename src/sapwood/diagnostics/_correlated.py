@@ -11,7 +11,9 @@ Association, on a scale from 0 (none) to 1 (one determines the other):
   across the categories, from eta² adjusted for the number of categories
   (``1 - (1 - eta²)(n - 1)/(n - k)``), since a raw eta² grows with k by chance.
 
-Missing values: numeric pairs use the rows where both are present; a categorical
+Text and category columns are categorical (as are the numeric code columns named in
+``categorical``); booleans, dates and numbers written as text are numeric (see
+``_columns``). Missing values: numeric pairs use the rows where both are present; a categorical
 column's missing values are a category of their own. Categorical columns with more
 than half as many levels as rows (keys) take no part: the identifier check covers
 them. Above :data:`MAX_ROWS` rows the association is measured on a random sample of
@@ -29,6 +31,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.stats import chi2_contingency, rankdata
 
 from .._text import quoted
+from ._columns import categorical_columns, numeric_values
 from ._finding import Finding
 
 __all__ = ["ASSOCIATION_THRESHOLD", "association_matrix", "find_correlated"]
@@ -75,7 +78,8 @@ def find_correlated(X: pd.DataFrame, *, categorical=(), threshold=ASSOCIATION_TH
 def association_matrix(X: pd.DataFrame, *, categorical=()):
     """(matrix, measures): the association of every pair of columns (NaN where it is
     undefined, e.g. a constant column) and the name of the measure used for each."""
-    categorical = {str(c) for c in categorical}
+    X = pd.DataFrame(X)
+    categorical = categorical_columns(X, categorical)
     X = X.sample(n=MAX_ROWS, random_state=SEED) if len(X) > MAX_ROWS else X.copy()
     names = [str(c) for c in X.columns]
     p = len(names)
@@ -92,7 +96,7 @@ def association_matrix(X: pd.DataFrame, *, categorical=()):
         else:
             codes = None
             kinds.append("numeric")
-        X[column] = codes if codes is not None else values
+        X[column] = codes if codes is not None else numeric_values(values)
     numeric = [j for j, kind in enumerate(kinds) if kind == "numeric"]
     cats = [j for j, kind in enumerate(kinds) if kind == "categorical"]
     _spearman(X, numeric, matrix, measures)

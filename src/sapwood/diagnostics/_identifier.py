@@ -27,6 +27,7 @@ import pandas as pd
 from scipy import stats
 
 from .._text import quoted
+from ._columns import categorical_columns, numeric_values
 from ._finding import Finding
 
 __all__ = ["find_identifiers"]
@@ -43,14 +44,17 @@ def find_identifiers(X: pd.DataFrame, *, categorical=(), used=None) -> list:
     Parameters
     ----------
     X : DataFrame
-        The features as the model sees them (text columns as codes).
+        The features, as read (text, category, boolean and date columns, missing
+        values) or as the model sees them (text columns as codes).
     categorical : iterable of str
-        Columns whose original values were text or categories.
+        Numeric columns whose original values were text or categories (codes); text
+        and category columns are found by themselves.
     used : mapping of str to bool, optional
         Whether the model uses each column (e.g. MDI above zero); an unused column is
         not reported.
     """
-    categorical = set(map(str, categorical))
+    X = pd.DataFrame(X)
+    categorical = categorical_columns(X, categorical)
     found = []
     for column in X.columns:
         name = str(column)
@@ -80,7 +84,7 @@ def _key_evidence(values: pd.Series, text: bool, n_distinct: int) -> str | None:
     """Why the column looks like a key, or None."""
     if text:
         return "text codes"
-    numbers = values.to_numpy(dtype=np.float64)
+    numbers = numeric_values(values)
     if not np.isfinite(numbers).all():
         return None
     if np.all(numbers == np.round(numbers)):

@@ -1,66 +1,242 @@
-"""Leakage: one feature alone predicts the held-out target almost perfectly.
+"""Leakage: one column alone predicts the held-out target almost perfectly, about as well
+as the whole model does.
 
-For each feature, a small decision tree (sapwood's own: depth :data:`DEPTH`, leaves of
-at least :data:`MIN_LEAF` rows; missing values go where the tree learnt to send them)
-is fit on that column of the training rows and scored on the held-out rows:
-classification by balanced accuracy, regression by R². A score of at least
-:data:`LEAKAGE_SCORE`, on at least :data:`MIN_HELD_OUT` held-out rows, is reported. A
-real predictor that good is rare enough that a user should check the column was not
-derived from the target or recorded after it. One tree per column: the cost is linear
-in rows times columns.
+For each column, a small decision tree (sapwood's own: depth :data:`DEPTH`, leaves of at
+least :data:`MIN_LEAF` rows) is fit on that column of the training rows and scored on
+the held-out rows: classification by balanced accuracy, regression by R². A column with
+missing values gives the tree two inputs, its values (missing values routed where the
+tree learnt to send them) and its missing indicator, so a column whose information is
+in *whether* it was filled in (recorded only for one class) is seen. Text and category
+columns are coded by their training rows: categories in order of their majority class
+(classification) or mean target (regression), so a few splits can separate them;
+categories not seen in training count as missing.
 
-Definition: docs/measures.md, section 'Warnings'.
+The rule compares errors on one scale, the error left relative to a constant's
+(:func:`relative_error`): ``e = (1 - BA) / (1 - 1/K)`` for balanced accuracy over K
+classes, ``e = sqrt(1 - R²)`` (the root mean squared error over the target's standard
+deviation) for R²; 0 is perfect, 1 is a constant's error. A column is reported when
+
+1. **near perfect**: its ``e`` on the held-out rows is at most :data:`NEAR_PERFECT`
+   (0.10: balanced accuracy 0.95 or more on two classes, R² 0.99 or more), and the
+   evidence says so: the one-sided 95% upper confidence bound of ``e`` over the
+   held-out rows is at most :data:`EVIDENCE` (0.20), which a few lucky rows cannot
+   reach (at least :data:`MIN_HELD_OUT` held-out rows in any case); and
+2. **near the whole model**, when ``model_score`` (the model's held-out score in the
+   same metric, on the same rows) is given: the column's ``e`` is at most the model's
+   plus :data:`NEAR_MODEL` (0.05), i.e. the other columns add almost nothing to it. A
+   column the model fails to exploit (its ``e`` below the model's) is reported too.
+
+Without ``model_score`` the first condition decides alone. A strong honest predictor
+leaves room for error (y = x + noise with R² 0.9 has e = 0.32; a column with balanced
+accuracy 0.9, e = 0.2) and is not reported; a column near perfect alone where the model
+is much better still (other columns carry what it lacks) is not reported when the
+model's score is given. The rule's false-alarm and detection rates, by simulation with
+known truth: docs/measures.md, section 'Warnings', and
+``tests/diagnostics/test_leakage_rule.py``.
+
+One tree per column: the cost is linear in rows times columns.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import balanced_accuracy_score, r2_score
+from scipy.stats import norm
 
 from .._text import quoted
 from ..learners import DecisionTreeClassifier, DecisionTreeRegressor
+from ._columns import categorical_columns, numeric_values
 from ._finding import Finding
 
-__all__ = ["LEAKAGE_SCORE", "find_leakage"]
+__all__ = ["EVIDENCE", "NEAR_MODEL", "NEAR_PERFECT", "find_leakage", "relative_error"]
 
-LEAKAGE_SCORE = 0.99
+NEAR_PERFECT = 0.10
+EVIDENCE = 0.20
+NEAR_MODEL = 0.05
+CONFIDENCE = 0.95
 MIN_HELD_OUT = 20
 DEPTH = 5
 MIN_LEAF = 5
 
 
-def find_leakage(X_train, y_train, X_test, y_test, task: str, *, threshold=LEAKAGE_SCORE,
+def find_leakage(X_train, y_train, X_test, y_test, task: str, *, model_score=None,
+                 categorical=(), near_perfect=NEAR_PERFECT, near_model=NEAR_MODEL,
                  random_state=0) -> list:
-    """Findings of kind ``"leakage"``: features that alone score at least
-    ``threshold`` on the held-out rows (balanced accuracy or R², by ``task``)."""
+    """Findings of kind ``"leakage"``: columns that alone predict the held-out target
+    almost perfectly and about as well as the whole model (see the module's rule).
+
+    Parameters
+    ----------
+    X_train, X_test : DataFrame or array-like
+        The training and held-out rows, as read: numbers, text, categories, booleans,
+        dates; missing values allowed.
+    y_train, y_test : array-like
+    task : {"classification", "regression"}
+        Scored by balanced accuracy or R².
+    model_score : float, optional
+        The whole model's held-out score in the same metric (balanced accuracy or R²)
+        on these held-out rows. Given, a column must also come within ``near_model``
+        of it; None: the column's own score decides.
+    categorical : iterable of str
+        Numeric columns that hold category codes (text columns are found by
+        themselves).
+    near_perfect, near_model : float
+        The rule's bounds on the relative error (:func:`relative_error`); the upper
+        confidence bound must also be at most :data:`EVIDENCE`.
+    random_state : int
+
+    Returns
+    -------
+    list of Finding
+        ``details``: ``score`` (the column's held-out score), ``score_name``,
+        ``n_test``, ``relative_error`` and its ``relative_error_upper`` bound,
+        ``missing_share`` (training rows missing), ``indicator_score`` (the missing
+        indicator's own score, None without missing values), ``model_score`` and
+        ``model_relative_error`` (None when not given), ``near_perfect``,
+        ``near_model``.
+    """
     if task not in ("classification", "regression"):
         raise ValueError(f"task must be 'classification' or 'regression'; got {task!r}")
     if len(y_test) < MIN_HELD_OUT:
         return []
     X_train, X_test = pd.DataFrame(X_train), pd.DataFrame(X_test)
-    y_train, y_test = np.asarray(y_train), np.asarray(y_test)
+    y_train, y_test = np.asarray(y_train).ravel(), np.asarray(y_test).ravel()
     classify = task == "classification"
-    learner = DecisionTreeClassifier if classify else DecisionTreeRegressor
+    if classify and len(np.unique(y_test)) < 2:
+        return []
+    if not classify:
+        y_train, y_test = y_train.astype(np.float64), y_test.astype(np.float64)
     score_name = "balanced accuracy" if classify else "R²"
+    model_error = None
+    if model_score is not None:
+        model_error = float(relative_error(float(model_score), task, y_test))
+    text = categorical_columns(X_train, categorical) | categorical_columns(X_test)
     found = []
     for column in X_train.columns:
-        train = X_train[[column]].to_numpy(dtype=np.float64)
+        name = str(column)
+        train, test = _encoded(X_train[column], X_test[column], y_train, classify,
+                               name in text)
         if np.isnan(train).all():
             continue
-        tree = learner(max_depth=DEPTH, min_samples_leaf=MIN_LEAF, random_state=random_state)
-        tree.fit(train, y_train)
-        predicted = tree.predict(X_test[[column]].to_numpy(dtype=np.float64))
-        score = float(balanced_accuracy_score(y_test, predicted) if classify
-                      else r2_score(y_test, predicted))
-        if score >= threshold:
-            name = str(column)
-            found.append(Finding(
-                kind="leakage", features=(name,),
-                message=(f"{quoted(name)} alone predicts the held-out target almost perfectly "
-                         f"({score_name} {score:.3f} on {len(y_test):,} held-out rows, a "
-                         f"depth-{DEPTH} tree on this column only): check that it is not "
-                         "derived from the target or recorded after it."),
-                details={"score": score, "score_name": score_name,
-                         "n_test": len(y_test)}))
+        missing = np.isnan(train).any() or np.isnan(test).any()
+        inputs = (np.column_stack([train, np.isnan(train)]),
+                  np.column_stack([test, np.isnan(test)])) if missing else (
+            train[:, None], test[:, None])
+        predicted = _fit_predict(*inputs, y_train, classify, random_state)
+        error, upper, score = _errors(y_test, predicted, classify)
+        if error > near_perfect or upper > EVIDENCE:
+            continue
+        if model_error is not None and error > model_error + near_model:
+            continue
+        indicator_score = None
+        if missing:
+            indicator = _fit_predict(inputs[0][:, 1:], inputs[1][:, 1:], y_train, classify,
+                                     random_state)
+            indicator_score = _errors(y_test, indicator, classify)[2]
+        found.append(_finding(name, score, score_name, len(y_test), error, upper,
+                              float(np.isnan(train).mean()), indicator_score, model_score,
+                              model_error, near_perfect, near_model))
     return found
+
+
+def relative_error(score, task, y_test=None):
+    """The error left relative to a constant's, from a held-out score: 0 perfect, 1 a
+    constant's. Balanced accuracy over K classes (K from ``y_test``, else 2):
+    ``(1 - score) / (1 - 1/K)``; R²: ``sqrt(max(0, 1 - score))``."""
+    if task == "classification":
+        k = 2 if y_test is None else len(np.unique(y_test))
+        return (1.0 - score) / (1.0 - 1.0 / k)
+    return np.sqrt(max(0.0, 1.0 - score))
+
+
+def _encoded(train: pd.Series, test: pd.Series, y_train, classify, text):
+    """Both parts of a column as float64 (NaN missing); categories coded in the order of
+    their training rows' majority class / mean target, unseen categories missing."""
+    if not text:
+        return numeric_values(train), numeric_values(test)
+    train = train.astype(object).where(train.notna(), None)
+    test = test.astype(object).where(test.notna(), None)
+    keys = train.map(_key)
+    present = keys.notna().to_numpy()
+    frame = pd.DataFrame({"key": keys[present].to_numpy(), "y": y_train[present]})
+    if classify:
+        counts = pd.crosstab(frame["key"], frame["y"])
+        share = counts.to_numpy() / counts.to_numpy().sum(axis=1, keepdims=True)
+        majority = share.argmax(axis=1)
+        order = np.lexsort((-share.max(axis=1), majority))
+        levels = counts.index[order]
+    else:
+        levels = frame.groupby("key")["y"].mean().sort_values(kind="stable").index
+    codes = {level: float(i) for i, level in enumerate(levels)}
+    return (keys.map(codes).to_numpy(dtype=np.float64, na_value=np.nan),
+            test.map(_key).map(codes).to_numpy(dtype=np.float64, na_value=np.nan))
+
+
+def _key(value):
+    """A category's key: its text (so 1 and "1" from two parts of a file agree)."""
+    return None if value is None else str(value)
+
+
+def _fit_predict(train, test, y_train, classify, random_state):
+    learner = DecisionTreeClassifier if classify else DecisionTreeRegressor
+    tree = learner(max_depth=DEPTH, min_samples_leaf=MIN_LEAF, random_state=random_state)
+    return tree.fit(train, y_train).predict(test)
+
+
+def _errors(y_test, predicted, classify):
+    """(relative error, its one-sided upper confidence bound, score) on the held-out
+    rows. Balanced accuracy: the mean of the per-class error rates, its variance summed
+    over the classes with each rate taken as (errors + 1) / (rows + 2) so that a class
+    without errors still counts its few rows. R²: the delta method on the log of the
+    ratio of mean squared residual to mean squared deviation."""
+    z = norm.ppf(CONFIDENCE)
+    if classify:
+        classes = np.unique(y_test)
+        k = len(classes)
+        rows = np.array([np.sum(y_test == c) for c in classes], dtype=np.float64)
+        errors = np.array([np.sum((y_test == c) & (predicted != c)) for c in classes],
+                          dtype=np.float64)
+        balanced_error = float(np.mean(errors / rows))
+        smooth = (errors + 1) / (rows + 2)
+        sd = np.sqrt(np.sum(smooth * (1 - smooth) / rows)) / k
+        scale = 1.0 - 1.0 / k
+        return (balanced_error / scale, (balanced_error + z * sd) / scale,
+                1.0 - balanced_error)
+    residual = (y_test - predicted) ** 2
+    deviation = (y_test - y_test.mean()) ** 2
+    a, b = residual.mean(), deviation.mean()
+    if b == 0:
+        return np.inf, np.inf, np.nan
+    ratio = a / b
+    score = 1.0 - ratio
+    if a == 0:
+        return 0.0, 0.0, score
+    n = len(y_test)
+    cov = np.cov(residual, deviation)
+    var_log = (cov[0, 0] / a ** 2 + cov[1, 1] / b ** 2 - 2 * cov[0, 1] / (a * b)) / n
+    upper = ratio * np.exp(z * np.sqrt(max(var_log, 0.0)))
+    return float(np.sqrt(ratio)), float(np.sqrt(upper)), float(score)
+
+
+def _finding(name, score, score_name, n_test, error, upper, missing_share, indicator_score,
+             model_score, model_error, near_perfect, near_model):
+    message = (f"{quoted(name)} alone predicts the held-out target almost perfectly "
+               f"({score_name} {score:.3f} on {n_test:,} held-out rows, a depth-{DEPTH} "
+               "tree on this column only")
+    if model_score is not None:
+        message += f"; the whole model: {float(model_score):.3f}"
+    message += ")"
+    if indicator_score is not None and indicator_score >= score - 0.01:
+        message += (f"; whether it is missing ({missing_share:.0%} of training rows) "
+                    f"carries it: {score_name} {indicator_score:.3f} from that alone")
+    message += (": check that it is not derived from the target or recorded after it.")
+    return Finding(
+        kind="leakage", features=(name,), message=message,
+        details={"score": float(score), "score_name": score_name, "n_test": int(n_test),
+                 "relative_error": float(error), "relative_error_upper": float(upper),
+                 "missing_share": missing_share,
+                 "indicator_score": None if indicator_score is None else float(
+                     indicator_score),
+                 "model_score": None if model_score is None else float(model_score),
+                 "model_relative_error": model_error,
+                 "near_perfect": near_perfect, "near_model": near_model})
