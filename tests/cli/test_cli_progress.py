@@ -9,7 +9,8 @@ import pytest
 from rich.console import Console
 
 from sapwood.cli import _commands, main
-from sapwood.report._explain import UI
+from sapwood.cli._ui import UI
+from sapwood.report._steps import Steps
 
 
 @pytest.fixture
@@ -63,16 +64,16 @@ def test_no_progress_when_stderr_is_not_a_terminal(csv, capsys):
 
 def test_a_failed_step_is_marked(capsys):
     buffer = io.StringIO()
-    ui = UI(err=Console(file=buffer, force_terminal=True, color_system=None, width=80))
-    with pytest.raises(RuntimeError), ui.step("Fitting"):
+    steps = Steps(Console(file=buffer, force_terminal=True, color_system=None, width=80))
+    with pytest.raises(RuntimeError), steps.step("Fitting"):
         raise RuntimeError("boom")
     assert "Fitting (failed)" in buffer.getvalue()
 
 
 def test_a_skipped_measure_is_marked():
     buffer = io.StringIO()
-    ui = UI(err=Console(file=buffer, force_terminal=True, color_system=None, width=80))
-    with ui.step("Computing mdi importance") as step:
+    steps = Steps(Console(file=buffer, force_terminal=True, color_system=None, width=80))
+    with steps.step("Computing mdi importance") as step:
         step.skipped()
     assert "Computing mdi importance (skipped)" in buffer.getvalue()
     assert "✓" not in buffer.getvalue()

@@ -382,22 +382,16 @@ def test_shap_explains_a_stated_sample(tmp_path, capsys):
 # -- tables that fit the terminal -----------------------------------------------------
 
 def test_every_line_fits_80_columns(ground_truth):
-    from sapwood.cli import build_parser
-    from sapwood.cli._commands import _options
+    import sapwood
     from sapwood.cli._data import load_table
-    from sapwood.report._data import prepare
-    from sapwood.report._explain import UI, run_pipeline
-    from sapwood.report._models import build_model
-    from sapwood.report._terminal import print_run, summary_lines
+    from sapwood.report._terminal import print_report, summary_lines
 
-    args = build_parser().parse_args(["explain", str(ground_truth), "--target", "y",
-                                      "--methods", "mdi,permutation,oob,shap"])
-    data = prepare(load_table(ground_truth), "y")
-    run = run_pipeline(data, build_model("rf", data.task), _options(args),
-                       ui=UI(quiet=True), source=str(ground_truth))
+    table = load_table(ground_truth)
+    run = sapwood.explain(table.drop(columns="y"), table["y"],
+                          methods="mdi,permutation,oob,shap", source=str(ground_truth))
     for width in (80, 160):
         console = Console(width=width, file=io.StringIO(), color_system=None)
-        print_run(run, console)
+        print_report(run, console, details=True)
         text = console.file.getvalue()
         # Tables and the text under them fit; the summary lines at the top are one
         # line each (grep-able), and the terminal wraps them.

@@ -12,7 +12,6 @@ from ..plotting import plot_tree
 from ..report import _measures
 from ..report._compiled import uncompiled
 from ..report._data import prepare
-from ..report._explain import UI, Options, Run, align_to_model, run_pipeline
 from ..report._models import (
     build_model,
     default_model,
@@ -20,10 +19,10 @@ from ..report._models import (
     describe_source,
     model_class,
 )
-from ..report._rows import check_rows, explain_rows
-from ..report._selection import DEFAULT_FDR, select
+from ..report._steps import Steps
 from ._data import check_output, load_model_file, load_table, read_model_file
 from ._errors import InputError
+from ._ui import UI
 from ._warmup import compile_ahead, stop
 
 __all__ = ["convert", "demo", "explain", "tree", "warmup"]
@@ -34,91 +33,103 @@ TREE_SUFFIXES = (".txt", ".dot", ".svg", ".png", ".pdf")
 PNG_MAX_PIXELS = 60_000
 
 
-def _finish(run: Run, args, ui: UI, title: str, epilogue=()) -> int:
-    from ..report._terminal import print_run, run_to_json
+def _finish(report, args, ui: UI, title: str, epilogue=()) -> int:
+    """Notes on stderr, then the report: JSON, or the terminal rendering (one screen, or
+    every table with ``--details``); the HTML file when asked."""
+    from ..report._terminal import print_report
 
-    report = None
+    for text in report.notes:
+        ui.note(text)
+    written = None
     if args.report:
-        from ..report._html import write_report
-
-        with ui.step(f"Writing {args.report}"):
-            report = write_report(run, args.report, title=title)
+        with Steps(ui.progress).step(f"Writing {args.report}"):
+            written = report.to_html(args.report, title=title)
     if ui.json:
-        print(run_to_json(run, report))
+        print(report.to_json())
     elif ui.shows_results:
-        print_run(run, ui.out)
+        print_report(report, ui.out, details=getattr(args, "details", False),
+                     hint="Every measure's table, the ranks and the agreement: --details")
         for line in epilogue:
             ui.out.print(visible(line), markup=False, highlight=False, soft_wrap=True)
-        if report is not None:
-            ui.out.print(visible(f"Report written to {report}"), markup=False,
+        if written is not None:
+            ui.out.print(visible(f"Report written to {written}"), markup=False,
                          highlight=False)
     return 0
 
 
-def _options(args) -> Options:
-    """The measure options of ``args``, checked against each other."""
-    methods = tuple(_measures.parse_methods(args.methods))
+def _settings(args) -> dict:
+    """The keyword arguments of :func:`sapwood.explain` that ``args`` sets, checked
+    against each other in the command line's words."""
+    methods = _measures.parse_methods(args.methods)
     if args.n_permutations is not None and args.pvalues != "altmann":
         raise InputError(f"--n-permutations {args.n_permutations}: only --pvalues altmann "
                          f"permutes the target; got --pvalues {args.pvalues or '(none)'}")
     if args.cv is not None and "drop" not in methods:
         raise InputError(f"--cv {args.cv}: only the drop measure uses cross-validation; "
                          f"got --methods {','.join(methods)}")
-    return Options(methods=methods, test_size=getattr(args, "test_size", 0.25),
-                   seed=args.seed, pvalues=args.pvalues,
-                   n_permutations=args.n_permutations or _measures.DEFAULT_N_PERMUTATIONS,
-                   cv=args.cv, top_k=args.top_k, max_rows=args.max_rows)
+    return {"methods": methods, "random_state": args.seed, "pvalues": args.pvalues,
+            "n_permutations": args.n_permutations, "cv": args.cv, "top_k": args.top_k,
+            "max_rows": args.max_rows, "n_jobs": args.n_jobs}
 
 
 def demo(args) -> int:
     if args.report:
-        from ..report._html import check_report_path
-
-        check_report_path(args.report)
+        check_output(args.report, "--report")
     if args.n_samples is not None and args.data != "ground-truth":
         raise InputError(f"--n-samples {args.n_samples}: only --data ground-truth is "
                          f"generated; got --data {args.data}")
-    data, truth, source = _demo_data(args)
-    options = _options(args)
+    X, y, truth, source = _demo_data(args)
+    settings = _settings(args)
     ui = UI(quiet=args.quiet, json=args.json)
-    held_out = True
+    model, test_size = None, None
     if args.data == "loan":
         # Seed 003's tree, on all 7 rows as the seed grows it: 7 rows leave none to hold out.
         model = model_class("tree", "classification")(criterion="entropy", max_depth=3,
                                                       random_state=args.seed)
-        held_out = False
+        test_size = 0
         ui.note("the loan table has 7 rows, too few to hold any out: seed 003's tree "
                 "(entropy, depth 3) is fit, scored and permuted on all of them, as in the "
                 "seed; the numbers describe the fit, not new rows")
-    else:
-        name = default_model("classification")
-        if name != "rf":
-            ui.note("sapwood.learners has no RandomForestClassifier yet: the demo uses a "
-                    "single decision tree")
-        model = build_model(name, "classification", random_state=args.seed)
-    run = _pipeline(args, data, model, options, ui=ui, truth=truth, source=source,
-                    held_out=held_out)
+    report = _explain(args, ui, X, y, model=model, test_size=test_size, task="classification",
+                      source=source, **settings)
+    report.truth = truth
     title = {"ground-truth": "sapwood demo: importance on data with known answers",
              "iris": "sapwood demo: what tells iris species apart",
              "loan": "sapwood demo: seed 003's loan table"}[args.data]
-    epilogue = [_demo_verdict(run)] if args.data == "ground-truth" else []
-    return _finish(run, args, ui, title, epilogue=epilogue)
+    epilogue = [_demo_verdict(report)] if args.data == "ground-truth" else []
+    return _finish(report, args, ui, title, epilogue=epilogue)
 
 
-def _pipeline(args, data, model, options: Options, *, ui: UI, **settings) -> Run:
-    """:func:`run_pipeline`, the measures' kernels compiled ahead in a second process
+def _explain(args, ui: UI, X, y, **settings):
+    """:func:`sapwood.explain`, the measures' kernels compiled ahead in a second process
     while the model is fit when they are not cached yet (``_warmup.compile_ahead``, in
     the process ``main`` started, ``args.ahead``, if any), with a note saying so: the
     run waits for compiling that later runs skip."""
-    if uncompiled(options.methods):
+    from ..report import explain
+
+    methods = settings["methods"]
+    if uncompiled(methods):
         ui.note("sapwood's kernels are not in Numba's cache yet: they compile now and "
                 "are cached, so this run takes longer than later ones (`sapwood warmup` "
                 "compiles them all ahead of time)")
-    ahead = compile_ahead(data.task, model, options.methods, getattr(args, "ahead", None))
+    model = settings.get("model")
+    task = getattr(model, "task", None) or settings.get("task", "auto")
+    ahead = compile_ahead(_task_of(y, task), model, methods, getattr(args, "ahead", None))
     try:
-        return run_pipeline(data, model, options, ui=ui, **settings)
+        return explain(X, y, progress=ui.progress, **settings)
     finally:
         stop(ahead)
+
+
+def _task_of(y, task: str) -> str:
+    from ..report._data import detect_task
+
+    if task != "auto":
+        return task
+    try:
+        return detect_task(y)
+    except (TypeError, ValueError):
+        return "classification"
 
 
 def warmup(args) -> int:
@@ -135,9 +146,7 @@ def warmup(args) -> int:
 
 
 def _demo_data(args):
-    """(Prepared, truth or None, source line) for ``demo --data``."""
-    from ..report._data import Prepared
-
+    """(X, y, truth or None, source line) for ``demo --data``."""
     if args.data == "ground-truth":
         from sapwood.datasets import make_ground_truth
 
@@ -154,12 +163,10 @@ def _demo_data(args):
         source = {"iris": "iris (seed 002; sapwood.datasets.load_iris)",
                   "loan": "loan (seed 003; sapwood.datasets.load_loan)"}[args.data]
     X.columns = [str(column) for column in X.columns]
-    target = str(y.name or "y")
-    return (Prepared(X=X.astype("float64"), y=y.rename(target), task="classification",
-                     target=target), truth, source)
+    return X.astype("float64"), y.rename(str(y.name or "y")), truth, source
 
 
-def _demo_verdict(run: Run) -> str:
+def _demo_verdict(run) -> str:
     ranks = run.ranks.set_index("feature")
     n = len(ranks)
     shown = [f"{_measures.MEASURES[name].title} rank {ranks.loc['noise_id', name]}/{n}"
@@ -168,12 +175,10 @@ def _demo_verdict(run: Run) -> str:
 
 
 def explain(args) -> int:
+    inputs = [args.data] + ([args.model] if Path(args.model).is_file() else [])
     if args.report:
-        from ..report._html import check_report_path
-
-        inputs = [args.data] + ([args.model] if Path(args.model).is_file() else [])
-        check_report_path(args.report, inputs)
-    options = _options(args)
+        check_output(args.report, "--report", inputs)
+    settings = _settings(args)
     ui = UI(quiet=args.quiet, json=args.json)
     fitted = args.model not in ("auto", "tree", "rf", "et", "gb")
     if args.fdr is not None and args.select is None:
@@ -192,23 +197,38 @@ def explain(args) -> int:
             raise InputError(f"--task {args.task}: the model in {args.model} is a "
                              f"{model.task} model")
     table = load_table(args.data)
-    positions = check_rows(args.row, len(table))
+    y = _target(table, args.target)
+    X = table.drop(columns=[args.target])
+    positions = _rows(args.row, len(table))
     if fitted:
-        # The loaded model knows its task; the target is read accordingly.
-        model, data = align_to_model(model, prepare(table, args.target, model.task))
+        # A file may hold the rows the model was trained on: the held-out share only.
+        settings.update(model=model, test_size=args.test_size)
     else:
-        data = prepare(table, args.target, args.task)
-        name = default_model(data.task) if args.model == "auto" else args.model
-        model = build_model(name, data.task, max_depth=args.max_depth,
-                            random_state=args.seed)
-    run = _pipeline(args, data, model, options, ui=ui, source=str(args.data), fitted=fitted)
-    if positions:
-        with ui.step(f"Explaining {len(positions)} row(s) with TreeSHAP"):
-            run.rows = explain_rows(run, positions)
-    if args.select is not None:
-        fdr = DEFAULT_FDR if args.fdr is None else args.fdr
-        run.selection = select(run, model, options, fdr, ui)
-    return _finish(run, args, ui, f"sapwood: what drives {data.target!r} in {args.data}")
+        name = None if args.model == "auto" else args.model
+        if args.max_depth is not None:
+            task = _task_of(y, args.task)
+            name = build_model(name or default_model(task), task, max_depth=args.max_depth,
+                               random_state=args.seed)
+        settings.update(model=name, test_size=args.test_size, task=args.task)
+    report = _explain(args, ui, X, y, rows=positions, select=args.select, fdr=args.fdr,
+                      source=str(args.data), **settings)
+    return _finish(report, args, ui, f"sapwood: what drives {args.target!r} in {args.data}")
+
+
+def _target(table, target: str):
+    from ..report._data import check_target
+
+    return check_target(table, target)
+
+
+def _rows(positions, n_rows: int) -> list:
+    """The distinct ``--row`` positions in the order given; one outside the file's
+    rows is bad input."""
+    for position in positions:
+        if not 0 <= position < n_rows:
+            raise InputError(f"--row {position}: the data has {n_rows} rows, at positions "
+                             f"0 to {n_rows - 1} (0 is the first row under the header)")
+    return list(dict.fromkeys(positions))
 
 
 def tree(args) -> int:

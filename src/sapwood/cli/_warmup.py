@@ -309,14 +309,11 @@ def _every_measure(model, X, y, names=None):
 
 def _pipeline(task, model_name, X, y):
     """The command line's pipeline (fit, score, every measure) as ``explain`` runs it."""
-    from ..report import _measures
-    from ..report._data import Prepared
-    from ..report._explain import UI, Options, run_pipeline
+    from ..report import _measures, explain
     from ..report._models import build_model
 
     model = build_model(model_name, task, random_state=0)
     model.set_params(**_small(type(model)))
-    data = Prepared(X=X, y=y.rename("y"), task=task, target="y")
-    methods = tuple(name for name in _measures.MEASURES if _measures.is_available(name))
-    run_pipeline(data, model, Options(methods=methods), ui=UI(quiet=True),
-                 source="sapwood warmup")
+    methods = [name for name in _measures.MEASURES if _measures.is_available(name)]
+    explain(X, y.rename("y"), model=model, methods=methods, task=task,
+            source="sapwood warmup")

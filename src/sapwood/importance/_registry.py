@@ -186,8 +186,11 @@ class Measure:
 
     @property
     def names(self) -> Mapping:
-        """``api_names``, or ``{name: options}``."""
-        return {self.name: self.options} if self.api_names is None else self.api_names
+        """The names ``compare``, ``altmann_pvalues``, ``boruta`` and ``explain`` accept
+        for it, each with its options: ``name`` itself (the command line's settings) and
+        every one of ``api_names`` (one measure, one name everywhere; the long names stay
+        as aliases)."""
+        return {self.name: self.options, **(self.api_names or {})}
 
     def why_not(self, model, inputs: MeasureInputs, **options) -> str | None:
         """None if the measure applies to ``model`` with ``inputs``, else the reason."""

@@ -17,7 +17,7 @@ import pandas as pd
 from .._errors import InputError
 
 __all__ = ["Prepared", "check_enough_rows", "check_magnitude", "check_output",
-           "check_target", "detect_task", "encode_features", "prepare"]
+           "check_target", "detect_task", "encode_features", "prepare", "prepare_xy"]
 
 # Integer targets with at most this many distinct values are taken as class labels.
 MAX_CLASSES_AUTO = 20
@@ -64,7 +64,14 @@ def check_target(table: pd.DataFrame, target: str) -> pd.Series:
     if table.shape[0] < 2:
         raise InputError(f"need at least 2 data rows to fit and evaluate a model; "
                          f"got {table.shape[0]}")
-    y = table[target]
+    return table[target]
+
+
+def _check_y(y: pd.Series, target: str):
+    """At least two rows, no missing value, not constant."""
+    if len(y) < 2:
+        raise InputError(f"need at least 2 data rows to fit and evaluate a model; "
+                         f"got {len(y)}")
     n_missing = int(y.isna().sum())
     if n_missing:
         raise InputError(f"target column {target!r} has {n_missing} missing value(s); "
@@ -72,7 +79,6 @@ def check_target(table: pd.DataFrame, target: str) -> pd.Series:
     if y.nunique() < 2:
         raise InputError(f"target column {target!r} is constant ({_plain(y.iloc[0])!r} in every "
                          "row): there is nothing to explain")
-    return y
 
 
 def check_enough_rows(data: Prepared, test_size: float):
@@ -201,8 +207,21 @@ def encode_features(frame: pd.DataFrame):
 
 
 def prepare(table: pd.DataFrame, target: str, task: str = "auto") -> Prepared:
-    """Check the target, settle the task and encode the features."""
-    y = check_target(table, target)
+    """Check the target column ``target`` of ``table``, settle the task and encode the
+    other columns as features."""
+    check_target(table, target)
+    return prepare_xy(table.drop(columns=[target]), table[target], task)
+
+
+def prepare_xy(X: pd.DataFrame, y: pd.Series, task: str = "auto") -> Prepared:
+    """Check the target ``y`` (named by its name), settle the task and encode ``X``."""
+    if task not in ("auto", "classification", "regression"):
+        raise InputError(f"task must be 'auto', 'classification' or 'regression'; got "
+                         f"{task!r}")
+    target = str(y.name)
+    if X.shape[1] == 0:
+        raise InputError("no feature columns: X has none")
+    _check_y(y, target)
     if task == "auto":
         task = detect_task(y)
     if task == "regression":
@@ -215,7 +234,7 @@ def prepare(table: pd.DataFrame, target: str, task: str = "auto") -> Prepared:
         y = y.astype("int64")
     elif not pd.api.types.is_numeric_dtype(y):
         y = y.astype(str)
-    X, encodings = encode_features(table.drop(columns=[target]))
+    X, encodings = encode_features(X)
     _check_feature_range(X)
-    return Prepared(X=X, y=y.rename(str(target)), task=task, target=str(target),
+    return Prepared(X=X, y=y.rename(target), task=task, target=target,
                     encodings=encodings, n_missing=int(X.isna().sum().sum()))

@@ -1,89 +1,200 @@
-"""The job behind ``explain`` and ``demo``: split, fit, score, run the measures."""
+""":func:`explain`: split, fit (or read) a model, score it, run the measures, conclude.
+
+The one path from a table to a :class:`~sapwood.report.Report`, for a notebook and for
+the ``sapwood`` command alike (the command parses its arguments, reads the file, calls
+:func:`explain` and renders what it returns).
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from .._errors import InputError
 from .._format import category_codes
-from .._text import visible
 from . import _agreement, _measures, _verdict
 from ._columns import match_columns
 from ._compiled import uncompiled
-from ._data import Prepared, check_enough_rows
-from ._models import LoadedModel, describe_model, load_model, score_model
+from ._data import Prepared, check_enough_rows, prepare_xy
+from ._models import (
+    MODEL_NAMES,
+    LoadedModel,
+    build_model,
+    default_model,
+    describe_model,
+    load_model,
+    score_model,
+)
+from ._report import Report
+from ._steps import Steps
 
-__all__ = ["Options", "Run", "UI", "align_to_model", "run_pipeline", "top_nodes"]
+__all__ = ["Options", "align_to_model", "explain", "run_pipeline", "split_rows",
+           "top_nodes"]
 
+DEFAULT_TEST_SIZE = 0.25
 N_TRACE_NODES = 10
 # ranger's importance_pvalues(method = "janitza") warns below this many negative values.
 JANITZA_MIN_NEGATIVE = 100
 
 
-class UI:
-    """Where the CLI talks: results on stdout, notes and progress on stderr.
+@dataclass(frozen=True)
+class Options:
+    """How :func:`run_pipeline` runs the measures (the settings of :func:`explain`)."""
 
-    Progress bars appear only when stderr is a terminal and neither ``--quiet`` nor
-    ``--json`` was given; ``err`` replaces the stderr console (tests pass one that
-    pretends to be a terminal).
+    methods: tuple = _measures.DEFAULT_METHODS
+    test_size: float = DEFAULT_TEST_SIZE
+    seed: int = 0
+    pvalues: str | None = None
+    n_permutations: int = _measures.DEFAULT_N_PERMUTATIONS
+    cv: int | None = None
+    top_k: int | None = None
+    max_rows: int | str | None = "auto"
+    n_jobs: int | None = None
+
+
+def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, test_size=None,
+            scoring=None, random_state=0, n_jobs=None, progress=False, task="auto",
+            pvalues=None, n_permutations=None, cv=None, top_k=None, max_rows="auto",
+            rows=(), select=None, fdr=None, source=None) -> Report:
+    """Which features a tree model relies on, concluded on held-out rows.
+
+    The library's form of ``sapwood explain``: fit (or read) the model, score it on rows
+    it was not trained on, run the importance measures there, compare them, check for
+    identifiers, leakage and correlated groups, and give a verdict resting on intervals
+    over new rows (docs/measures.md, "The verdict").
+
+    Parameters
+    ----------
+    X : DataFrame or 2-D array of features. Text and categorical columns are encoded as
+        ordinal codes (categories in sorted order, or a categorical's own order),
+        booleans as 0/1, dates as seconds since 1970; missing values stay missing.
+    y : the target (Series or 1-D array).
+    model : None or ``"rf"``, ``"et"``, ``"gb"``, ``"tree"``: train that sapwood model (None:
+        a random forest) on a split of X, y. An unfitted estimator: fitted on the split.
+        A fitted model (scikit-learn, XGBoost, LightGBM, CatBoost, sapwood, or a
+        :class:`~sapwood.TreeEnsemble` from :func:`sapwood.load` / :func:`sapwood.from_model`):
+        judged on X, y as held-out rows.
+    methods : ``"auto"`` (mdi, permutation), or measure names (a list, or one string
+        ``"mdi,permutation"``) from :data:`sapwood.importance.MEASURES`; the long names
+        (``tree_shap``, ``drop_column``, ``oob_permutation``, ...) are aliases.
+    X_train, y_train : the rows a fitted model was trained on, for the measures that read
+        them (those skip with a reason in :attr:`Report.notes` when not given); with a
+        model to train, it is trained on them and X, y are the held-out rows.
+    test_size : the share of rows held out when the model is trained here (default
+        0.25; 0: none, the model is scored and permuted on its training rows). For a
+        fitted model, None (default) holds out all of X, y; a share holds out that share
+        and reads the rest as its training rows (a table that may hold them).
+    scoring : None (the model's ``score``: accuracy or R²); other scores are not offered
+        yet.
+    random_state : int, seeds the split, the model and the measures.
+    n_jobs : threads for the fit and every measure (None: joblib's setting, one thread
+        unless a ``joblib.parallel_config`` says otherwise; -1: every core).
+    progress : True shows a bar per step on stderr (a rich Console: there).
+    task : ``"auto"``, ``"classification"`` or ``"regression"`` (auto: classification
+        for a non-numeric target or one with at most 20 distinct integer values).
+    pvalues : None, ``"janitza"`` or ``"altmann"``; ``n_permutations`` for altmann.
+    cv : score drop-column importance by K-fold cross-validation on the training rows.
+    top_k : how many top features the rank agreement compares (default 5).
+    max_rows : per-row measures (shap) explain at most this many held-out rows
+        (``"auto"``, an int, or None for all).
+    rows : positions of X (0 = its first row) whose predictions to explain with TreeSHAP.
+    select : None or ``"knockoffs"`` (model-X knockoff selection at ``fdr``, default 0.1).
+    source : how the report names the data (a file name), if at all.
+
+    Returns
+    -------
+    :class:`~sapwood.report.Report`
+
+    Raises
+    ------
+    :class:`~sapwood._errors.InputError` (a ``ValueError``) for input it cannot use, with
+    one line naming the problem.
     """
+    from joblib import parallel_config
 
-    def __init__(self, quiet=False, json=False, err=None):
-        self.quiet = quiet
-        self.json = json
-        self._out = None
-        self._err = err
+    if scoring is not None:
+        raise InputError(f"scoring={scoring!r}: explain scores with the model's own score "
+                         "(accuracy or R²) in this version; leave scoring=None")
+    steps = Steps(progress)
+    names = _methods(methods)
+    if pvalues not in (None, "janitza", "altmann"):
+        raise InputError(f"pvalues must be None, 'janitza' or 'altmann'; got {pvalues!r}")
+    if n_permutations is not None and pvalues != "altmann":
+        raise InputError(f"n_permutations={n_permutations}: only pvalues='altmann' permutes "
+                         f"the target; got pvalues={pvalues!r}")
+    if cv is not None and "drop" not in names:
+        raise InputError(f"cv={cv}: only the drop measure uses cross-validation; got "
+                         f"methods {','.join(names)}")
+    if select not in (None, "knockoffs"):
+        raise InputError(f"select must be None or 'knockoffs'; got {select!r}")
+    if fdr is not None and select is None:
+        raise InputError(f"fdr={fdr:g}: only select='knockoffs' has a false discovery rate")
+    fitted, model = _resolved_model(model)
+    if select is not None and fitted:
+        raise InputError(f"select={select!r} refits the model with a knockoff copy of each "
+                         "feature, so it needs a model trained here (a name or an unfitted "
+                         "estimator), not a fitted one")
+    if (X_train is None) != (y_train is None):
+        raise InputError("X_train and y_train go together: give both or neither")
+    if test_size is not None and not (isinstance(test_size, int | float)
+                                      and 0 <= test_size < 1):
+        raise InputError(f"test_size must be a number in [0, 1); got {test_size!r}")
+    if test_size is not None and X_train is not None and test_size > 0:
+        raise InputError(f"test_size={test_size:g} with X_train given: the rows are split "
+                         "already (X, y are the held-out rows); leave test_size=None")
+    if fitted and task not in ("auto", _task(model)):
+        raise InputError(f"task={task!r}: the model is a {_task(model)} model")
+    data, n_train = _prepared(X, y, X_train, y_train, _task(model) if fitted else task)
+    if fitted:
+        model, data = align_to_model(model, data)
+        held_out = test_size is None or test_size > 0
+        share = 0.0 if test_size is None else test_size
+    else:
+        held_out = not (test_size == 0)
+        share = DEFAULT_TEST_SIZE if test_size is None else test_size
+        if model is None:
+            model = default_model(data.task)
+        if isinstance(model, str):
+            model = build_model(model, data.task, random_state=random_state)
+        else:
+            from sklearn.base import clone
 
-    @property
-    def out(self):
-        if self._out is None:
-            from rich.console import Console
+            model = clone(model)
+    rows = _checked_rows(rows, len(data.y) - n_train)
+    options = Options(methods=tuple(names), test_size=share, seed=random_state,
+                      pvalues=pvalues, top_k=top_k, max_rows=max_rows, cv=cv, n_jobs=n_jobs,
+                      n_permutations=n_permutations or _measures.DEFAULT_N_PERMUTATIONS)
+    with parallel_config(n_jobs=n_jobs) if n_jobs is not None else _nothing():
+        report = run_pipeline(data, model, options, steps=steps, source=source,
+                              fitted=fitted, held_out=held_out, n_train=n_train)
+        if rows:
+            from ._rows import explain_rows
 
-            console = Console()
-            # Piped or captured output: wide enough that tables are not cut.
-            self._out = console if console.is_terminal else Console(width=120)
-        return self._out
+            with steps.step(f"Explaining {len(rows)} row(s) with TreeSHAP"):
+                report.rows = explain_rows(report, [n_train + row for row in rows],
+                                           offset=n_train)
+        if select is not None:
+            from ._selection import DEFAULT_FDR
+            from ._selection import select as knockoffs
 
-    @property
-    def err(self):
-        if self._err is None:
-            from rich.console import Console
-
-            self._err = Console(stderr=True)
-        return self._err
-
-    @property
-    def shows_results(self) -> bool:
-        return not (self.quiet or self.json)
-
-    def note(self, text: str):
-        if not self.quiet:
-            self.err.print(visible(f"note: {text}"), markup=False, highlight=False,
-                           soft_wrap=True)
-
-    @property
-    def shows_progress(self) -> bool:
-        return not (self.quiet or self.json) and self.err.is_terminal
-
-    def step(self, label: str):
-        """A progress bar for ``label`` on an interactive stderr (it pulses while the
-        step runs, then stays as one finished line with its time); nothing otherwise."""
-        if not self.shows_progress:
-            return _Nothing()
-        return _Step(self.err, label)
+            if n_train:
+                X_fit, y_fit = data.X.iloc[:n_train], data.y.iloc[:n_train]
+            elif held_out and not fitted:
+                X_fit, _, y_fit, _ = split_rows(data, share, random_state)
+            else:
+                X_fit, y_fit = data.X, data.y
+            report.selection = knockoffs(X_fit, y_fit, model,
+                                         DEFAULT_FDR if fdr is None else fdr,
+                                         seed=random_state, steps=steps, notes=report.notes)
+    return report
 
 
-def _no_step():
-    return _Nothing()
-
-
-class _Nothing:
+class _nothing:
     def __enter__(self):
         return self
 
@@ -94,100 +205,128 @@ class _Nothing:
         return False
 
 
-class _Step:
-    """One rich progress bar: indeterminate while running, full when done."""
+def _methods(methods) -> list:
+    """The measure names of ``methods`` (``"auto"``, ``"a,b"`` or a list; aliases read
+    as the measure's name)."""
+    if isinstance(methods, str):
+        if methods == "auto":
+            return list(_measures.DEFAULT_METHODS)
+        return _measures.parse_methods(methods, option="methods")
+    try:
+        given = [str(name) for name in methods]
+    except TypeError:
+        raise InputError(f"methods must be 'auto', a measure name or a list of them; got "
+                         f"{methods!r}") from None
+    return _measures.parse_methods(",".join(given), option="methods")
 
-    def __init__(self, console, label):
-        from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-        class Mark(SpinnerColumn):
-            """The spinner, ✓ when done, or the mark the step was given."""
+def _resolved_model(model):
+    """(fitted, model): a name or None (trained here), an unfitted estimator (trained
+    here), or a fitted model of any library sapwood reads (as a :class:`LoadedModel`
+    unless it is an estimator with its own ``score``)."""
+    if model is None:
+        return False, None
+    if isinstance(model, str):
+        if model not in MODEL_NAMES:
+            raise InputError(f"model={model!r}: not one of {', '.join(MODEL_NAMES)}; pass "
+                             "an estimator or a fitted model for anything else")
+        return False, model
+    if isinstance(model, LoadedModel):
+        return True, model
+    from .._format import TreeEnsemble
 
-            def render(self, task):
-                from rich.text import Text
+    if isinstance(model, TreeEnsemble):
+        return True, load_model(model, None)
+    if hasattr(model, "fit") and not _is_fitted(model):
+        return False, model
+    from ..adapters import as_ensemble
 
-                mark = task.fields.get("mark")
-                return Text.from_markup(mark) if mark else super().render(task)
+    try:
+        ensemble = as_ensemble(model)
+    except (TypeError, ValueError) as error:
+        raise InputError(f"model: cannot read {type(model).__name__} as a tree model: "
+                         f"{_first_line(error)}") from None
+    if hasattr(model, "score") and hasattr(model, "predict"):
+        return True, model  # scored as its library scores it; the measures read its trees
+    return True, load_model(ensemble, None)
 
-        # The label holds names from data (a model file's path): shown, never parsed.
-        self.progress = Progress(Mark(finished_text="[green]✓"),
-                                 TextColumn("{task.description}", markup=False), BarColumn(),
-                                 TimeElapsedColumn(), console=console, transient=False)
-        self.label = visible(label)
-        self.task = None
-        self.outcome = None
 
-    def skipped(self):
-        """Show the step as skipped rather than done."""
-        self.outcome = "skipped"
+def _is_fitted(model) -> bool:
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
 
-    def __enter__(self):
-        self.progress.start()
-        self.task = self.progress.add_task(self.label, total=None)
-        return self
-
-    def __exit__(self, kind, error, traceback):
-        if kind is None and self.outcome:
-            self.progress.update(self.task, description=f"{self.label} ({self.outcome})",
-                                 total=1, completed=0, mark="[yellow]–")
-        elif kind is None:
-            self.progress.update(self.task, total=1, completed=1)
-        else:
-            self.progress.update(self.task, description=f"{self.label} (failed)", total=1,
-                                 completed=0, mark="[red]✗")
-        self.progress.stop()
+    try:
+        check_is_fitted(model)
+    except NotFittedError:
         return False
+    except TypeError:  # not a scikit-learn estimator: a Booster and such are fitted
+        return True
+    return True
 
 
-@dataclass
-class Run:
-    """Everything the terminal output, the JSON and the report show."""
+def _task(model) -> str:
+    """A fitted model's task."""
+    if isinstance(model, LoadedModel):
+        return model.task
+    from sklearn.base import is_classifier
 
-    source: str
-    data: Prepared
-    model: object
-    model_text: str
-    n_train: int
-    n_test: int
-    score_name: str
-    score: float
-    results: dict
-    truth: dict | None = None
-    notes: list = field(default_factory=list)
-    warnings: list = field(default_factory=list)
-    fitted_here: bool = True
-    agreement: list = field(default_factory=list)
-    top_k: int | None = None
-    pvalues: str | None = None
-    n_permutations: int | None = None
-    held_out: bool = True
-    seed: int = 0
-    verdict: object = None
-    held_out_index: object = None  # the held-out rows' labels in data.X.index
-    rows: list = field(default_factory=list)  # explain --row: RowExplanation each
-    selection: object = None
-
-    @property
-    def task(self) -> str:
-        return self.data.task
-
-    @property
-    def ranks(self) -> pd.DataFrame:
-        return _agreement.rank_table(self.results, self.truth)
+    return "classification" if is_classifier(model) else "regression"
 
 
-@dataclass(frozen=True)
-class Options:
-    """How ``run_pipeline`` runs the measures (``explain`` and ``demo`` options)."""
+def _prepared(X, y, X_train, y_train, task):
+    """(Prepared, n_train): X_train above X when given (one encoding for both), the
+    target checked and the task settled."""
+    X = _frame(X, "X")
+    y = _series(y, "y", X)
+    n_train = 0
+    if X_train is not None:
+        X_train = _frame(X_train, "X_train")
+        y_train = _series(y_train, "y_train", X_train)
+        if list(X_train.columns) != list(X.columns):
+            raise InputError("X_train must have the columns of X, in the same order")
+        n_train = len(X_train)
+        X = pd.concat([X_train, X], ignore_index=True)
+        y = pd.concat([y_train.rename(y.name), y], ignore_index=True)
+    return prepare_xy(X, y, task), n_train
 
-    methods: tuple = _measures.DEFAULT_METHODS
-    test_size: float = 0.25
-    seed: int = 0
-    pvalues: str | None = None
-    n_permutations: int = _measures.DEFAULT_N_PERMUTATIONS
-    cv: int | None = None
-    top_k: int | None = None
-    max_rows: int | str | None = "auto"
+
+def _frame(X, name) -> pd.DataFrame:
+    if isinstance(X, pd.DataFrame):
+        return X
+    try:
+        array = np.asarray(X)
+    except Exception:
+        raise TypeError(f"{name} must be a DataFrame or a 2-D array; got "
+                        f"{type(X).__name__}") from None
+    if array.ndim != 2:
+        raise InputError(f"{name} must be 2-D (rows by features); got {array.ndim} "
+                         "dimension(s)")
+    return pd.DataFrame(array, columns=[f"x{j}" for j in range(array.shape[1])])
+
+
+def _series(y, name, X) -> pd.Series:
+    if isinstance(y, pd.DataFrame):
+        if y.shape[1] != 1:
+            raise InputError(f"{name} must be one column; got {y.shape[1]}")
+        y = y.iloc[:, 0]
+    if not isinstance(y, pd.Series):
+        array = np.asarray(y)
+        if array.ndim != 1:
+            raise InputError(f"{name} must be 1-D; got shape {array.shape}")
+        y = pd.Series(array, name="y")
+    if len(y) != len(X):
+        raise InputError(f"{name} has {len(y)} rows and its features {len(X)}")
+    return y.set_axis(X.index).rename("y" if y.name is None else str(y.name))
+
+
+def _checked_rows(rows, n_rows: int) -> list:
+    """The distinct row positions in the order given; one outside X is bad input."""
+    rows = [rows] if isinstance(rows, int | np.integer) else list(rows)
+    for position in rows:
+        if not 0 <= position < n_rows:
+            raise InputError(f"row {position}: the data has {n_rows} rows, at positions "
+                             f"0 to {n_rows - 1} (0 is the first row)")
+    return list(dict.fromkeys(int(row) for row in rows))
 
 
 def split_rows(data: Prepared, test_size: float, seed: int):
@@ -208,89 +347,101 @@ def _split(data: Prepared, test_size: float, seed: int):
         return train_test_split(data.X, data.y, test_size=test_size, random_state=seed,
                                 stratify=stratify)
     except ValueError as error:
-        raise InputError(f"cannot split {len(data.y)} rows with --test-size {test_size}: "
+        raise InputError(f"cannot split {len(data.y)} rows with test_size {test_size}: "
                          f"{str(error).splitlines()[0]}") from None
 
 
-def run_pipeline(data: Prepared, model, options: Options, *, ui: UI, source: str,
-                 truth=None, fitted=False, held_out=True) -> Run:
-    """Split ``data``, fit ``model`` on the training rows (unless it was loaded,
-    ``fitted``), score it on the held-out rows and run each available measure there.
+def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, source: str,
+                 fitted=False, held_out=True, n_train=0) -> Report:
+    """Split ``data`` (its first ``n_train`` rows are the training rows when given), fit
+    ``model`` on the training rows (unless it is ``fitted``), score it on the held-out
+    rows and run each available measure there.
 
-    ``held_out=False``: a table too small to split; the model is fit, scored and
-    permuted on all rows (the caller says so in a note)."""
+    ``held_out=False``: no rows held out; the model is fit, scored and permuted on all
+    rows (a note says so)."""
     from sklearn.base import clone
 
     notes = list(data.notes)
     n_features = data.X.shape[1]
     top_k = _settle_top_k(options.top_k, n_features)
-    if held_out:
-        check_enough_rows(data, options.test_size)
-        X_train, X_test, y_train, y_test = _split(data, options.test_size, options.seed)
-    else:
+    if n_train:
+        X_train, X_test = data.X.iloc[:n_train], data.X.iloc[n_train:]
+        y_train, y_test = data.y.iloc[:n_train], data.y.iloc[n_train:]
+    elif not held_out:
         X_train = X_test = data.X
         y_train = y_test = data.y
+        notes.append("no rows were held out (test_size=0): the model is fit, scored and "
+                     "permuted on the same rows, so the numbers describe the fit, not new rows")
+    elif fitted and options.test_size == 0:
+        X_train = y_train = None
+        X_test, y_test = data.X, data.y
+    else:
+        check_enough_rows(data, options.test_size)
+        X_train, X_test, y_train, y_test = _split(data, options.test_size, options.seed)
     if fitted:
         _check_loaded(model, data)
-        notes.append(f"the model was loaded, not trained here: it is scored and permuted "
-                     f"on the held-out {len(X_test)} of {len(data.y)} rows (--test-size "
-                     f"{options.test_size:g}, --seed {options.seed}), which is only honest "
-                     "if it was not trained on them")
+        if X_train is not None and not n_train:
+            notes.append(f"the model was not trained here: it is scored and permuted on the "
+                         f"held-out {len(X_test)} of {len(data.y)} rows (test_size "
+                         f"{options.test_size:g}, seed {options.seed}), which is only honest "
+                         "if it was not trained on them")
     else:
-        _fit(model, X_train, y_train, ui)
+        _fit(model, X_train, y_train, steps)
     rows = "held-out" if held_out else "training"
-    with ui.step(f"Scoring on {len(X_test)} {rows} rows"):
+    with steps.step(f"Scoring on {len(X_test)} {rows} rows"):
         try:
             score = score_model(model, X_test, y_test, data.task)
         except (ValueError, TypeError) as error:
             raise InputError(f"cannot score the model on this data: "
                              f"{str(error).splitlines()[0]}") from None
     if not math.isfinite(score):
-        notes.append(f"the model's {rows} score is not a finite number ({score}); --json "
+        notes.append(f"the model's {rows} score is not a finite number ({score}); the JSON "
                      "shows it as null")
+    given = X_train is not None
+    if not given:  # a fitted model without its training rows: only their columns
+        X_train, y_train = X_test.iloc[:0], y_test.iloc[:0]
     inputs = _measures.Inputs(X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test,
                               random_state=options.seed, cv=options.cv, held_out=held_out,
-                              max_rows=options.max_rows,
+                              max_rows=options.max_rows, n_jobs=options.n_jobs,
                               estimator=None if fitted else clone(model))
-    results = _compute_all(model, options.methods, inputs, ui, notes, fitted)
+    results = _compute_all(model, options.methods, inputs, steps, notes, fitted)
     if options.pvalues:
-        results = {name: _with_pvalues(name, result, options, inputs, ui, notes)
+        results = {name: _with_pvalues(name, result, options, inputs, steps, notes)
                    for name, result in results.items()}
-    for text in notes:
-        ui.note(text)
     pairs = _agreement.agreement(results, top_k) if n_features > 1 else []
-    run = Run(source=source, data=data, model=model, model_text=describe_model(model),
-              n_train=0 if fitted else len(X_train), n_test=len(X_test),
-              score_name=getattr(model, "score_name", None)
-              or ("accuracy" if data.task == "classification" else "R²"),
-              score=score, results=results, truth=truth, notes=notes,
-              fitted_here=not fitted, agreement=pairs, top_k=top_k,
-              pvalues=options.pvalues, held_out=held_out, seed=options.seed,
-              held_out_index=X_test.index if held_out else None,
-              n_permutations=options.n_permutations if options.pvalues == "altmann"
-              else None)
+    report = Report(source=source, data=data, model=model, model_text=describe_model(model),
+                    n_train=0 if fitted else len(X_train), n_test=len(X_test),
+                    score_name=getattr(model, "score_name", None)
+                    or ("accuracy" if data.task == "classification" else "R²"),
+                    score=score, results=results, notes=notes,
+                    fitted_here=not fitted, agreement=pairs, top_k=top_k,
+                    pvalues=options.pvalues, held_out=held_out, seed=options.seed,
+                    held_out_index=X_test.index if held_out else None,
+                    n_permutations=options.n_permutations if options.pvalues == "altmann"
+                    else None)
     train_score = None
     if not fitted and held_out:
         train_score = score_model(model, X_train, y_train, data.task)
-    with ui.step("Checking for identifiers, leakage and correlated features"):
-        run.warnings = _verdict.find_warnings(
-            run, X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test,
-            encodings=data.encodings, model=model, train_score=train_score)
-    run.verdict = _verdict.verdict(run, run.warnings)
-    return run
+    with steps.step("Checking for identifiers, leakage and correlated features"):
+        report.warnings = _verdict.find_warnings(
+            report, X_train=X_train if given else X_test,
+            y_train=y_train if given else y_test, X_test=X_test, y_test=y_test,
+            encodings=data.encodings, model=model, train_score=train_score, split=given)
+    report.verdict = _verdict.verdict(report, report.warnings)
+    return report
 
 
-def _fit(model, X, y, ui: UI):
+def _fit(model, X, y, steps: Steps):
     """Fit ``model``: tree by tree with the time left where the learner counts its trees
     (forests, boosting: ``fit(..., progress=True)``), else under one pulsing bar."""
     label = f"Fitting {describe_model(model)} on {len(X)} rows"
     counts_trees = "progress" in inspect.signature(model.fit).parameters
     try:
-        if counts_trees and ui.shows_progress:
-            ui.err.print(visible(label), markup=False, highlight=False)
+        if counts_trees and steps.shown:
+            steps.line(label)
             model.fit(X, y, progress=True)
         else:
-            with ui.step(label):
+            with steps.step(label):
                 model.fit(X, y)
     except ValueError as error:
         raise InputError(f"cannot fit the model: {str(error).splitlines()[0]}") from None
@@ -306,7 +457,7 @@ def _settle_top_k(top_k, n_features: int) -> int:
     return top_k
 
 
-def _compute_all(model, methods, inputs, ui, notes, fitted) -> dict:
+def _compute_all(model, methods, inputs, steps, notes, fitted) -> dict:
     """The result of each measure of ``methods`` that applies, and a note (added to
     ``notes``) for each that does not, in the order of ``methods``. The measures whose
     kernels are compiled run first: on a first run the others compile meanwhile in a
@@ -337,11 +488,11 @@ def _compute_all(model, methods, inputs, ui, notes, fitted) -> dict:
         if measure.rows == "held-out" and not inputs.held_out:
             where = "on the training rows"
         label = f"Computing {name} importance {where}"
-        counted = measure.progress and ui.shows_progress
+        counted = measure.progress and steps.shown
         if counted:
             # The measure draws its own bar (steps, time left) under this line.
-            ui.err.print(visible(label), markup=False, highlight=False)
-        with ui.step(label) if not counted else _no_step() as step:
+            steps.line(label)
+        with steps.step(label) if not counted else _nothing() as step:
             reason = _measures.why_not(name, model, inputs)
             if reason is not None:
                 step.skipped()
@@ -381,7 +532,7 @@ def _first_line(error) -> str:
     return str(error).splitlines()[0] if str(error) else type(error).__name__
 
 
-def _with_pvalues(name, result, options: Options, inputs, ui, notes):
+def _with_pvalues(name, result, options: Options, inputs, steps, notes):
     """``result`` with the p-values ``options.pvalues`` asks for, or unchanged with a
     note saying why they do not apply."""
     from sapwood import importance
@@ -420,7 +571,7 @@ def _with_pvalues(name, result, options: Options, inputs, ui, notes):
     if how is True:
         def how(fitted, X, y):
             return _measures.compute(name, fitted, inputs.with_training(X, y))
-    with ui.step(f"Altmann p-values for {name}: {options.n_permutations} refits on a "
+    with steps.step(f"Altmann p-values for {name}: {options.n_permutations} refits on a "
                  "permuted target"):
         tested = importance.altmann_pvalues(inputs.estimator, inputs.X_train, inputs.y_train,
                                             measure=how,
@@ -449,7 +600,7 @@ def _check_loaded(model, data: Prepared):
                              f"{', '.join(sorted(known)[:10])}")
 
 
-def align_to_model(model: LoadedModel, data: Prepared):
+def align_to_model(model, data: Prepared):
     """``(model, data)`` with the data's columns matched to the loaded model's features
     (:func:`~sapwood.cli._columns.match_columns`, which refuses missing and ambiguous
     ones): in the model's order, the columns it does not use left out with a note. A
@@ -457,6 +608,16 @@ def align_to_model(model: LoadedModel, data: Prepared):
     price``) is relabelled with the data's, so that every measure names a feature as
     the data does."""
     names = getattr(model, "feature_names_in_", None)
+    if not isinstance(model, LoadedModel):  # a fitted estimator: its columns, its order
+        if names is None or list(names) == list(data.X.columns):
+            return model, data
+        missing = [str(name) for name in names if name not in data.X.columns]
+        if missing:
+            raise InputError(f"the model was trained on columns X does not have: "
+                             f"{', '.join(missing[:5])}")
+        X = data.X[list(names)]
+        encodings = {name: values for name, values in data.encodings.items() if name in X}
+        return model, dataclasses.replace(data, X=X, encodings=encodings)
     if names is None:
         X, encodings = recode_categories(model.ensemble, data.X, data.encodings)
         return model, dataclasses.replace(data, X=X, encodings=encodings)
@@ -525,7 +686,7 @@ def recode_categories(ensemble, X: pd.DataFrame, encodings):
     return recoded, encodings
 
 
-def top_nodes(run: Run, n: int = N_TRACE_NODES) -> pd.DataFrame | None:
+def top_nodes(run: Report, n: int = N_TRACE_NODES) -> pd.DataFrame | None:
     """The first tree's split nodes with the largest impurity decrease (MDI evidence)."""
     result = run.results.get("mdi")
     if result is None:

@@ -1,7 +1,9 @@
-"""The self-contained HTML report: inline PNG charts, no scripts, no network.
+"""The self-contained HTML report and the notebook display: no scripts, no network.
 
-It is written to a temporary file beside the target and renamed into place, so the
-report appears complete or not at all.
+Both in the same order, the answer first: the verdict card (data, model, verdict), the
+picture of the verdict measure's importances with their intervals, the warnings, then
+the details, each collapsed. The report file is written to a temporary file beside the
+target and renamed into place, so it appears complete or not at all.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from .._files import replace_atomically
 from .._text import shorten, visible
 from ..plotting import beeswarm, plot_knockoffs, plot_tree, waterfall
 from ._data import check_output
-from ._explain import Run, top_nodes
+from ._explain import top_nodes
+from ._pictures import new_figure, plot_importances, plot_verdict
+from ._report import Report
 from ._rows import contribution_texts, for_plots, heading
 from ._selection import selection_frame, selection_lines
 from ._terminal import (
@@ -29,7 +33,7 @@ from ._terminal import (
     summary_lines,
 )
 
-__all__ = ["check_report_path", "write_report"]
+__all__ = ["check_report_path", "notebook_html", "write_report"]
 
 MAX_BARS = 25
 TREE_DEPTH = 2
@@ -44,9 +48,13 @@ th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }
 th { background: #f2f2f2; } td.text, th.text { text-align: left; }
 .warning { background: #fff4d6; border-left: 4px solid #e0a000; padding: 0.6em 1em; }
 .note { color: #555; } pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; }
-img { max-width: 100%; }
+img, svg { max-width: 100%; height: auto; }
 .measure { display: flex; flex-wrap: wrap; gap: 0 2em; align-items: flex-start; }
 .measure img { flex: 0 1 auto; }
+.card { border: 1px solid #cbd5e0; border-radius: 6px; padding: 0.6em 1.2em; background: #f7fafc; }
+.card li { margin: 0.2em 0; }
+details { margin: 0.6em 0; } summary { cursor: pointer; font-weight: 600; }
+nav ul { columns: 2; font-size: 0.9em; }
 """
 
 
@@ -56,7 +64,8 @@ def check_report_path(path, inputs=()) -> Path:
     return check_output(path, "--report", inputs)
 
 
-def write_report(run: Run, path, title: str = "sapwood report") -> Path:
+def write_report(run: Report, path, title: str = "sapwood report") -> Path:
+    """Write the report file to ``path`` (checked first; atomically); returns the path."""
     path = check_report_path(path)
     write_atomic(path, _document(run, title))
     return path
@@ -72,59 +81,127 @@ def write_atomic(path: Path, content):
         raise InputError(f"cannot write {path}: {error.strerror or error}") from None
 
 
-def _document(run: Run, title: str) -> str:
+def _document(run: Report, title: str) -> str:
+    """The report file: the card, the picture and the warnings, then every detail in a
+    collapsed section, with a table of contents."""
+    details = _details(run, charts=True)
+    toc = ["<li><a href='#verdict'>Verdict</a></li>",
+           "<li><a href='#warnings'>Warnings</a></li>"]
+    toc += [f"<li><a href='#{anchor}'>{_e(heading)}</a></li>" for anchor, heading, _ in details]
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
              f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>",
-             f"<h1>{_e(title)}</h1>"]
-    for finding in run.warnings:
-        parts.append(f"<p class='warning'><strong>Warning ({_e(finding.kind)}).</strong> "
-                     f"{_e(finding.message)}</p>")
-    parts.append("<h2>Data and model</h2><ul>")
-    parts += [f"<li>{_e(line)}</li>" for line in summary_lines(run)]
-    parts.append("</ul>")
+             f"<h1>{_e(title)}</h1>", f"<nav><ul>{''.join(toc)}</ul></nav>",
+             _card(run), _verdict_picture(run, svg=False), _warnings(run)]
+    parts += [f"<details id='{anchor}'><summary>{_e(heading)}</summary>{body}</details>"
+              for anchor, heading, body in details]
+    parts.append("<p class='note'>Written by sapwood.</p></body></html>")
+    return "\n".join(parts)
+
+
+def notebook_html(run: Report) -> str:
+    """The notebook display: the verdict card first, the picture inline as SVG, the
+    warnings, then each measure's details collapsed (no charts inside them)."""
+    parts = [f"<div class='sapwood-report'><style>{_NOTEBOOK_STYLE}</style>", _card(run),
+             _verdict_picture(run, svg=True), _warnings(run)]
+    parts += [f"<details><summary>{_e(heading)}</summary>{body}</details>"
+              for _, heading, body in _details(run, charts=False)]
+    parts.append("</div>")
+    return "\n".join(parts)
+
+
+_NOTEBOOK_STYLE = """
+.sapwood-report .card { border: 1px solid #cbd5e0; border-radius: 6px; padding: 0.4em 1em; }
+.sapwood-report .warning { background: #fff4d6; border-left: 4px solid #e0a000;
+  padding: 0.4em 0.8em; }
+.sapwood-report summary { cursor: pointer; font-weight: 600; }
+.sapwood-report td.text, .sapwood-report th.text { text-align: left; }
+"""
+
+
+def _card(run: Report) -> str:
+    """Data and model lines, then the verdict."""
+    lines = [f"<li>{_e(line)}</li>" for line in summary_lines(run)]
+    parts = [f"<div class='card' id='verdict'><ul>{''.join(lines)}</ul>"]
+    if run.verdict is not None:
+        first, *rest = run.verdict.lines
+        items = "".join(f"<li>{_e(line.lstrip('- '))}</li>" for line in rest)
+        parts.append(f"<p><strong>{_e(first)}</strong></p><ul>{items}</ul>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _verdict_picture(run: Report, svg: bool) -> str:
+    n = min(next(iter(run.results.values())).n_features, MAX_BARS)
+    figure = new_figure((6.5, 0.32 * n + 1.4))
+    plot_verdict(run, ax=figure.add_subplot(), max_display=MAX_BARS)
+    if not svg:
+        return _img(_png(figure), "importances with their 95% intervals")
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg", bbox_inches="tight")
+    text = buffer.getvalue()
+    return text[text.index("<svg"):]  # inline: without the XML prolog and doctype
+
+
+def _warnings(run: Report) -> str:
+    if not run.warnings:
+        return "<p id='warnings'>No warnings.</p>"
+    parts = ["<div id='warnings'>"]
+    parts += [f"<p class='warning'><strong>Warning ({_e(f.kind)}).</strong> {_e(f.message)}</p>"
+              for f in run.warnings]
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _details(run: Report, charts: bool) -> list:
+    """(anchor, heading, HTML) for each collapsed section."""
+    sections = []
+    notes = "".join(f"<p class='note'>{_e(text)}</p>" for text in run.notes)
     if run.data.encodings:
-        parts.append("<p class='note'>Text and categorical columns were replaced by ordinal "
-                     "codes: 0, 1, 2, ... for their categories in sorted order; missing "
-                     "values stay missing.</p>")
-    for text in run.notes:
-        parts.append(f"<p class='note'>Note: {_e(text)}</p>")
-    for name, result in run.results.items():
-        parts.append(f"<h2>{_e(measure_title(run, name))}</h2>")
-        # The chart and its table side by side when the page is wide enough.
-        parts.append(f"<div class='measure'>{_img(_bar_chart(result), f'{name} importance')}"
-                     f"{_table(measure_frame(run, name))}</div>")
+        notes += ("<p class='note'>Text and categorical columns were replaced by ordinal "
+                  "codes: 0, 1, 2, ... for their categories in sorted order; missing values "
+                  "stay missing.</p>")
+    if notes:
+        sections.append(("notes", "Notes", notes))
+    for index, (name, result) in enumerate(run.results.items()):
+        chart = ""
+        if charts:
+            n = min(result.n_features, MAX_BARS)
+            figure = new_figure((5, 0.32 * n + 1.3))
+            plot_importances(result, name, ax=figure.add_subplot(), max_display=MAX_BARS)
+            chart = _img(_png(figure), f"{name} importance")
+        body = f"<div class='measure'>{chart}{_table(measure_frame(run, name))}</div>"
         line = intervals_line(result)
         if line:
-            parts.append(f"<p class='note'>{_e(line)}</p>")
-    parts += _shap_section(run)
+            body += f"<p class='note'>{_e(line)}</p>"
+        sections.append((f"measure-{index}", measure_title(run, name), body))
+    if charts:
+        shap = _shap_section(run)
+        if shap:
+            sections.append(("shap", "SHAP pictures", "\n".join(shap[1:])))
     if len(run.results) > 1:
-        parts.append("<h2>Ranks side by side</h2><p>1 = most important.</p>")
-        parts.append(_table(run.ranks))
+        sections.append(("ranks", "Ranks side by side",
+                         "<p>1 = most important.</p>" + _table(run.ranks)))
     if run.agreement:
-        parts.append(f"<h2>Rank agreement</h2><p>Spearman's rho and Kendall's tau-b between "
-                     f"each pair of measures' importances (1 = the same order, 0 = unrelated, "
-                     f"−1 = reversed) {_e(AGREEMENT_RULE)}. Also how many of their top "
-                     f"{run.top_k} features they share (only first / second: in one "
-                     f"measure's top {run.top_k} but not the other's).</p>")
-        parts.append(_table(agreement_frame(run)))
+        sections.append(("agreement", "Rank agreement", (
+            f"<p>Spearman's rho and Kendall's tau-b between each pair of measures' "
+            f"importances (1 = the same order, 0 = unrelated, −1 = reversed) "
+            f"{_e(AGREEMENT_RULE)}. Also how many of their top {run.top_k} features they "
+            f"share (only first / second: in one measure's top {run.top_k} but not the "
+            f"other's).</p>") + _table(agreement_frame(run))))
     if run.selection is not None:
-        parts.append(_selection_section(run.selection))
-    tree = _tree_section(run)
-    if tree:
-        parts.append(tree)
+        sections.append(("selection", "Model-X knockoff selection",
+                         _selection_section(run.selection)))
+    if charts:
+        tree = _tree_section(run)
+        if tree:
+            sections.append(("tree", f"First tree, top {TREE_DEPTH} levels", tree))
     nodes = top_nodes(run)
     if nodes is not None:
-        parts.append("<h2>MDI node trace</h2><p>The first tree's split nodes with the largest "
-                     "impurity decrease: <code>decrease = (w·impurity − w_left·impurity_left − "
-                     "w_right·impurity_right) / w_root</code>, computed on the training "
-                     "rows.</p>")
-        parts.append(_table(nodes))
-    if run.verdict is not None:
-        parts.append("<h2>Verdict</h2><ul>")
-        parts += [f"<li>{_e(line.lstrip('- '))}</li>" for line in run.verdict.lines]
-        parts.append("</ul>")
-    parts.append("<p class='note'>Written by the sapwood command-line tool.</p></body></html>")
-    return "\n".join(parts)
+        sections.append(("nodes", "MDI node trace", (
+            "<p>The first tree's split nodes with the largest impurity decrease: "
+            "<code>decrease = (w·impurity − w_left·impurity_left − w_right·impurity_right) "
+            "/ w_root</code>, computed on the training rows.</p>") + _table(nodes)))
+    return sections
 
 
 def _e(text) -> str:
@@ -164,38 +241,13 @@ def _png(figure) -> bytes:
     return buffer.getvalue()
 
 
-def new_figure(figsize):
-    """A matplotlib Figure on the Agg canvas, outside pyplot's global state."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=figsize)
-    FigureCanvasAgg(figure)
-    return figure
-
-
-def _bar_chart(result) -> bytes:
-    frame = result.to_frame().head(MAX_BARS).iloc[::-1]
-    figure = new_figure((5, 0.35 * len(frame) + 1.2))
-    ax = figure.add_subplot()
-    positions = range(len(frame))
-    ax.barh(positions, frame["importance"], xerr=frame["std"], color="#4c72b0",
-            ecolor="#333333", capsize=3)
-    # Names from data: shown as they are (no mathtext), shortened when very long.
-    ax.set_yticks(positions, [shorten(name) for name in frame["feature"]], parse_math=False)
-    ax.axvline(0, color="#999999", linewidth=0.8)
-    has_std = bool((frame["std"].fillna(0) > 0).any())
-    ax.set_xlabel(f"{result.method} importance" + (" (error bars: ±1 std)" if has_std else ""))
-    return _png(figure)
-
-
-def _shap_section(run: Run) -> list:
+def _shap_section(run: Report) -> list:
     """The TreeSHAP pictures: the beeswarm of the shap measure's rows (one per class
     of a multiclass model) and a waterfall per ``--row``."""
     result = run.results.get("shap")
     if result is None and not run.rows:
         return []
-    parts = ["<h2>SHAP beeswarm</h2>" if result is not None else "<h2>SHAP waterfalls</h2>"]
+    parts = ["SHAP"]
     if result is not None:
         parts.append("<p>One point per explained row: its SHAP value for the feature (the "
                      "feature's share of that row's prediction), coloured by the row's value "
@@ -227,7 +279,7 @@ def _selection_section(result) -> str:
     figure = new_figure((6, 0.3 * shown + 1.4))
     plot_knockoffs(result, ax=figure.add_subplot())
     lines = "".join(f"<li>{_e(line)}</li>" for line in selection_lines(result))
-    return ("<h2>Model-X knockoff selection</h2><p>The model refit on the training rows "
+    return ("<p>The model refit on the training rows "
             "with a Gaussian knockoff copy of each feature; W = importance of the feature "
             "− importance of its knockoff. A null feature's W is as likely negative as "
             "positive, so the count of W ≤ −T estimates the false selections among "
@@ -237,12 +289,12 @@ def _selection_section(result) -> str:
             f"{_table(selection_frame(result))}</div>")
 
 
-def _tree_section(run: Run) -> str:
+def _tree_section(run: Report) -> str:
     try:
         from sapwood import export
     except ImportError:
         return ""
-    parts = [f"<h2>First tree, top {TREE_DEPTH} levels</h2>"]
+    parts = [""]
     # Names as shown in the tables: control characters escaped, very long ones cut.
     names = [shorten(name) for name in run.data.X.columns]
     figure = _tree_figure(run.model, names, impurity=_has_impurities(run.model))

@@ -81,17 +81,19 @@ def is_available(name: str) -> bool:
         return False
 
 
-def parse_methods(text: str) -> list:
-    """``"mdi,permutation"`` -> list of known names; unknown ones are bad input."""
+def parse_methods(text: str, option: str = "--methods") -> list:
+    """``"mdi,permutation"`` -> list of measure names (a long name such as ``tree_shap``
+    reads as its measure's, ``shap``); unknown ones are bad input."""
     names = [part.strip().lower() for part in text.split(",") if part.strip()]
     if not names:
-        raise InputError(f"--methods {text!r}: no measure given; choose from: "
+        raise InputError(f"{option} {text!r}: no measure given; choose from: "
                          + ", ".join(MEASURES))
-    unknown = [name for name in names if name not in MEASURES]
+    known = {alias: name for name, measure in MEASURES.items() for alias in measure.names}
+    unknown = [name for name in names if name not in MEASURES and name not in known]
     if unknown:
-        raise InputError(f"--methods: unknown measure {unknown[0]!r}; choose from: "
+        raise InputError(f"{option}: unknown measure {unknown[0]!r}; choose from: "
                          + ", ".join(MEASURES))
-    return list(dict.fromkeys(names))
+    return list(dict.fromkeys(name if name in MEASURES else known[name] for name in names))
 
 
 def compute(name, model, inputs: MeasureInputs):
@@ -111,7 +113,13 @@ def why_not(name: str, model, inputs: MeasureInputs) -> str | None:
     measure = MEASURES[name]
     if "estimator" in measure.needs and inputs.estimator is None:
         return (f"{name} {measure.refits or 'refits the model'}, so it needs a model sapwood "
-                "trains (--model tree|rf|et|gb), not a loaded model file")
+                "trains (--model tree|rf|et|gb, or an unfitted estimator), not a fitted "
+                "model")
+    reads_training_rows = measure.rows in ("oob", "refit") or (
+        measure.rows == "train" and "y" in measure.needs)
+    if reads_training_rows and inputs.X_train is not None and len(inputs.X_train) == 0:
+        return (f"{name} reads the rows the model was trained on, which were not given "
+                "(explain's X_train, y_train)")
     return measure.why_not(model, inputs, **measure.options)
 
 

@@ -18,7 +18,7 @@ import pandas as pd
 from .._errors import InputError
 from .._text import shorten, visible
 
-__all__ = ["RowExplanation", "check_rows", "explain_rows", "labelled", "print_rows",
+__all__ = ["RowExplanation", "explain_rows", "labelled", "print_rows",
            "rows_to_json"]
 
 
@@ -66,18 +66,9 @@ class RowExplanation:
             "contribution": [float(phi[j]) for j in order]})
 
 
-def check_rows(positions, n_rows: int) -> list:
-    """The distinct ``--row`` positions in the order given; one outside the file's
-    rows is bad input."""
-    for position in positions:
-        if not 0 <= position < n_rows:
-            raise InputError(f"--row {position}: the data has {n_rows} rows, at positions "
-                             f"0 to {n_rows - 1} (0 is the first row under the header)")
-    return list(dict.fromkeys(positions))
-
-
-def explain_rows(run, positions) -> list:
-    """A :class:`RowExplanation` for each position of ``run``'s data."""
+def explain_rows(run, positions, offset=0) -> list:
+    """A :class:`RowExplanation` for each position of ``run``'s data (shown less
+    ``offset``: the training rows given apart that come first in the data)."""
     from sapwood.importance import tree_shap
 
     data = run.data
@@ -87,11 +78,12 @@ def explain_rows(run, positions) -> list:
         try:
             result = tree_shap(run.model, rows)
         except (ValueError, TypeError) as error:
-            raise InputError(f"--row {position}: cannot explain it with TreeSHAP: "
+            raise InputError(f"row {position - offset}: cannot explain it with TreeSHAP: "
                              f"{str(error).splitlines()[0]}") from None
         result.extra["data"] = labelled(rows, data.encodings)
         held_out = run.held_out and rows.index[0] in run.held_out_index
-        explanations.append(RowExplanation(position, held_out, result, _column(result)))
+        explanations.append(RowExplanation(position - offset, held_out, result,
+                                           _column(result)))
     return explanations
 
 
@@ -130,7 +122,8 @@ def heading(explanation: RowExplanation, source: str) -> list:
     prediction = _number(explanation.prediction)
     if explanation.result.extra["output"] == "log-odds":
         prediction += f" (probability {1.0 / (1.0 + math.exp(-explanation.prediction)):.4g})"
-    return [f"Row {explanation.position} of {source} (a {which} row): {explanation.output}",
+    of = f" of {source}" if source else ""
+    return [f"Row {explanation.position}{of} (a {which} row): {explanation.output}",
             f"prediction {prediction} = base value {_number(explanation.base)} + the "
             "contributions below (TreeSHAP; the base value is the model's average output "
             "over the rows it was trained on)"]

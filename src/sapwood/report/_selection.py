@@ -10,7 +10,6 @@ import pandas as pd
 
 from .._errors import InputError
 from ..selection import knockoffs
-from ._explain import UI, Options, Run, split_rows
 
 __all__ = ["SELECTORS", "selection_frame", "selection_lines", "select"]
 
@@ -18,23 +17,22 @@ SELECTORS = ("knockoffs",)
 DEFAULT_FDR = 0.1
 
 
-def select(run: Run, model, options: Options, fdr: float, ui: UI):
+def select(X_train, y_train, model, fdr: float, *, seed, steps, notes):
     """The :class:`~sapwood.selection.KnockoffResult` of ``model`` (unfitted copy) on
-    the run's training rows; the knockoffs' warnings become notes."""
+    the training rows; the knockoffs' warnings become ``notes``."""
     from sklearn.base import clone
 
-    X_train, _, y_train, _ = split_rows(run.data, options.test_size, options.seed)
-    with ui.step(f"Selecting features with model-X knockoffs (FDR {fdr:g}) on "
+    with steps.step(f"Selecting features with model-X knockoffs (FDR {fdr:g}) on "
                  f"{len(X_train)} training rows"), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             result = knockoffs(X_train, y_train, fdr=fdr, estimator=clone(model),
-                               random_state=options.seed)
+                               random_state=seed)
         except ValueError as error:
-            raise InputError(f"--select knockoffs: {str(error).splitlines()[0]}") from None
+            raise InputError(f"select knockoffs: {str(error).splitlines()[0]}") from None
     for warning in caught:
         if issubclass(warning.category, UserWarning):
-            ui.note(f"knockoffs: {warning.message}")
+            notes.append(f"knockoffs: {warning.message}")
     return result
 
 

@@ -1,4 +1,11 @@
-"""Terminal tables (rich) and the ``--json`` document for a :class:`Run`.
+"""The terminal rendering of a :class:`~sapwood.report.Report` (rich) and its JSON.
+
+By default one screen, the answer first: the data and model lines, the verdict, one
+compact table (each feature's verdict, the verdict measure's importance and interval,
+its rank by each other measure; the top :data:`MAX_COMPACT_ROWS` features, then counts),
+each warning in one line and the agreement in one sentence. ``details`` adds every
+measure's table, the ranks side by side, the agreement table, the node trace and the
+warnings in full.
 
 Every table fits the console it is printed on: numbers are compact (a measure's table
 on one scale, four significant digits on its largest importance; elsewhere four
@@ -15,13 +22,14 @@ import math
 import pandas as pd
 
 from .._text import shorten, visible
-from ._explain import Run, top_nodes
+from ._explain import top_nodes
 from ._measures import MEASURES
+from ._report import Report
 from ._rows import print_rows, rows_to_json
 
-__all__ = ["AGREEMENT_RULE", "TEXT_COLUMNS", "agreement_frame", "intervals_line",
-           "measure_frame", "measure_title", "print_run", "run_to_json", "summary_lines",
-           "truth_lines"]
+__all__ = ["AGREEMENT_RULE", "MAX_COMPACT_ROWS", "TEXT_COLUMNS", "agreement_frame",
+           "agreement_sentence", "intervals_line", "measure_frame", "measure_title",
+           "print_report", "report_to_json", "summary_lines", "text_console", "truth_lines"]
 
 AGREEMENT_RULE = ("over the features that either measure finds above zero on new data (a "
                   "permutation-type measure's 95% interval over new rows or training "
@@ -31,6 +39,8 @@ AGREEMENT_RULE = ("over the features that either measure finds above zero on new
                   "uncertainty (simultaneous 95% pairwise tests, over new rows where the "
                   "measure reads other rows than the training ones); a pair of measures "
                   "agrees when none is discordant")
+# The compact table's rows at most; the rest are counted by verdict.
+MAX_COMPACT_ROWS = 15
 # Text columns: left-aligned, and allowed to wrap.
 TEXT_COLUMNS = ("feature", "truth", "measures", "only first", "only second", "compared")
 # Columns left out first when a table is too wide, per table.
@@ -60,9 +70,10 @@ def _fixed(value, decimals: int) -> str:
     return f"{value:.{decimals}f}"
 
 
-def summary_lines(run: Run) -> list:
+def summary_lines(run: Report) -> list:
     data = run.data
-    lines = [f"Data: {run.source}: {len(data.y)} rows, {data.X.shape[1]} features, "
+    source = f"{run.source}: " if run.source else ""
+    lines = [f"Data: {source}{len(data.y)} rows, {data.X.shape[1]} features, "
              f"target {data.target!r} ({data.task}, {data.y.nunique()} distinct values)"]
     if data.encodings:
         lines.append("Encoded as ordinal codes (sorted categories): "
@@ -76,7 +87,7 @@ def summary_lines(run: Run) -> list:
     return lines + truth_lines(run)
 
 
-def truth_lines(run: Run) -> list:
+def truth_lines(run: Report) -> list:
     """For data with known answers: which columns are truly informative."""
     if run.truth is None:
         return []
@@ -89,7 +100,7 @@ def truth_lines(run: Run) -> list:
             for role, features in roles.items()]
 
 
-def measure_title(run: Run, name: str) -> str:
+def measure_title(run: Report, name: str) -> str:
     """``permutation: drop in held-out score when the feature is shuffled``."""
     text = f"{name}: {MEASURES[name].description}"
     if not run.held_out and MEASURES[name].rows == "held-out":
@@ -101,7 +112,7 @@ def measure_title(run: Run, name: str) -> str:
     return text
 
 
-def measure_frame(run: Run, name: str) -> pd.DataFrame:
+def measure_frame(run: Report, name: str) -> pd.DataFrame:
     """The table of one measure: rank with its 95% interval, feature, [truth],
     importance, std, [95% CI], [p-value]; cells as text."""
     frame = run.results[name].to_frame()
@@ -141,7 +152,7 @@ def _rank(row) -> str:
     return f"{row.rank} ({low}-{high})"
 
 
-def agreement_frame(run: Run) -> pd.DataFrame:
+def agreement_frame(run: Report) -> pd.DataFrame:
     """One row per pair of measures: features compared, Spearman, Kendall, discordant
     pairs, top-k overlap; cells as text."""
     k = run.top_k
@@ -158,17 +169,158 @@ def agreement_frame(run: Run) -> pd.DataFrame:
     })
 
 
-def _ranks_frame(run: Run, short: bool) -> pd.DataFrame:
+def _ranks_frame(run: Report, short: bool) -> pd.DataFrame:
     ranks = run.ranks.astype(str)
     if short:
         ranks = ranks.rename(columns={name: MEASURES[name].short for name in run.results})
     return ranks
 
 
-def print_run(run: Run, console):
+def text_console(width: int = 80):
+    """A rich Console that records plain text ``width`` columns wide (no colours)."""
+    import io
+
+    from rich.console import Console
+
+    return Console(file=io.StringIO(), width=width, record=True, color_system=None,
+                   force_terminal=False, legacy_windows=False)
+
+
+def print_report(run: Report, console, details: bool = False, hint: str | None = None):
+    """The report on ``console``: one screen, or every table with ``details``."""
     for line in summary_lines(run):
-        # One line each, however long (a path, many encoded columns): grep-able.
-        console.print(visible(line), markup=False, highlight=False, soft_wrap=True)
+        console.print(visible(line), markup=False, highlight=False)
+    if run.verdict is not None:
+        for line in run.verdict.lines:
+            if line.startswith("- Warnings") or line.startswith("- No warnings"):
+                continue  # each warning has a line of its own below
+            console.print(visible(line), markup=False, highlight=False, style="bold"
+                          if line.startswith("Verdict") else None)
+    if details:
+        _print_details(run, console)
+    else:
+        _print_compact(run, console)
+        for finding in run.warnings:
+            console.print(_one_line(f"Warning ({finding.kind}): {finding.message}",
+                                    console.width), style="bold yellow")
+        sentence = agreement_sentence(run)
+        if sentence:
+            console.print(visible(sentence), markup=False, highlight=False)
+    if not run.warnings:
+        console.print("No warnings.", markup=False, highlight=False)
+    if run.selection is not None:
+        _print_selection(run.selection, console)
+    print_rows(run.rows, run.source, console)
+    if not details and hint:
+        console.print(visible(hint), markup=False, highlight=False, style="dim")
+
+
+def _one_line(text: str, width: int):
+    """``text`` cut to one line of ``width`` columns."""
+    from rich.text import Text
+
+    line = Text(visible(text).replace("\n", " "))
+    line.truncate(max(width, 20), overflow="ellipsis")
+    line.no_wrap = True
+    return line
+
+
+def _print_compact(run: Report, console):
+    """One table: each feature's verdict, the verdict measure's importance with its 95%
+    interval, and its rank by each other measure; the top rows, then counts."""
+    from rich import box
+    from rich.table import Table
+
+    verdict = run.verdict
+    name = verdict.measure if verdict is not None else None
+    first = name or next(iter(run.results))
+    order = (verdict.order if verdict is not None and verdict.features
+             else run.results[first].to_frame()["feature"].tolist())
+    placed = {entry["feature"]: entry for entry in (verdict.features if verdict else [])}
+    others = [other for other in run.results if other != first]
+    ranks = {other: dict(zip(run.results[other].feature_names,
+                             run.results[other].ranks(), strict=True)) for other in others}
+    importance = dict(zip(run.results[first].feature_names,
+                          run.results[first].importances_mean, strict=True))
+    decimals = _decimals([importance[f] for f in order])
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    table.add_column("feature", overflow="fold")
+    table.add_column("verdict", no_wrap=True)
+    table.add_column(MEASURES[first].short, justify="right", no_wrap=True)
+    table.add_column("95% interval", justify="right", no_wrap=True)
+    shown_others = others
+    width = _compact_width(order[:MAX_COMPACT_ROWS], others)
+    while shown_others and width > console.width:
+        shown_others = shown_others[:-1]
+        width = _compact_width(order[:MAX_COMPACT_ROWS], shown_others)
+    for other in shown_others:
+        table.add_column(f"{MEASURES[other].short} rank", justify="right", no_wrap=True)
+    labels = {"relies_on": "relies on", "does_not": "does not", "uncertain": "uncertain"}
+    for feature in order[:MAX_COMPACT_ROWS]:
+        entry = placed.get(feature, {})
+        status = labels.get(entry.get("status"), "")
+        if entry.get("through_group"):
+            status = "via group"
+        low, high = entry.get("low"), entry.get("high")
+        interval = (f"{_fixed(low, decimals)} to {_fixed(high, decimals)}"
+                    if low is not None and high is not None else "")
+        table.add_row(_plain(feature), status, _fixed(importance[feature], decimals), interval,
+                      *[str(ranks[other][feature]) for other in shown_others])
+    console.print(table)
+    rest = order[MAX_COMPACT_ROWS:]
+    if rest:
+        counts = {}
+        for feature in rest:
+            label = labels.get(placed.get(feature, {}).get("status"), "unplaced")
+            counts[label] = counts.get(label, 0) + 1
+        console.print(visible(f"... and {len(rest):,} more features: " + ", ".join(
+            f"{count:,} {label}" for label, count in counts.items())), markup=False,
+            highlight=False)
+    if len(shown_others) < len(others):
+        left = ", ".join(other for other in others if other not in shown_others)
+        console.print(visible(f"(ranks by {left} left out at this width)"), markup=False,
+                      highlight=False)
+
+
+def _compact_width(features, others) -> int:
+    """The compact table's width: each column's widest cell plus a space either side."""
+    name = min(max([len(shorten(f)) for f in features] + [7]), 30)
+    widths = [name, 10, 8, 20] + [len(MEASURES[o].short) + 5 for o in others]
+    return sum(widths) + 2 * (len(widths) - 1)
+
+
+def agreement_sentence(run: Report) -> str | None:
+    """The rank agreement in one sentence: which measures agree beyond their uncertainty
+    and share the top k, and which pair differs, on what."""
+    if not run.agreement:
+        return None
+    k = run.top_k
+    discordant = [row for row in run.agreement if not row["agree"]]
+    overlap = min(row["top_k_overlap"] for row in run.agreement)
+    names = list(run.results)
+    if not discordant:
+        text = (f"Agreement: {_and_list(names)} order no pair of features oppositely beyond "
+                f"their uncertainty; their top {k} share at least {overlap} of {k}.")
+    else:
+        worst = max(discordant, key=lambda row: row["n_discordant"])
+        a, b = worst["discordant"][0]
+        text = (f"Agreement: {len(run.agreement) - len(discordant)} of {len(run.agreement)} "
+                f"pairs of measures agree; {worst['measure_a']} and {worst['measure_b']} "
+                f"differ on {worst['n_discordant']} pair(s) of features (e.g. "
+                f"{worst['measure_a']} puts {shorten(a)} above {shorten(b)}, "
+                f"{worst['measure_b']} the reverse); top {k} overlap at least {overlap} of "
+                f"{k}.")
+    return text
+
+
+def _and_list(items) -> str:
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _print_details(run: Report, console):
+    """Every measure's table, the ranks side by side, the agreement, the node trace and
+    the warnings in full."""
     for name in run.results:
         _title(console, measure_title(run, name))
         _print_table(console, measure_frame(run, name), _MEASURE_DROPS)
@@ -184,8 +336,6 @@ def print_run(run: Run, console):
     if run.agreement:
         _title(console, f"Rank agreement between the measures: {AGREEMENT_RULE}")
         _print_table(console, agreement_frame(run), _AGREEMENT_DROPS)
-    if run.selection is not None:
-        _print_selection(run.selection, console)
     nodes = top_nodes(run)
     if nodes is not None:
         _title(console, "MDI evidence: first tree's split nodes with the largest impurity "
@@ -196,11 +346,6 @@ def print_run(run: Run, console):
     for finding in run.warnings:
         console.print(visible(f"Warning ({finding.kind}): {finding.message}"), markup=False,
                       highlight=False, style="bold yellow")
-    if run.verdict is not None:
-        for line in run.verdict.lines:
-            console.print(visible(line), markup=False, highlight=False, style="bold"
-                          if line.startswith("Verdict") else None)
-    print_rows(run.rows, run.source, console)
 
 
 def _print_selection(result, console):
@@ -257,7 +402,7 @@ def _title(console, text: str):
     console.print(visible(text), markup=False, highlight=False, style="bold")
 
 
-def run_to_json(run: Run, report=None) -> str:
+def report_to_json(run: Report) -> str:
     data = run.data
     document = {
         "data": {"source": run.source, "n_rows": len(data.y), "n_features": data.X.shape[1],
@@ -289,7 +434,6 @@ def run_to_json(run: Run, report=None) -> str:
         "intervals": {name: result.extra["intervals"] for name, result in run.results.items()
                       if result.extra.get("intervals")},
         "rows": rows_to_json(run.rows),
-        "report": None if report is None else str(report),
         "selection": None if run.selection is None else _selection_json(run.selection),
     }
     if run.truth is not None:

@@ -76,6 +76,17 @@ class Verdict:
     entangled: list
     warnings: list
     lines: list
+    # Every feature placed: {"feature", "status" (relies_on, uncertain, does_not),
+    # "importance", "low", "high" (the 95% interval over new rows that decides it),
+    # "group" (its entangled group or None), "through_group" (relied on only as part
+    # of a group whose joint interval lies above zero)}, in the verdict measure's order.
+    features: list = dataclasses.field(default_factory=list)
+    # Each entangled group: {"features", "joint_importance", "low", "high", "covers"}.
+    groups: list = dataclasses.field(default_factory=list)
+
+    @property
+    def order(self) -> list:
+        return [entry["feature"] for entry in self.features]
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -223,14 +234,14 @@ def small_data(n_test: int, held_out: bool, task: str) -> Finding | None:
 
 
 def find_warnings(run_like, *, X_train, y_train, X_test, y_test, encodings, model,
-                  train_score=None) -> list:
+                  train_score=None, split=True) -> list:
     """Every warning that applies to a finished run, in the order they are shown."""
     results = run_like.results
     standings = _standing_of(run_like) or {}
     found = []
     used = _used(results)
     found += find_identifiers(X_train, categorical=tuple(encodings), used=used)
-    if run_like.held_out:
+    if run_like.held_out and split:
         found += find_leakage(X_train, y_train, X_test, y_test, run_like.task,
                               random_state=run_like.seed)
     matters = {name: used.get(name, True) or standings.get(name) == "relies"
@@ -292,27 +303,48 @@ def verdict(run_like, warnings: list) -> Verdict:
     groups = [f for f in warnings if f.kind == "correlated"]
     entangled = [list(f.features) for f in groups]
     kinds = list(dict.fromkeys(f.kind for f in warnings))
+    groups_out = [_group(f) for f in groups]
     if name is None:
         lines = ["Verdict: none of the measures run is a held-out measure with intervals "
                  f"({', '.join(VERDICT_MEASURES)}), so no claim here rests on new data; "
                  "add --methods permutation."]
-        return Verdict(None, [], [], [], entangled, kinds, lines + _warning_line(warnings))
+        first = next(iter(run_like.results.values()))
+        features = [_placed(f, "uncertain", None, None, None, entangled)
+                    for f in first.feature_names]
+        return Verdict(None, [], [], [], entangled, kinds, lines + _warning_line(warnings),
+                       features, groups_out)
     standings = _standing_of(run_like)
-    interval = verdict_interval(name, run_like.results[name])
+    result = run_like.results[name]
+    interval = verdict_interval(name, result)
     in_group = {feature for group in entangled for feature in group}
-    order = run_like.results[name].to_frame()["feature"].tolist()
+    order = result.to_frame()["feature"].tolist()
+    index = {feature: j for j, feature in enumerate(result.feature_names)}
     relies = [f for f in order if standings[f] == "relies"]
     # A feature of a correlated group may look unused alone: the group speaks for it.
     does_not = [f for f in order if standings[f] == "not" and f not in in_group]
     uncertain = [f for f in order if standings[f] == "uncertain" and f not in in_group]
+    jointly = {f for g in groups_out if g["low"] is not None and g["low"] > 0
+               for f in g["features"]} if interval.rows else set()
+    status = {"relies": "relies_on", "not": "does_not", "uncertain": "uncertain"}
+    features = []
+    for f in order:
+        j = index[f]
+        placed = status[standings[f]]
+        through = placed != "relies_on" and f in jointly
+        features.append(_placed(f, "relies_on" if through else placed,
+                                result.importances_mean[j], interval.low[j],
+                                interval.high[j], entangled, through))
     rows = "held-out" if run_like.held_out else "training"
     where = {"oob": "out-of-bag", "conditional": "out-of-bag or held-out",
              "air": "training"}.get(name, rows)
     lines = [f"Verdict ({name} importance on the {where} rows; 95% intervals over "
              f"{interval.covers}):"]
+    through = [e["feature"] for e in features if e["through_group"]]
     if interval.rows:
         relied = _names(relies) or ("no single feature (no interval lies above zero by a "
                                     "non-negligible amount)")
+        if through:
+            relied += f"; through their group: {_names(through)}"
     else:
         # Test-set noise would pass for reliance (docs/measures.md, "The verdict").
         lines.append("- These intervals do not cover new rows, so they decide nothing; "
@@ -335,7 +367,30 @@ def verdict(run_like, warnings: list) -> Verdict:
                      f"{d['joint_interval_covers']}")
         lines.append(text + ")")
     lines += _warning_line(warnings)
-    return Verdict(name, relies, does_not, uncertain, entangled, kinds, lines)
+    return Verdict(name, relies, does_not, uncertain, entangled, kinds, lines, features,
+                   groups_out)
+
+
+def _placed(feature, status, importance, low, high, entangled, through=False) -> dict:
+    group = next((list(g) for g in entangled if feature in g), None)
+    return {"feature": feature, "status": status, "importance": _float(importance),
+            "low": _float(low), "high": _float(high), "group": group,
+            "through_group": through}
+
+
+def _group(finding) -> dict:
+    d = finding.details
+    return {"features": list(finding.features),
+            "joint_importance": _float(d.get("joint_importance")),
+            "low": _float(d.get("joint_ci_low")), "high": _float(d.get("joint_ci_high")),
+            "covers": d.get("joint_interval_covers")}
+
+
+def _float(value):
+    if value is None:
+        return None
+    value = float(value)
+    return value if np.isfinite(value) else None
 
 
 def _warning_line(warnings) -> list:
@@ -345,8 +400,16 @@ def _warning_line(warnings) -> list:
         f"{f.kind}" + (f" ({_names(f.features)})" if f.features else "") for f in warnings)]
 
 
+# A verdict line names at most this many features, then counts the rest (the JSON and
+# Report.verdict.features list them all).
+MAX_NAMED = 10
+
+
 def _names(names) -> str:
-    return ", ".join(shorten(name) for name in names)
+    names = list(names)
+    shown = ", ".join(shorten(name) for name in names[:MAX_NAMED])
+    return shown + (f" and {len(names) - MAX_NAMED:,} more" if len(names) > MAX_NAMED
+                    else "")
 
 
 def _and(items) -> str:

@@ -1,0 +1,99 @@
+"""The steps of :func:`sapwood.explain` on stderr: one bar per step when asked.
+
+``progress=False`` (the library's default, as scikit-learn's calls are quiet) shows
+nothing; ``True`` shows the bars on stderr; a rich ``Console`` shows them there (the
+command line passes its own, and tests one that pretends to be a terminal).
+"""
+
+from __future__ import annotations
+
+from .._text import visible
+
+__all__ = ["Steps"]
+
+
+class Steps:
+    """Where :func:`~sapwood.explain` says what it is doing."""
+
+    def __init__(self, progress=False):
+        if not isinstance(progress, bool) and not hasattr(progress, "print"):
+            raise TypeError("The 'progress' parameter of explain must be True, False or a rich "
+                            f"Console. Got {progress!r} instead.")
+        self._console = progress if not isinstance(progress, bool) else None
+        self.shown = bool(progress)
+
+    @property
+    def console(self):
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(stderr=True)
+        return self._console
+
+    def line(self, text: str):
+        """A heading for a step that draws its own bar (steps counted, time left)."""
+        if self.shown:
+            self.console.print(visible(text), markup=False, highlight=False)
+
+    def step(self, label: str):
+        """A bar for ``label`` (it pulses while the step runs, then stays as one finished
+        line with its time); nothing when progress is off."""
+        if not self.shown:
+            return _Nothing()
+        return _Step(self.console, label)
+
+
+class _Nothing:
+    def __enter__(self):
+        return self
+
+    def skipped(self):
+        pass
+
+    def __exit__(self, *exc):
+        return False
+
+
+class _Step:
+    """One rich progress bar: indeterminate while running, full when done."""
+
+    def __init__(self, console, label):
+        from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        class Mark(SpinnerColumn):
+            """The spinner, ✓ when done, or the mark the step was given."""
+
+            def render(self, task):
+                from rich.text import Text
+
+                mark = task.fields.get("mark")
+                return Text.from_markup(mark) if mark else super().render(task)
+
+        # The label holds names from data (a model file's path): shown, never parsed.
+        self.progress = Progress(Mark(finished_text="[green]✓"),
+                                 TextColumn("{task.description}", markup=False), BarColumn(),
+                                 TimeElapsedColumn(), console=console, transient=False)
+        self.label = visible(label)
+        self.task = None
+        self.outcome = None
+
+    def skipped(self):
+        """Show the step as skipped rather than done."""
+        self.outcome = "skipped"
+
+    def __enter__(self):
+        self.progress.start()
+        self.task = self.progress.add_task(self.label, total=None)
+        return self
+
+    def __exit__(self, kind, error, traceback):
+        if kind is None and self.outcome:
+            self.progress.update(self.task, description=f"{self.label} ({self.outcome})",
+                                 total=1, completed=0, mark="[yellow]–")
+        elif kind is None:
+            self.progress.update(self.task, total=1, completed=1)
+        else:
+            self.progress.update(self.task, description=f"{self.label} (failed)", total=1,
+                                 completed=0, mark="[red]✗")
+        self.progress.stop()
+        return False

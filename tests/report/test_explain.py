@@ -1,0 +1,158 @@
+"""sapwood.explain: the command line's conclusions from one library call."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import sapwood
+from sapwood.cli import main
+from sapwood.datasets import make_ground_truth
+
+
+@pytest.fixture(scope="module")
+def table():
+    X, y, _ = make_ground_truth(600, task="classification", random_state=3)
+    return X, y.rename("y")
+
+
+@pytest.fixture(scope="module")
+def report(table):
+    X, y = table
+    return sapwood.explain(X, y, methods=["mdi", "permutation"], random_state=1)
+
+
+def test_explain_returns_a_report_with_every_conclusion(report, table):
+    X, _ = table
+    assert isinstance(report, sapwood.Report)
+    assert list(report.results) == ["mdi", "permutation"]
+    assert report.verdict.measure == "permutation"
+    # Every feature is placed, with its interval over new rows.
+    placed = {entry["feature"]: entry for entry in report.verdict.features}
+    assert set(placed) == set(X.columns)
+    assert {entry["status"] for entry in placed.values()} <= {"relies_on", "uncertain",
+                                                               "does_not"}
+    for entry in placed.values():
+        assert entry["low"] <= entry["importance"] <= entry["high"]
+    assert "inf_1" in report.verdict.relies_on
+    assert report.agreement and report.agreement[0]["measure_a"] == "mdi"
+    assert {f.kind for f in report.warnings} >= {"identifier"}
+
+
+def test_the_library_and_the_command_give_the_same_json(table, tmp_path, capsys):
+    X, y = table
+    path = tmp_path / "data.csv"
+    X.assign(y=y).to_csv(path, index=False)
+    assert main(["explain", str(path), "--target", "y", "--methods", "mdi,permutation",
+                 "--seed", "4", "--json", "--n-jobs", "1"]) == 0
+    from_cli = json.loads(capsys.readouterr().out)
+    table_again = pd.read_csv(path)
+    report = sapwood.explain(table_again.drop(columns="y"), table_again["y"],
+                             methods="mdi,permutation", random_state=4, source=str(path))
+    assert json.loads(report.to_json()) == from_cli
+
+
+def test_to_frame_has_a_row_per_feature_in_the_verdict_order(report, table):
+    X, _ = table
+    frame = report.to_frame()
+    assert list(frame.index) == report.verdict.order
+    assert set(frame.index) == set(X.columns)
+    assert {"status", "low", "high", "group", "mdi", "mdi_rank", "permutation_rank_low"} <= \
+        set(frame.columns)
+    assert frame["permutation"].is_monotonic_decreasing
+
+
+def test_plot_returns_axes_with_intervals_respecting_zero(table):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    X, y = table
+    report = sapwood.explain(X, y, methods=["shap", "permutation"], random_state=0)
+    ax = report.plot()
+    assert ax.get_yticklabels()
+    from sapwood.report._pictures import plot_importances
+
+    ax = plot_importances(report.results["shap"], "shap")
+    # mean |SHAP| cannot be negative: no error bar reaches below zero.
+    for collection in ax.collections:
+        for segment in collection.get_segments():
+            assert np.min(segment[:, 0]) >= 0
+
+
+def test_notebook_display_puts_the_verdict_card_first(report):
+    html = report._repr_html_()
+    card, picture = html.index("class='card'"), html.index("<svg")
+    assert card < picture < html.index("<details")
+    assert "Verdict (permutation importance" in html
+
+
+def test_one_screen_at_80_columns(report):
+    text = report.to_text(width=80)
+    lines = text.splitlines()
+    assert len(lines) <= 40
+    assert max(len(line) for line in lines) <= 80
+    assert any(line.startswith("Verdict") for line in lines[:12])
+    details = report.to_text(width=80, details=True)
+    assert len(details.splitlines()) > len(lines)
+
+
+def test_a_wide_table_stays_one_screen():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(300, 200)), columns=[f"f{j}" for j in range(200)])
+    y = (X["f0"] + X["f1"] + rng.normal(scale=0.5, size=300) > 0).astype(int)
+    report = sapwood.explain(X, y, model=sapwood.RandomForestClassifier(n_estimators=20),
+                             methods="permutation")
+    lines = report.to_text(width=80).splitlines()
+    assert len(lines) <= 40
+    assert any("more features" in line for line in lines)
+
+
+def test_a_fitted_model_is_judged_on_the_rows_given(table):
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = table
+    model = RandomForestClassifier(n_estimators=20, random_state=0).fit(X[:400], y[:400])
+    report = sapwood.explain(X[400:], y[400:], model=model,
+                             methods=["mdi", "permutation", "oob"])
+    assert report.n_test == 200 and not report.fitted_here
+    assert "oob" not in report.results
+    assert any("oob reads the rows the model was trained on" in note
+               for note in report.notes)
+    given = sapwood.explain(X[400:], y[400:], model=model, methods=["permutation", "oob"],
+                            X_train=X[:400], y_train=y[:400])
+    assert "oob" in given.results
+
+
+def test_a_tree_ensemble_and_an_unfitted_estimator(table):
+    X, y = table
+    fitted = sapwood.RandomForestClassifier(n_estimators=10, random_state=0).fit(X, y)
+    report = sapwood.explain(X, y, model=fitted.to_ensemble(), methods="permutation")
+    assert report.verdict.measure == "permutation"
+    unfitted = sapwood.ExtraTreesClassifier(n_estimators=10)
+    report = sapwood.explain(X, y, model=unfitted, methods="permutation")
+    assert report.fitted_here and report.n_train == 450
+    assert not hasattr(unfitted, "estimators_")  # a clone was fitted, not the caller's
+
+
+def test_long_names_are_aliases(table):
+    X, y = table
+    report = sapwood.explain(X, y, methods=["tree_shap", "drop_column"],
+                             model=sapwood.DecisionTreeClassifier(max_depth=4))
+    assert list(report.results) == ["shap", "drop"]
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"methods": ["nope"]}, "unknown measure 'nope'"),
+    ({"model": "forest"}, "model='forest'"),
+    ({"test_size": 1.5}, "test_size must be a number in [0, 1)"),
+    ({"pvalues": "exact"}, "pvalues must be"),
+    ({"X_train": np.zeros((3, 9))}, "X_train and y_train go together"),
+])
+def test_bad_arguments_name_the_parameter(table, kwargs, words):
+    X, y = table
+    with pytest.raises(ValueError) as caught:
+        sapwood.explain(X, y, **kwargs)
+    assert words in str(caught.value)
