@@ -26,11 +26,21 @@ Additive Importance Measures", NeurIPS 2020. doi:10.48550/arXiv.2004.00668
 from __future__ import annotations
 
 import numbers
+from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral, Real
 
 import numpy as np
+import pandas as pd
+from joblib import effective_n_jobs
 from sklearn.utils import check_array
 
+from .. import _prediction
+from .._kernels._sage import (
+    background_sets,
+    coalition_sums,
+    coalition_totals,
+    node_directions,
+)
 from .._sklearn_compat import Interval, StrOptions, validate_params
 from ..adapters import as_ensemble
 from ..learners._inputs import check_rows
@@ -59,12 +69,13 @@ MIN_GAP = 1e-12
         "n_permutations": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
         "feature_names": [list, None],
+        "n_jobs": [Integral, None],
     },
     prefer_skip_nested_validation=True,
 )
 def sage(model, X, y, *, background=None, n_background=128, loss=None, thresh=0.025,
          batch_size=512, n_permutations=None, random_state=None,
-         feature_names=None) -> ImportanceResult:
+         feature_names=None, n_jobs=None) -> ImportanceResult:
     """SAGE values of a tree model's features, by permutation sampling until converged.
 
     Definition: docs/measures.md, section 'SAGE'.
@@ -92,6 +103,10 @@ def sage(model, X, y, *, background=None, n_background=128, loss=None, thresh=0.
         ``numpy.random.default_rng(random_state)`` draws the background, rows and
         orders.
     feature_names : list of str, optional
+    n_jobs : int, optional
+        Threads for the tree walks (scikit-learn's convention: None is an enclosing
+        ``joblib.parallel_config``'s, else 1; -1 every core). The numbers do not
+        depend on it.
 
     Returns
     -------
@@ -100,7 +115,11 @@ def sage(model, X, y, *, background=None, n_background=128, loss=None, thresh=0.
         model saves over the mean prediction); ``importances`` the draws (n_features,
         N); ``ci_low``/``ci_high`` the 95% t interval of the mean; ``extra``:
         ``std_error`` (sd / sqrt(N)), ``ratio`` (the criterion at the stop),
-        ``converged`` and ``total`` (v of all features, estimated by the same draws).
+        ``converged``, ``total`` (v of all features, estimated by the same draws) and
+        ``evaluator``: ``"trees"`` when the imputed outputs came from walking the trees
+        (:mod:`sapwood._kernels._sage`), ``"predict"`` when from the model's own
+        predictions of the stacked hybrid rows (a model whose tree-format conversion
+        does not reproduce its outputs).
 
     References
     ----------
@@ -130,18 +149,13 @@ def sage(model, X, y, *, background=None, n_background=128, loss=None, thresh=0.
         if background.shape[1] != X.shape[1]:
             raise ValueError(f"background has {background.shape[1]} columns; X has "
                              f"{X.shape[1]}")
-    # The model's own predict / predict_proba when it is a fitted estimator (the
-    # numbers the model gives, at its own speed), else the tree format's (a model file,
-    # a TreeEnsemble): the same predictions either way.
-    source = model if hasattr(model, "predict_proba" if loss == "log_loss" else "predict") \
-        else ensemble
-    predict = source.predict_proba if loss == "log_loss" else source.predict
+    imputer = _imputer(model, ensemble, X, background, loss, max(1, int(effective_n_jobs(n_jobs))))
     limit = np.inf if n_permutations is None else n_permutations
     draws, n, ratio = [], 0, np.inf
     while n < limit:
         size = int(min(batch_size, limit - n))
         rows = rng.choice(X.shape[0], size)
-        draws.append(_batch(predict, loss, X[rows], target[rows], background, rng))
+        draws.append(_batch(imputer, loss, X[rows], target[rows], rng))
         n += size
         scores = np.concatenate(draws)
         values = scores.mean(axis=0)
@@ -149,6 +163,7 @@ def sage(model, X, y, *, background=None, n_background=128, loss=None, thresh=0.
         ratio = std_error.max() / max(values.max() - values.min(), MIN_GAP)
         if n_permutations is None and ratio < thresh:
             break
+    imputer.close()
     result = ImportanceResult.from_draws(
         scores.T, feature_names=names, method="sage",
         params={"loss": loss, "thresh": thresh, "batch_size": batch_size,
@@ -156,7 +171,8 @@ def sage(model, X, y, *, background=None, n_background=128, loss=None, thresh=0.
                 "random_state": random_state if isinstance(random_state, numbers.Integral)
                 else None})
     result.extra.update(std_error=std_error, ratio=float(ratio),
-                        converged=bool(ratio < thresh), total=float(values.sum()))
+                        converged=bool(ratio < thresh), total=float(values.sum()),
+                        evaluator=imputer.kind)
     return result
 
 
@@ -179,29 +195,264 @@ def _loss(loss, prediction, target):
     return -np.log(np.clip(picked, PROBABILITY_FLOOR, 1 - PROBABILITY_FLOOR))
 
 
-def _batch(predict, loss, x, target, background, rng):
+def _batch(imputer, loss, x, target, rng):
     """One draw per row of ``x``: each row gets its own order of the features, which
     join one at a time; a feature's draw is the fall in loss it brings. Features left
     out take every background row's values and the predictions are averaged."""
     m, p = x.shape
-    n_background = background.shape[0]
     order = rng.permuted(np.tile(np.arange(p), (m, 1)), axis=1)
-    known = np.zeros((m, p), dtype=bool)
-    tiled = np.tile(background, (m, 1))
+    rank = np.empty_like(order)
     rows = np.arange(m)
-
-    def imputed_loss():
-        filled = np.where(np.repeat(known, n_background, axis=0),
-                          np.repeat(x, n_background, axis=0), tiled)
-        prediction = np.asarray(predict(filled), dtype=np.float64)
-        prediction = prediction.reshape(m, n_background, -1).mean(axis=1)
-        return _loss(loss, prediction, target)
-
+    rank[rows[:, None], order] = np.arange(p)[None, :]
+    losses = imputer.losses(x, target, rank)  # (m, p + 1): coalitions of 0 .. p features
     scores = np.zeros((m, p))
-    previous = imputed_loss()
-    for k in range(p):
-        known[rows, order[:, k]] = True
-        current = imputed_loss()
-        scores[rows, order[:, k]] = previous - current
-        previous = current
+    scores[rows[:, None], order] = losses[:, :-1] - losses[:, 1:]
     return scores
+
+
+def _imputer(model, ensemble, X, background, loss, n_jobs):
+    """The tree walks when they give the model's own outputs, else its predictions of
+    the stacked hybrid rows.
+
+    The model's own ``predict`` / ``predict_proba`` define the outputs when it is a
+    fitted estimator (else the tree format's, for a model file or a TreeEnsemble): the
+    walks' sums are checked against them on the first rows of X and, when they differ
+    beyond round-off, the model predicts instead."""
+    source = model if hasattr(model, "predict_proba" if loss == "log_loss" else "predict") \
+        else ensemble
+    method = source.predict_proba if loss == "log_loss" else source.predict
+    names = getattr(model, "feature_names_in_", None)
+
+    def predict(rows):
+        # The columns named as the model was fitted (no "X does not have valid feature
+        # names" warning at each call).
+        if names is not None and len(names) == rows.shape[1]:
+            rows = pd.DataFrame(rows, columns=names)
+        return np.asarray(method(rows), dtype=np.float64)
+
+    walks = _TreeImputer(ensemble, background, loss, source is ensemble, n_jobs)
+    head = X[:min(_CHECK_ROWS, X.shape[0])]
+    theirs = predict(head).reshape(head.shape[0], -1)
+    ours = walks.own(head).reshape(head.shape[0], -1)
+    if ours.shape == theirs.shape and np.allclose(ours, theirs, rtol=_CHECK_RTOL,
+                                                  atol=_CHECK_ATOL):
+        return walks
+    walks.close()
+    return _StackedImputer(predict, background, loss)
+
+
+# Rows and tolerance of the check that the tree walks give the model's outputs (float32
+# libraries' last bits may differ in the link; anything more means another model).
+_CHECK_ROWS = 256
+_CHECK_RTOL = 1e-9
+_CHECK_ATOL = 1e-12
+# Bytes of hybrid-row sums held at once (rows of a batch are taken in slices that fit).
+_SUMS_BUDGET = 64 * 2**20
+
+
+class _StackedImputer:
+    """The model predicts the stacked hybrid rows (n_rows x n_background per
+    coalition), as the sage package's ``MarginalImputer`` does."""
+
+    kind = "predict"
+
+    def __init__(self, predict, background, loss):
+        self.predict = predict
+        self.background = background
+        self.loss = loss
+
+    def losses(self, x, target, rank):
+        m, p = x.shape
+        n_background = self.background.shape[0]
+        tiled = np.tile(self.background, (m, 1))
+        repeated = np.repeat(x, n_background, axis=0)
+        out = np.empty((m, p + 1))
+        for k in range(p + 1):
+            known = np.repeat(rank < k, n_background, axis=0)
+            prediction = self.predict(np.where(known, repeated, tiled))
+            prediction = prediction.reshape(m, n_background, -1).mean(axis=1)
+            out[:, k] = _loss(self.loss, prediction, target)
+        return out
+
+    def close(self):
+        pass
+
+
+class _TreeImputer:
+    """Every hybrid row's output from :func:`coalition_sums` (one walk per row,
+    background row and tree for all the coalitions of an order), the link applied as
+    the model applies it."""
+
+    kind = "trees"
+
+    def __init__(self, ensemble, background, loss, normalise, n_jobs):
+        self.ensemble = ensemble
+        self.loss = loss
+        # A forest's class probabilities are its trees' mean, as scikit-learn's and
+        # sapwood's forests give them; a TreeEnsemble's own predict_proba divides by
+        # their sum again.
+        self.normalise = normalise
+        self.n_jobs = n_jobs
+        self._pool = None
+        (children_left, children_right, self.feature, threshold, missing_go_to_left,
+         operator, cat_bitsets, self.roots) = ensemble.packed()
+        self.routing = (children_left, self.feature, threshold, missing_go_to_left, operator,
+                        cat_bitsets)
+        self.children = np.ascontiguousarray(np.column_stack([children_left,
+                                                              children_right]))
+        node_values, self.tree_column, init = ensemble.node_outputs(native=True)
+        accumulation = ensemble.accumulation_dtype
+        self.node_values = np.ascontiguousarray(node_values.astype(accumulation))
+        self.init = init.astype(accumulation)
+        if ensemble.base_last:
+            self.init = np.zeros_like(self.init)  # ``_raw`` adds it
+        self.base = init
+        # The mean over the background can be taken of the sums themselves when the
+        # outputs are linear in them (a forest's mean, a boosted model's identity link)
+        # and the sums are in float64: the background rows then walk together.
+        self.linear = (accumulation == np.float64
+                       and (ensemble.combine == "mean" or ensemble.link == "identity"))
+        self.n_background = background.shape[0]
+        self.background = self._directions(background)
+        if self.linear:
+            n_words = (self.n_background + 63) // 64
+            self.left_sets = background_sets(np.ascontiguousarray(self.background.T),
+                                             n_words)
+            self.everyone = self._everyone(self.n_background)
+            self.capacity = 2 * _max_depth(children_left, children_right, self.roots) + 2
+
+    @staticmethod
+    def _everyone(n):
+        """The set of background rows 0 .. n - 1, as :func:`background_sets` writes it."""
+        words = np.zeros((n + 63) // 64, dtype=np.uint64)
+        for w in range(words.shape[0]):
+            bits = min(64, n - 64 * w)
+            words[w] = np.uint64(2**bits - 1)
+        return words
+
+    def _directions(self, rows):
+        """Each row's direction at every node (:func:`node_directions`), for the values
+        the trees compare as the model reads them (float32 for scikit-learn)."""
+        rows = np.ascontiguousarray(rows.astype(self.ensemble.input_dtype).astype(np.float64))
+        out = np.empty((rows.shape[0], self.children.shape[0]), dtype=np.uint8)
+        self._parallel(node_directions, (rows, *self.routing), rows.shape[0], (out,))
+        return out
+
+    def own(self, x):
+        """The outputs on the rows ``x`` themselves (every feature known), through the
+        walks ``losses`` takes."""
+        p = x.shape[1]
+        rank = np.zeros(x.shape, dtype=np.intp)
+        x_left = self._directions(x)
+        if self.linear:
+            # The first background row alone (a set of one).
+            one = self._everyone(1)
+            left_sets = np.ascontiguousarray(self.left_sets[:, :1] & one[None, :])
+            sums = self._totals(x_left, rank, left_sets, one)[p] + self.init
+        else:
+            sums = self._sums(x_left, rank, np.ascontiguousarray(self.background[:1]))[p]
+        return self._outputs(sums.reshape(x.shape[0], -1))
+
+    def losses(self, x, target, rank):
+        m, p = x.shape
+        rank = np.ascontiguousarray(rank, dtype=np.intp)
+        out = np.empty((m, p + 1))
+        if self.linear:
+            totals = self._totals(self._directions(x), rank, self.left_sets, self.everyone)
+            for k in range(p + 1):
+                prediction = self._outputs(totals[k] / self.n_background + self.init)
+                out[:, k] = _loss(self.loss, prediction, target)
+            return out
+        n_background = self.n_background
+        per_row = (p + 1) * n_background * self.init.shape[0] * self.init.itemsize
+        step = max(1, _SUMS_BUDGET // per_row)
+        for lo in range(0, m, step):
+            hi = min(m, lo + step)
+            sums = self._sums(self._directions(x[lo:hi]), rank[lo:hi], self.background)
+            for k in range(p + 1):
+                prediction = self._outputs(sums[k].reshape((hi - lo) * n_background, -1))
+                prediction = prediction.reshape(hi - lo, n_background, -1).mean(axis=1)
+                out[lo:hi, k] = _loss(self.loss, prediction, target[lo:hi])
+        return out
+
+    def _totals(self, x_left, rank, left_sets, everyone):
+        m, p = rank.shape
+        totals = np.empty((p + 1, m, self.init.shape[0]))
+        self._parallel(coalition_totals,
+                       (x_left, rank, left_sets, everyone, self.children, self.feature,
+                        self.roots, self.node_values, self.tree_column, self.capacity), m,
+                       (totals,))
+        return totals
+
+    def _sums(self, x_left, rank, background_left):
+        m, p = rank.shape
+        sums = np.empty((p + 1, m, background_left.shape[0], self.init.shape[0]),
+                        dtype=self.init.dtype)
+        self._parallel(coalition_sums,
+                       (x_left, rank, background_left, self.children, self.feature,
+                        self.roots, self.node_values, self.tree_column, self.init), m,
+                       (sums,))
+        return sums
+
+    def _parallel(self, function, head, m, tail):
+        """``function(*head, lo, hi, *tail)`` for ranges of rows [lo, hi) of ``m``, on
+        the imputer's threads (several ranges per thread: a thread slowed by other work
+        takes fewer)."""
+        n_chunks = 1 if self.n_jobs == 1 else min(m, 4 * self.n_jobs)
+        bounds = np.linspace(0, m, n_chunks + 1).astype(np.intp)
+        ranges = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+                  if b > a]
+        if len(ranges) == 1:
+            function(*head, *ranges[0], *tail)
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.n_jobs)
+        futures = [self._pool.submit(function, *head, a, b, *tail) for a, b in ranges]
+        for future in futures:
+            future.result()
+
+    def _outputs(self, sums):
+        """The model's predictions (``predict_proba`` for log loss, else ``predict``)
+        from the sums of the trees' values, (n, len(init))."""
+        ensemble = self.ensemble
+        if ensemble.combine == "mean":
+            raw = sums / ensemble.n_trees + ensemble.base_score[0]
+            raw = raw.reshape(sums.shape[0], ensemble.trees[0].n_outputs, -1)
+        else:
+            raw = sums.astype(np.float64) + (self.base if ensemble.base_last else 0.0)
+        stand_in = _RawOutputs(ensemble, raw)
+        if self.loss == "log_loss":
+            if ensemble.combine == "mean" and not self.normalise:
+                return raw[:, 0, :len(ensemble.classes)]
+            return _prediction.predict_proba(stand_in, None)
+        return np.asarray(_prediction.predict(stand_in, None), dtype=np.float64)
+
+    def close(self):
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
+
+
+class _RawOutputs:
+    """The ensemble as :mod:`sapwood._prediction` reads it, its raw outputs given."""
+
+    def __init__(self, ensemble, raw):
+        self._ensemble = ensemble
+        self._raw = raw
+
+    def raw_predict(self, X, native=False):
+        return self._raw
+
+    def __getattr__(self, name):
+        return getattr(self._ensemble, name)
+
+
+def _max_depth(children_left, children_right, roots):
+    """The depth of the deepest of the packed trees (a lone leaf: 0)."""
+    frontier, depth = np.asarray(roots), 0
+    while True:
+        split = frontier[children_left[frontier] >= 0]
+        if split.size == 0:
+            return depth
+        frontier = np.concatenate([children_left[split], children_right[split]])
+        depth += 1
