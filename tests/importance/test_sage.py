@@ -7,10 +7,20 @@ compared with its standard error, sqrt(se_1^2 + se_2^2), at 4 standard errors (a
 alarm about once in 16,000 features).
 """
 
-import numpy as np
-import pytest
-from sklearn.ensemble import GradientBoostingRegressor, RandomForestClassifier
+import warnings
 
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.ensemble import (
+    GradientBoostingClassifier,
+    GradientBoostingRegressor,
+    RandomForestClassifier,
+)
+
+import sapwood.importance._sage as sage_module
+import sapwood.learners
+from sapwood.adapters import as_ensemble
 from sapwood.importance import sage
 
 Z_LIMIT = 4.0
@@ -120,3 +130,88 @@ def test_errors():
         sage(model, X, y, background=X[:, :3])
     with pytest.raises(ValueError, match="y has 59 entries but X has 60 rows"):
         sage(model, X, y[:-1])
+
+
+def _models():
+    X, y = _data(6, n=260, p=5)
+    X[::17, 1] = np.nan  # missing values take each node's default direction
+    labels = np.digitize(y, np.quantile(y, [0.4, 0.7]))
+    binary = (labels > 0).astype(int)
+    finite = np.nan_to_num(X)
+    return [
+        ("forest, 3 classes", sklearn_forest(X, labels), X, labels),
+        ("sapwood forest, regression",
+         sapwood.learners.RandomForestRegressor(n_estimators=12, max_depth=6,
+                                                random_state=0).fit(X, y), X, y),
+        ("boosted, identity link",
+         GradientBoostingRegressor(n_estimators=15, random_state=0).fit(finite, y), finite, y),
+        ("boosted, logistic link",
+         GradientBoostingClassifier(n_estimators=15, random_state=0).fit(finite, binary),
+         finite, binary),
+        ("boosted, softmax link",
+         GradientBoostingClassifier(n_estimators=8, random_state=0).fit(finite, labels),
+         finite, labels),
+    ]
+
+
+def sklearn_forest(X, labels):
+    return RandomForestClassifier(n_estimators=12, max_depth=6, random_state=0).fit(X, labels)
+
+
+def _refuse_walks(monkeypatch):
+    """The walks' check fails: the model predicts the stacked hybrid rows instead."""
+
+    class Refused(sage_module._TreeImputer):
+        def own(self, x):
+            return np.full_like(super().own(x), np.nan)
+
+    monkeypatch.setattr(sage_module, "_TreeImputer", Refused)
+
+
+@pytest.mark.parametrize("case", range(5))
+def test_tree_walks_equal_the_models_own_predictions(case, monkeypatch):
+    """The walks (:mod:`sapwood._kernels._sage`) against the model predicting the
+    stacked hybrid rows (the sage package's way), same seed: the same draws up to
+    round-off (the linear models' background mean is taken of the trees' sums), with
+    a background of more than 64 rows (two words of bits)."""
+    name, model, X, y = _models()[case]
+    kwargs = dict(n_background=70, n_permutations=96, batch_size=48, random_state=3)
+    walked = sage(model, X, y, **kwargs)
+    assert walked.extra["evaluator"] == "trees", name
+
+    _refuse_walks(monkeypatch)
+    predicted = sage(model, X, y, **kwargs)
+    assert predicted.extra["evaluator"] == "predict"
+    np.testing.assert_allclose(walked.importances, predicted.importances, rtol=0,
+                               atol=1e-12, err_msg=name)
+
+
+def test_a_tree_ensemble_and_threads_give_the_same_values():
+    _, model, X, y = _models()[0]
+    one = sage(model, X, y, n_background=40, n_permutations=64, batch_size=32,
+               random_state=0)
+    ensemble = sage(as_ensemble(model), X, y, n_background=40, n_permutations=64,
+                    batch_size=32, random_state=0)
+    two = sage(model, X, y, n_background=40, n_permutations=64, batch_size=32,
+               random_state=0, n_jobs=2)
+    assert ensemble.extra["evaluator"] == "trees"
+    np.testing.assert_allclose(ensemble.importances, one.importances, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(two.importances, one.importances)
+
+
+def test_no_warnings_for_a_model_fitted_on_a_frame(monkeypatch):
+    """A model fitted on a DataFrame: neither the check nor the stacked predictions
+    make scikit-learn warn about feature names (issue 41: 374 warnings)."""
+    X, y = _data(7, n=200)
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(4)])
+    model = sapwood.learners.RandomForestClassifier(n_estimators=8, max_depth=4,
+                                                    random_state=0)
+    model.fit(frame, (y > 0).astype(int))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sage(model, frame, (y > 0).astype(int), n_background=16, n_permutations=32,
+             batch_size=32, random_state=0)
+        _refuse_walks(monkeypatch)
+        result = sage(model, frame, (y > 0).astype(int), n_background=16,
+                      n_permutations=32, batch_size=32, random_state=0)
+    assert result.extra["evaluator"] == "predict"
