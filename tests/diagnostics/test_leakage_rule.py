@@ -125,15 +125,16 @@ def rates(name, reps, n, with_model=True):
 @pytest.mark.parametrize("name", HONEST)
 def test_strong_honest_predictors_are_not_reported(name):
     false, _ = rates(name, 15, 800)
-    # Seen over 100 replications: 0.00 for all but the borderline BA 0.935 (0.17).
-    assert false <= (0.4 if name == "honest BA 0.935" else 0.0)
+    # Seen over 100 replications of 800 rows: 0.00, but 0.01 for BA 0.90 and 0.17 for
+    # the borderline BA 0.935 (a column within 0.065 of balanced accuracy 1).
+    assert false <= (0.4 if name == "honest BA 0.935" else 1 / 15)
 
 
 @pytest.mark.parametrize("name", ["missing-code leak 0.954", "label copy, 3% flipped",
                                   "target copy + noise"])
 def test_leaks_are_reported(name):
     _, found = rates(name, 15, 800)
-    assert found >= 0.8  # seen over 100 replications: 1.00, 0.95, 0.90
+    assert found >= 0.8  # seen over 100 replications of 800 rows: 0.99, 0.90, 0.89
 
 
 # -- the case and the rule's parts ------------------------------------------------
@@ -252,4 +253,4 @@ if __name__ == "__main__":
                 row[key] = found if name in LEAKS else false
         rows.append(row)
         print(row, flush=True)
-    print(pd.DataFrame(rows).round(2).to_markdown(index=False))
+    print(pd.DataFrame(rows).round(2).to_string(index=False))
