@@ -39,7 +39,7 @@ def test_the_tables_and_json_say_what_the_intervals_cover(csv):
     assert "shuffles only" in permutation["ci"]
     assert "held-out rows" in permutation["rank"]
     assert "trees only" in document["intervals"]["oob"]["ci"]
-    text = " ".join(run(argv).split())
+    text = " ".join(run(argv + ["--details"]).split())
     assert "95% CI covers the spread of the 5 shuffles only" in text
     assert "rank (95%) covers the held-out rows and the shuffles" in text
 

@@ -95,7 +95,7 @@ def test_drop_by_cross_validation_on_the_training_rows(csv):
     stdout = io.StringIO()
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(io.StringIO()):
         assert main(["explain", str(csv), "--target", "y", "--model", "tree",
-                     "--max-depth", "3", "--methods", "drop", "--cv", "3"]) == 0
+                     "--max-depth", "3", "--methods", "drop", "--cv", "3", "--details"]) == 0
     assert "95% CI" in stdout.getvalue()
 
 
@@ -202,7 +202,7 @@ def test_janitza_pvalues_in_json_and_table(csv, capsys):
                                    "n_permutations": None}
     assert "janitza p-values not computed for mdi" in err
     assert main(["explain", str(csv), "--target", "y", "--model", "tree", "--max-depth",
-                 "3", "--methods", "mdi,permutation", "--pvalues", "janitza"]) == 0
+                 "3", "--methods", "mdi,permutation", "--pvalues", "janitza", "--details"]) == 0
     out = capsys.readouterr().out
     permutation_table = out[out.index("permutation: drop in held-out score"):
                             out.index("Ranks side by side")]
@@ -253,7 +253,7 @@ def test_altmann_is_not_offered_for_drop_or_a_loaded_model(csv, tmp_path):
 
 # -- rank agreement ------------------------------------------------------------------
 
-def test_agreement_numbers_are_scipy_s_and_the_top_k_overlap(csv, capsys):
+def test_agreement_numbers_are_scipy_s_and_the_top_k_overlap(csv, capsys, monkeypatch):
     document, _ = run_json(["explain", str(csv), "--target", "y", "--model", "tree",
                             "--max-depth", "4", "--methods", "mdi,permutation,drop",
                             "--top-k", "2", "--json"])
@@ -295,8 +295,9 @@ def test_agreement_numbers_are_scipy_s_and_the_top_k_overlap(csv, capsys):
         top_b = [row["feature"] for row in measures[pair["measure_b"]][:2]]
         assert pair["top_k_overlap"] == len(set(top_a) & set(top_b))
         assert pair["only_a"] == [f for f in top_a if f not in top_b]
+    monkeypatch.setenv("COLUMNS", "120")  # the agreement table's every column
     assert main(["explain", str(csv), "--target", "y", "--model", "tree", "--methods",
-                 "mdi,permutation", "--top-k", "2"]) == 0
+                 "mdi,permutation", "--top-k", "2", "--details"]) == 0
     out = capsys.readouterr().out
     assert out.index("Ranks side by side") < out.index("Rank agreement between the measures")
     assert "mdi vs permutation" in out and "top-k overlap" in out
@@ -323,7 +324,7 @@ def test_report_has_agreement_and_pvalue_columns(csv, tmp_path):
               "--methods", "mdi,permutation", "--pvalues", "janitza", "--report",
               str(report), "--json"])
     text = report.read_text(encoding="utf-8")
-    assert "<h2>Rank agreement</h2>" in text
+    assert "<summary>Rank agreement</summary>" in text
     assert "<td class='text'>mdi vs permutation</td>" in text
     assert "<th class='num'>p-value</th>" in text
 
@@ -340,7 +341,7 @@ def test_demo_loan_is_seed_003s_tree_on_all_rows():
 
 
 def test_demo_iris_in_process(capsys):
-    assert main(["demo", "--data", "iris", "--methods", "mdi"]) == 0
+    assert main(["demo", "--data", "iris", "--methods", "mdi", "--details"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("Data: iris (seed 002; sapwood.datasets.load_iris): 150 rows, "
                           "4 features, target 'target' (classification, 3 distinct values)")

@@ -121,7 +121,7 @@ def test_a_registered_measure_runs_from_the_command_line(splits, csv):
     assert [pair["measure_b"] for pair in document["agreement"]["pairs"]] == ["splits"]
     # The table says what it is, from the record's description.
     code, out, err = run_cli(["explain", str(csv), "--target", "y", "--model", "rf",
-                              "--methods", "splits"])
+                              "--methods", "splits", "--details"])
     assert code == 0, err
     assert "splits: share of each tree's splits made on the feature" in out
 

@@ -127,7 +127,7 @@ def test_report_has_the_beeswarm_and_each_rows_waterfall(files, tmp_path):
                     "--quiet"])
     assert code == 0
     text = report.read_text(encoding="utf-8")
-    section = text[text.index("<h2>SHAP beeswarm</h2>"):]
+    section = text[text.index("<summary>SHAP pictures</summary>"):]
     assert section.count("<img alt='SHAP beeswarm'") == 1
     assert section.count("<img alt='waterfall'") == 2
     assert "<h3>Row 2 of " in section and "<h3>Row 5 of " in section

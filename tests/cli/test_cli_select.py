@@ -72,12 +72,12 @@ def test_the_selection_is_knockoffs_on_the_training_rows(csv, selection):
 def test_the_terminal_and_the_report_show_it(csv, tmp_path, capsys):
     report = tmp_path / "report.html"
     assert main(["explain", str(csv), "--target", "y", "--model", "et", "--select",
-                 "knockoffs", "--report", str(report)]) == 0
+                 "knockoffs", "--report", str(report), "--details"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "Model-X knockoff selection on the training rows" in out
     assert "Selected at FDR 0.1 (" in out and "Threshold T = " in out
     page = report.read_text(encoding="utf-8")
-    section = page[page.index("<h2>Model-X knockoff selection</h2>"):]
+    section = page[page.index("<summary>Model-X knockoff selection</summary>"):]
     assert "alt='knockoff W'" in section and "Threshold T = " in section
 
 

@@ -374,7 +374,7 @@ def test_shap_explains_a_stated_sample(tmp_path, capsys):
                       "--methods", "shap", "--max-rows", "all", "--json"])
     assert every["measures"]["shap"] != rows
     assert main(["explain", str(path), "--target", "y", "--model", "tree", "--methods",
-                 "shap", "--max-rows", "40"]) == 0
+                 "shap", "--max-rows", "40", "--details"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "(40 of the 100 rows, a random sample: --max-rows" in out
 

@@ -294,7 +294,7 @@ def test_a_run_that_compiles_says_so_and_a_cached_one_does_not(monkeypatch, caps
                                                                   list(methods)))
     assert main(["demo", "--data", "iris", "--methods", "mdi", "--json"]) == 0
     assert asked == [["mdi"]]
-    note = "sapwood's kernels are not in Numba's cache yet"
+    note = "sapwood's kernels were not in Numba's cache yet"
     assert (note in capsys.readouterr().err) is not cached
 
 

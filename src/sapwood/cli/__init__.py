@@ -84,6 +84,10 @@ def _output_options(parser):
                         help="print nothing on success (errors still go to stderr)")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON document on stdout instead of tables")
+    parser.add_argument("--details", action="store_true",
+                        help="print every measure's table, the ranks side by side, the "
+                             "agreement table and each warning in full (default: one "
+                             "screen, the verdict first)")
 
 
 def _measure_options(parser, default_methods):

@@ -53,7 +53,7 @@ def _finish(report, args, ui: UI, title: str, epilogue=()) -> int:
             ui.out.print(visible(line), markup=False, highlight=False, soft_wrap=True)
         if written is not None:
             ui.out.print(visible(f"Report written to {written}"), markup=False,
-                         highlight=False)
+                         highlight=False, soft_wrap=True)
     return 0
 
 
@@ -108,17 +108,19 @@ def _explain(args, ui: UI, X, y, **settings):
     from ..report import explain
 
     methods = settings["methods"]
-    if uncompiled(methods):
-        ui.note("sapwood's kernels are not in Numba's cache yet: they compile now and "
-                "are cached, so this run takes longer than later ones (`sapwood warmup` "
-                "compiles them all ahead of time)")
+    compiling = uncompiled(methods)
     model = settings.get("model")
     task = getattr(model, "task", None) or settings.get("task", "auto")
     ahead = compile_ahead(_task_of(y, task), model, methods, getattr(args, "ahead", None))
     try:
-        return explain(X, y, progress=ui.progress, **settings)
+        report = explain(X, y, progress=ui.progress, **settings)
     finally:
         stop(ahead)
+    if compiling:
+        ui.note("sapwood's kernels were not in Numba's cache yet: they compiled during this "
+                "run and are cached now, so it took longer than later runs will "
+                "(`sapwood warmup` compiles them all ahead of time)")
+    return report
 
 
 def _task_of(y, task: str) -> str:

@@ -8,8 +8,26 @@ Modules: ``_explain`` (the path from a table to a report: split, fit, score, mea
 every table; JSON), ``_html`` (the report file and the notebook display), ``_pictures``.
 """
 
+from typing import TYPE_CHECKING
+
 from .._errors import InputError
-from ._explain import explain
-from ._report import Report
+
+if TYPE_CHECKING:
+    from ._explain import explain
+    from ._report import Report
 
 __all__ = ["InputError", "Report", "explain"]
+
+
+def __getattr__(name):
+    # Loaded on first use: the command line reads ``_compiled`` (which kernels are
+    # cached) before it imports pandas, and importing this package must not import it.
+    if name == "explain":
+        from ._explain import explain
+
+        return explain
+    if name == "Report":
+        from ._report import Report
+
+        return Report
+    raise AttributeError(f"module 'sapwood.report' has no attribute {name!r}")

@@ -34,10 +34,9 @@ from ._report import Report
 from ._steps import Steps
 
 __all__ = ["Options", "align_to_model", "explain", "run_pipeline", "split_rows",
-           "top_nodes"]
+           ]
 
 DEFAULT_TEST_SIZE = 0.25
-N_TRACE_NODES = 10
 # ranger's importance_pvalues(method = "janitza") warns below this many negative values.
 JANITZA_MIN_NEGATIVE = 100
 
@@ -684,20 +683,3 @@ def recode_categories(ensemble, X: pd.DataFrame, encodings):
             shown[int(code)] = texts[i]
         encodings[name] = shown
     return recoded, encodings
-
-
-def top_nodes(run: Report, n: int = N_TRACE_NODES) -> pd.DataFrame | None:
-    """The first tree's split nodes with the largest impurity decrease (MDI evidence)."""
-    result = run.results.get("mdi")
-    if result is None:
-        return None
-    # Tree by tree, so that a large forest's whole trace is never built for the CLI.
-    for tree in range(result.params.get("n_trees", 1)):
-        first = result.tree_trace(tree)
-        if first is None:
-            return None
-        if len(first):  # the first tree with a split
-            break
-    columns = ["node", "feature", "threshold", "w", "impurity", "w_left", "impurity_left",
-               "w_right", "impurity_right", "decrease"]
-    return first.nlargest(n, "decrease")[columns].reset_index(drop=True)

@@ -18,9 +18,7 @@ from .._files import replace_atomically
 from .._text import shorten, visible
 from ..plotting import beeswarm, plot_knockoffs, plot_tree, waterfall
 from ._data import check_output
-from ._explain import top_nodes
 from ._pictures import new_figure, plot_importances, plot_verdict
-from ._report import Report
 from ._rows import contribution_texts, for_plots, heading
 from ._selection import selection_frame, selection_lines
 from ._terminal import (
@@ -31,6 +29,7 @@ from ._terminal import (
     measure_frame,
     measure_title,
     summary_lines,
+    top_nodes,
 )
 
 __all__ = ["check_report_path", "notebook_html", "write_report"]
@@ -64,7 +63,7 @@ def check_report_path(path, inputs=()) -> Path:
     return check_output(path, "--report", inputs)
 
 
-def write_report(run: Report, path, title: str = "sapwood report") -> Path:
+def write_report(run, path, title: str = "sapwood report") -> Path:
     """Write the report file to ``path`` (checked first; atomically); returns the path."""
     path = check_report_path(path)
     write_atomic(path, _document(run, title))
@@ -81,7 +80,7 @@ def write_atomic(path: Path, content):
         raise InputError(f"cannot write {path}: {error.strerror or error}") from None
 
 
-def _document(run: Report, title: str) -> str:
+def _document(run, title: str) -> str:
     """The report file: the card, the picture and the warnings, then every detail in a
     collapsed section, with a table of contents."""
     details = _details(run, charts=True)
@@ -98,7 +97,7 @@ def _document(run: Report, title: str) -> str:
     return "\n".join(parts)
 
 
-def notebook_html(run: Report) -> str:
+def notebook_html(run) -> str:
     """The notebook display: the verdict card first, the picture inline as SVG, the
     warnings, then each measure's details collapsed (no charts inside them)."""
     parts = [f"<div class='sapwood-report'><style>{_NOTEBOOK_STYLE}</style>", _card(run),
@@ -118,7 +117,7 @@ _NOTEBOOK_STYLE = """
 """
 
 
-def _card(run: Report) -> str:
+def _card(run) -> str:
     """Data and model lines, then the verdict."""
     lines = [f"<li>{_e(line)}</li>" for line in summary_lines(run)]
     parts = [f"<div class='card' id='verdict'><ul>{''.join(lines)}</ul>"]
@@ -130,7 +129,7 @@ def _card(run: Report) -> str:
     return "".join(parts)
 
 
-def _verdict_picture(run: Report, svg: bool) -> str:
+def _verdict_picture(run, svg: bool) -> str:
     n = min(next(iter(run.results.values())).n_features, MAX_BARS)
     figure = new_figure((6.5, 0.32 * n + 1.4))
     plot_verdict(run, ax=figure.add_subplot(), max_display=MAX_BARS)
@@ -142,7 +141,7 @@ def _verdict_picture(run: Report, svg: bool) -> str:
     return text[text.index("<svg"):]  # inline: without the XML prolog and doctype
 
 
-def _warnings(run: Report) -> str:
+def _warnings(run) -> str:
     if not run.warnings:
         return "<p id='warnings'>No warnings.</p>"
     parts = ["<div id='warnings'>"]
@@ -152,7 +151,7 @@ def _warnings(run: Report) -> str:
     return "".join(parts)
 
 
-def _details(run: Report, charts: bool) -> list:
+def _details(run, charts: bool) -> list:
     """(anchor, heading, HTML) for each collapsed section."""
     sections = []
     notes = "".join(f"<p class='note'>{_e(text)}</p>" for text in run.notes)
@@ -241,7 +240,7 @@ def _png(figure) -> bytes:
     return buffer.getvalue()
 
 
-def _shap_section(run: Report) -> list:
+def _shap_section(run) -> list:
     """The TreeSHAP pictures: the beeswarm of the shap measure's rows (one per class
     of a multiclass model) and a waterfall per ``--row``."""
     result = run.results.get("shap")
@@ -289,7 +288,7 @@ def _selection_section(result) -> str:
             f"{_table(selection_frame(result))}</div>")
 
 
-def _tree_section(run: Report) -> str:
+def _tree_section(run) -> str:
     try:
         from sapwood import export
     except ImportError:

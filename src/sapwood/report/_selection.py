@@ -45,7 +45,8 @@ def selection_lines(result) -> list:
     return [f"Selected at FDR {result.params['fdr']:g} ({len(result.selected)} of "
             f"{len(result.feature_names)}): {chosen}",
             f"Threshold T = {t_text} ({rule}: W >= T is selected; statistic "
-            f"{result.params['statistic']})"]
+            f"{result.params['statistic']})"] + (
+        [f"Why none: {result.reason}"] if getattr(result, "reason", None) else [])
 
 
 def selection_frame(result) -> pd.DataFrame:

@@ -22,14 +22,13 @@ import math
 import pandas as pd
 
 from .._text import shorten, visible
-from ._explain import top_nodes
 from ._measures import MEASURES
-from ._report import Report
 from ._rows import print_rows, rows_to_json
 
 __all__ = ["AGREEMENT_RULE", "MAX_COMPACT_ROWS", "TEXT_COLUMNS", "agreement_frame",
            "agreement_sentence", "intervals_line", "measure_frame", "measure_title",
-           "print_report", "report_to_json", "summary_lines", "text_console", "truth_lines"]
+           "print_report", "report_to_json", "summary_lines", "text_console", "top_nodes",
+           "truth_lines"]
 
 AGREEMENT_RULE = ("over the features that either measure finds above zero on new data (a "
                   "permutation-type measure's 95% interval over new rows or training "
@@ -41,6 +40,7 @@ AGREEMENT_RULE = ("over the features that either measure finds above zero on new
                   "agrees when none is discordant")
 # The compact table's rows at most; the rest are counted by verdict.
 MAX_COMPACT_ROWS = 15
+N_TRACE_NODES = 10
 # Text columns: left-aligned, and allowed to wrap.
 TEXT_COLUMNS = ("feature", "truth", "measures", "only first", "only second", "compared")
 # Columns left out first when a table is too wide, per table.
@@ -70,7 +70,7 @@ def _fixed(value, decimals: int) -> str:
     return f"{value:.{decimals}f}"
 
 
-def summary_lines(run: Report) -> list:
+def summary_lines(run) -> list:
     data = run.data
     source = f"{run.source}: " if run.source else ""
     lines = [f"Data: {source}{len(data.y)} rows, {data.X.shape[1]} features, "
@@ -87,7 +87,7 @@ def summary_lines(run: Report) -> list:
     return lines + truth_lines(run)
 
 
-def truth_lines(run: Report) -> list:
+def truth_lines(run) -> list:
     """For data with known answers: which columns are truly informative."""
     if run.truth is None:
         return []
@@ -100,7 +100,7 @@ def truth_lines(run: Report) -> list:
             for role, features in roles.items()]
 
 
-def measure_title(run: Report, name: str) -> str:
+def measure_title(run, name: str) -> str:
     """``permutation: drop in held-out score when the feature is shuffled``."""
     text = f"{name}: {MEASURES[name].description}"
     if not run.held_out and MEASURES[name].rows == "held-out":
@@ -112,7 +112,7 @@ def measure_title(run: Report, name: str) -> str:
     return text
 
 
-def measure_frame(run: Report, name: str) -> pd.DataFrame:
+def measure_frame(run, name: str) -> pd.DataFrame:
     """The table of one measure: rank with its 95% interval, feature, [truth],
     importance, std, [95% CI], [p-value]; cells as text."""
     frame = run.results[name].to_frame()
@@ -152,7 +152,7 @@ def _rank(row) -> str:
     return f"{row.rank} ({low}-{high})"
 
 
-def agreement_frame(run: Report) -> pd.DataFrame:
+def agreement_frame(run) -> pd.DataFrame:
     """One row per pair of measures: features compared, Spearman, Kendall, discordant
     pairs, top-k overlap; cells as text."""
     k = run.top_k
@@ -169,7 +169,7 @@ def agreement_frame(run: Report) -> pd.DataFrame:
     })
 
 
-def _ranks_frame(run: Report, short: bool) -> pd.DataFrame:
+def _ranks_frame(run, short: bool) -> pd.DataFrame:
     ranks = run.ranks.astype(str)
     if short:
         ranks = ranks.rename(columns={name: MEASURES[name].short for name in run.results})
@@ -186,10 +186,11 @@ def text_console(width: int = 80):
                    force_terminal=False, legacy_windows=False)
 
 
-def print_report(run: Report, console, details: bool = False, hint: str | None = None):
+def print_report(run, console, details: bool = False, hint: str | None = None):
     """The report on ``console``: one screen, or every table with ``details``."""
     for line in summary_lines(run):
-        console.print(visible(line), markup=False, highlight=False)
+        # One line each, however long (a path): grep-able; the terminal wraps them.
+        console.print(visible(line), markup=False, highlight=False, soft_wrap=True)
     if run.verdict is not None:
         for line in run.verdict.lines:
             if line.startswith("- Warnings") or line.startswith("- No warnings"):
@@ -225,7 +226,7 @@ def _one_line(text: str, width: int):
     return line
 
 
-def _print_compact(run: Report, console):
+def _print_compact(run, console):
     """One table: each feature's verdict, the verdict measure's importance with its 95%
     interval, and its rank by each other measure; the top rows, then counts."""
     from rich import box
@@ -289,7 +290,7 @@ def _compact_width(features, others) -> int:
     return sum(widths) + 2 * (len(widths) - 1)
 
 
-def agreement_sentence(run: Report) -> str | None:
+def agreement_sentence(run) -> str | None:
     """The rank agreement in one sentence: which measures agree beyond their uncertainty
     and share the top k, and which pair differs, on what."""
     if not run.agreement:
@@ -318,7 +319,7 @@ def _and_list(items) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def _print_details(run: Report, console):
+def _print_details(run, console):
     """Every measure's table, the ranks side by side, the agreement, the node trace and
     the warnings in full."""
     for name in run.results:
@@ -402,7 +403,7 @@ def _title(console, text: str):
     console.print(visible(text), markup=False, highlight=False, style="bold")
 
 
-def report_to_json(run: Report) -> str:
+def report_to_json(run) -> str:
     data = run.data
     document = {
         "data": {"source": run.source, "n_rows": len(data.y), "n_features": data.X.shape[1],
@@ -492,3 +493,20 @@ def _plain_json(value):
     if hasattr(value, "item"):
         return value.item()
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def top_nodes(run, n: int = N_TRACE_NODES) -> pd.DataFrame | None:
+    """The first tree's split nodes with the largest impurity decrease (MDI evidence)."""
+    result = run.results.get("mdi")
+    if result is None:
+        return None
+    # Tree by tree, so that a large forest's whole trace is never built for the CLI.
+    for tree in range(result.params.get("n_trees", 1)):
+        first = result.tree_trace(tree)
+        if first is None:
+            return None
+        if len(first):  # the first tree with a split
+            break
+    columns = ["node", "feature", "threshold", "w", "impurity", "w_left", "impurity_left",
+               "w_right", "impurity_right", "decrease"]
+    return first.nlargest(n, "decrease")[columns].reset_index(drop=True)

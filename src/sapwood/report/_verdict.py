@@ -243,7 +243,8 @@ def find_warnings(run_like, *, X_train, y_train, X_test, y_test, encodings, mode
     found += find_identifiers(X_train, categorical=tuple(encodings), used=used)
     if run_like.held_out and split:
         found += find_leakage(X_train, y_train, X_test, y_test, run_like.task,
-                              random_state=run_like.seed)
+                              model_score=_leakage_score(model, X_test, y_test, run_like.task),
+                              categorical=tuple(encodings), random_state=run_like.seed)
     matters = {name: used.get(name, True) or standings.get(name) == "relies"
                for name in X_train.columns}
     groups = find_correlated(X_train, categorical=tuple(encodings), importance=matters)
@@ -265,6 +266,20 @@ def find_warnings(run_like, *, X_train, y_train, X_test, y_test, encodings, mode
     if small is not None:
         found.append(small)
     return found
+
+
+def _leakage_score(model, X_test, y_test, task):
+    """The model's held-out score in find_leakage's metric (balanced accuracy, R²), or
+    None when its predictions cannot be had."""
+    from sklearn.metrics import balanced_accuracy_score, r2_score
+
+    try:
+        predicted = model.predict(X_test)
+        if task == "classification":
+            return float(balanced_accuracy_score(np.asarray(y_test), np.asarray(predicted)))
+        return float(r2_score(y_test, predicted))
+    except (ValueError, TypeError):
+        return None
 
 
 def _used(results: dict) -> dict:
