@@ -164,3 +164,33 @@ def test_bad_arguments_name_the_parameter(table, kwargs, words):
     with pytest.raises(ValueError) as caught:
         sapwood.explain(X, y, **kwargs)
     assert words in str(caught.value)
+
+
+def test_a_model_without_skill_relies_on_nothing():
+    # The target is noise: the forest cannot beat always predicting the mean.
+    rng = np.random.default_rng(5)
+    X = pd.DataFrame(rng.normal(size=(600, 4)), columns=list("abcd"))
+    y = pd.Series(rng.normal(size=600), name="y")
+    report = sapwood.explain(X, y, methods="permutation")
+    assert report.baseline is not None and report.baseline.beaten is False
+    assert report.warnings[0].kind == "baseline"
+    assert report.verdict.relies_on == []
+    assert "no skill to explain" in " ".join(report.verdict.lines)
+    assert json.loads(report.to_json())["model"]["baseline"]["beaten"] is False
+
+
+def test_a_rare_event_accuracy_is_shown_beside_the_constant_s():
+    rng = np.random.default_rng(6)
+    X = pd.DataFrame(rng.normal(size=(2000, 3)), columns=list("abc"))
+    y = pd.Series((rng.random(2000) < 0.03).astype(int), name="y")  # no signal
+    report = sapwood.explain(X, y, methods="permutation")
+    held_out = y.loc[report.held_out_index]
+    assert report.baseline.score == pytest.approx(float((held_out == 0).mean()))
+    assert report.baseline.score > 0.95
+    assert "(a constant model: " in report.to_text()
+    assert "baseline" in [f.kind for f in report.warnings]
+
+
+def test_a_model_with_skill_beats_the_constant(report):
+    assert report.baseline.beaten is True
+    assert "baseline" not in [f.kind for f in report.warnings]

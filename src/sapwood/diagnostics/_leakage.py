@@ -26,7 +26,13 @@ deviation) for R²; 0 is perfect, 1 is a constant's error. A column is reported 
    plus :data:`NEAR_MODEL` (0.05), i.e. the other columns add almost nothing to it. A
    column the model fails to exploit (its ``e`` below the model's) is reported too.
 
-Without ``model_score`` the first condition decides alone. A strong honest predictor
+3. **not shared**: the other columns together (one tree of the same size on all of
+   them) leave a relative error more than :data:`REDUNDANT` (0.10) above the column's.
+   Where honest columns carry the same information (iris's petal length and petal
+   width), the column is strong, not leaked; a column recorded after the outcome gives
+   what the others cannot.
+
+Without ``model_score`` the first and third conditions decide. A strong honest predictor
 leaves room for error (y = x + noise with R² 0.9 has e = 0.32; a column with balanced
 accuracy 0.9, e = 0.2) and is not reported; a column near perfect alone where the model
 is much better still (other columns carry what it lacks) is not reported when the
@@ -53,6 +59,8 @@ __all__ = ["EVIDENCE", "NEAR_MODEL", "NEAR_PERFECT", "find_leakage", "relative_e
 NEAR_PERFECT = 0.10
 EVIDENCE = 0.20
 NEAR_MODEL = 0.05
+# A column is not reported when the other columns together come this close to it.
+REDUNDANT = 0.10
 CONFIDENCE = 0.95
 MIN_HELD_OUT = 20
 DEPTH = 5
@@ -128,6 +136,9 @@ def find_leakage(X_train, y_train, X_test, y_test, task: str, *, model_score=Non
             continue
         if model_error is not None and error > model_error + near_model:
             continue
+        if _redundant(X_train, X_test, column, y_train, y_test, classify, text, error,
+                      random_state):
+            continue
         indicator_score = None
         if missing:
             indicator = _fit_predict(inputs[0][:, 1:], inputs[1][:, 1:], y_train, classify,
@@ -137,6 +148,23 @@ def find_leakage(X_train, y_train, X_test, y_test, task: str, *, model_score=Non
                               float(np.isnan(train).mean()), indicator_score, model_score,
                               model_error, near_perfect, near_model))
     return found
+
+
+def _redundant(X_train, X_test, column, y_train, y_test, classify, text, error,
+               random_state) -> bool:
+    """Whether the other columns together predict the held-out target about as well as
+    ``column`` alone (relative error within :data:`REDUNDANT` of its ``error``): then the
+    column's skill is shared by honest ones (iris's petal length and width), not what
+    a column recorded after the outcome gives. A leak's other columns fall far short."""
+    others = [c for c in X_train.columns if c != column]
+    if not others:
+        return False
+    parts = [_encoded(X_train[c], X_test[c], y_train, classify, str(c) in text)
+             for c in others]
+    train = np.column_stack([part[0] for part in parts])
+    test = np.column_stack([part[1] for part in parts])
+    predicted = _fit_predict(train, test, y_train, classify, random_state)
+    return _errors(y_test, predicted, classify)[0] <= error + REDUNDANT
 
 
 def relative_error(score, task, y_test=None):

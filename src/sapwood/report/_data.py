@@ -6,8 +6,10 @@ naming the problem; the command line prints it and exits with code 2.
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,7 +19,8 @@ import pandas as pd
 from .._errors import InputError
 
 __all__ = ["Prepared", "check_enough_rows", "check_magnitude", "check_output",
-           "check_target", "detect_task", "encode_features", "prepare", "prepare_xy"]
+           "check_target", "column_list", "detect_task", "did_you_mean", "encode_features",
+           "parse_dates", "prepare", "prepare_xy"]
 
 # Integer targets with at most this many distinct values are taken as class labels.
 MAX_CLASSES_AUTO = 20
@@ -28,6 +31,16 @@ MIN_PER_SIDE = 3
 MIN_PER_CLASS = 2
 # A regression target's squares must stay within float64 (about 1.8e308).
 MAX_MAGNITUDE = 1e150
+# A text column is read as dates when at least this share of its values (not missing)
+# parse with one format; the others become missing.
+DATE_SHARE = 0.95
+# What a date looks like before any parsing is tried: digits in three groups joined by
+# '-' or '/' (2024-03-01, 2024/3/1, 01/03/2024, 1-3-24) or dots with a 4-digit year
+# (01.03.2024), a time after it or not.
+_DATE_LIKE = re.compile(r"\s*(\d{4}[-/]\d{1,2}[-/]\d{1,2}|\d{1,2}[-/]\d{1,2}[-/]\d{2,4}"
+                        r"|\d{1,2}\.\d{1,2}\.\d{4})"
+                        r"([T ]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?\s*([AaPp][Mm])?"
+                        r"(Z|[+-]\d{2}:?\d{2})?)?\s*")
 
 
 @dataclass
@@ -41,6 +54,11 @@ class Prepared:
     encodings: dict = field(default_factory=dict)
     n_missing: int = 0
     notes: list = field(default_factory=list)  # what the CLI says about reading it
+    # Positions (0 = the first row given) of the rows kept: None when every row is kept,
+    # else the rows whose target is not missing.
+    kept: np.ndarray | None = None
+    # The task was detected from the target (task "auto"), not given.
+    task_detected: bool = False
 
 
 def _plain(value):
@@ -53,12 +71,43 @@ def _first_line(error: Exception) -> str:
     return text.splitlines()[0]
 
 
+def column_list(columns, limit: int = 12) -> str:
+    """The first ``limit`` column names, comma-separated, and how many there are."""
+    names = [str(column) for column in columns]
+    more = f", ... ({len(names)} columns)" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
+
+
+def did_you_mean(name: str, columns) -> str:
+    """``" (did you mean 'Sales'?)"`` for the columns closest to a misspelt ``name`` (the
+    same name in other case first), or ``""``."""
+    names = [str(column) for column in columns]
+    same = [column for column in names if column.casefold() == str(name).casefold()]
+    close = same or difflib.get_close_matches(str(name), names, n=3, cutoff=0.6)
+    if not close:
+        return ""
+    return " (did you mean " + " or ".join(repr(column) for column in close) + "?)"
+
+
+def _delimiter_hint(name: str, columns) -> str:
+    """A hint when the columns read are one column holding a separated header."""
+    if len(columns) > 2:
+        return ""
+    for column in map(str, columns):
+        for delimiter in (";", "\t", ","):
+            if delimiter in column and name in column.split(delimiter):
+                return (f" (the header looks separated by {delimiter!r}: read the file with "
+                        f"that delimiter, --sep {delimiter!r})")
+    return ""
+
+
 def check_target(table: pd.DataFrame, target: str) -> pd.Series:
-    """The target column, checked: present, not missing, not constant, features left."""
+    """The target column, checked: present, features left, at least 2 rows."""
     if target not in table.columns:
-        columns = ", ".join(map(str, table.columns[:12]))
-        more = f", ... ({table.shape[1]} columns)" if table.shape[1] > 12 else ""
-        raise InputError(f"target column {target!r} not found; columns are: {columns}{more}")
+        hint = _delimiter_hint(target, table.columns)
+        raise InputError(f"target column {target!r} not found"
+                         f"{'' if hint else did_you_mean(target, table.columns)}; columns "
+                         f"are: {column_list(table.columns)}{hint}")
     if table.shape[1] < 2:
         raise InputError(f"no feature columns: the table has only the target {target!r}")
     if table.shape[0] < 2:
@@ -68,14 +117,10 @@ def check_target(table: pd.DataFrame, target: str) -> pd.Series:
 
 
 def _check_y(y: pd.Series, target: str):
-    """At least two rows, no missing value, not constant."""
+    """At least two rows, not constant (missing values left out already)."""
     if len(y) < 2:
         raise InputError(f"need at least 2 data rows to fit and evaluate a model; "
                          f"got {len(y)}")
-    n_missing = int(y.isna().sum())
-    if n_missing:
-        raise InputError(f"target column {target!r} has {n_missing} missing value(s); "
-                         "drop or fill those rows first")
     if y.nunique() < 2:
         raise InputError(f"target column {target!r} is constant ({_plain(y.iloc[0])!r} in every "
                          "row): there is nothing to explain")
@@ -105,7 +150,18 @@ def check_enough_rows(data: Prepared, test_size: float):
                              f"{data.target!r} has {count} row; every class needs at least "
                              f"{MIN_PER_CLASS} (one to train on, one to hold out)"
                              + (f" ({len(rare)} classes have fewer)" if len(rare) > 1
-                                else ""))
+                                else "") + _regression_hint(data, len(counts)))
+
+
+def _regression_hint(data: Prepared, n_classes: int) -> str:
+    """For integer targets taken as classes: the hint that they may be a quantity."""
+    y = data.y
+    if n_classes <= 2 or not pd.api.types.is_numeric_dtype(y) \
+            or pd.api.types.is_bool_dtype(y):
+        return ""
+    how = "taken as classes" if data.task_detected else "read as classes"
+    return (f"; {data.target!r} holds {n_classes} integer values {how}: if it is a "
+            "quantity, use --task regression (task='regression')")
 
 
 def check_output(path, option: str, inputs=()) -> Path:
@@ -206,6 +262,94 @@ def encode_features(frame: pd.DataFrame):
     return pd.DataFrame(encoded, index=frame.index), encodings
 
 
+def parse_dates(frame: pd.DataFrame):
+    """Text columns holding dates (``2024-03-01``, ``2024-03-01 12:00:00``,
+    ``01/03/2024``) as datetimes, so that :func:`encode_features` reads them as seconds
+    since 1970 rather than as sorted categories.
+
+    A column is taken as dates only when at least :data:`DATE_SHARE` of its values (not
+    missing) look like dates and parse with one format: ISO 8601, or a format pandas
+    guesses from its first value (month first, or day first when that parses more
+    values); the values that do not parse become missing. Datetimes with a time zone
+    are read in UTC.
+
+    Returns the frame and ``{column: (format, n_unparsed)}`` for the columns converted.
+    """
+    converted = {}
+    found = {}
+    for position, column in enumerate(frame.columns):
+        values = frame.iloc[:, position]
+        if pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values) \
+                or pd.api.types.is_datetime64_any_dtype(values) \
+                or isinstance(values.dtype, pd.CategoricalDtype):
+            continue
+        present = values.dropna()
+        if present.empty or not all(isinstance(value, str) for value in present):
+            continue
+        text = present.str.strip()
+        looks = text.str.fullmatch(_DATE_LIKE)
+        if looks.mean() < DATE_SHARE:
+            continue
+        parsed = _parsed_dates(text)
+        if parsed is None:
+            continue
+        stamps, form = parsed
+        n_unparsed = int(stamps.isna().sum())
+        converted[position] = stamps.reindex(values.index)
+        found[str(column)] = (form, n_unparsed)
+    if not converted:
+        return frame, found
+    frame = frame.copy()
+    for position, stamps in converted.items():
+        frame.isetitem(position, stamps)
+    return frame, found
+
+
+def _parsed_dates(text: pd.Series):
+    """(datetimes, format) when at least :data:`DATE_SHARE` of ``text`` parse with
+    one format, else None."""
+    import warnings
+
+    from pandas.tseries.api import guess_datetime_format
+
+    need = DATE_SHARE * len(text)
+    candidates = ["ISO8601"]
+    first = text.iloc[0]
+    # 01.03.2024 is day first where dots are written; 01/03/2024 month first unless
+    # only day first parses (more of) the values.
+    for dayfirst in ((True, False) if "." in first else (False, True)):
+        form = guess_datetime_format(first, dayfirst=dayfirst)
+        if form and form not in candidates and "%d" in form and "%m" in form:
+            candidates.append(form)
+    best = None
+    for form in candidates:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                stamps = pd.to_datetime(text, format=form, errors="coerce", utc=True)
+            except (ValueError, TypeError, OverflowError):
+                continue
+        n = int(stamps.notna().sum())
+        if n >= need and (best is None or n > best[0]):
+            best = (n, stamps, form)
+    if best is None:
+        return None
+    return best[1], "ISO 8601" if best[2] == "ISO8601" else best[2]
+
+
+def _date_note(found: dict, datetimes: list) -> str:
+    """The note naming the columns read as dates."""
+    names = [*found, *datetimes]
+    shown = ", ".join(repr(name) for name in names[:8]) + (
+        f" and {len(names) - 8} more" if len(names) > 8 else "")
+    forms = sorted({form for form, _ in found.values() if form != "ISO 8601"})
+    unparsed = sum(n for _, n in found.values())
+    return (f"date column{'s' if len(names) > 1 else ''} {shown} read as seconds since "
+            "1970-01-01 (UTC)"
+            + (f", read with the format {' / '.join(forms)}" if forms else "")
+            + (f"; {unparsed} value(s) that are not dates left missing" if unparsed else ""))
+
+
 def prepare(table: pd.DataFrame, target: str, task: str = "auto") -> Prepared:
     """Check the target column ``target`` of ``table``, settle the task and encode the
     other columns as features."""
@@ -221,8 +365,22 @@ def prepare_xy(X: pd.DataFrame, y: pd.Series, task: str = "auto") -> Prepared:
     target = str(y.name)
     if X.shape[1] == 0:
         raise InputError("no feature columns: X has none")
+    notes = []
+    kept = None
+    missing = y.isna().to_numpy()
+    if missing.any():
+        n_missing, n_left = int(missing.sum()), int((~missing).sum())
+        if n_left < 2:
+            raise InputError(f"target column {target!r} has {n_missing} missing value(s) and "
+                             f"{n_left} row(s) with a value; need at least 2 data rows to "
+                             "fit and evaluate a model")
+        kept = np.flatnonzero(~missing)
+        X, y = X.iloc[kept], y.iloc[kept]
+        notes.append(f"{n_missing} row(s) whose target {target!r} is missing left out; "
+                     f"{n_left} rows remain")
     _check_y(y, target)
-    if task == "auto":
+    detected = task == "auto"
+    if detected:
         task = detect_task(y)
     if task == "regression":
         if not pd.api.types.is_numeric_dtype(y) or pd.api.types.is_bool_dtype(y):
@@ -234,7 +392,14 @@ def prepare_xy(X: pd.DataFrame, y: pd.Series, task: str = "auto") -> Prepared:
         y = y.astype("int64")
     elif not pd.api.types.is_numeric_dtype(y):
         y = y.astype(str)
+    X, found = parse_dates(X)
+    datetimes = [str(column) for position, column in enumerate(X.columns)
+                 if str(column) not in found
+                 and pd.api.types.is_datetime64_any_dtype(X.iloc[:, position])]
+    if found or datetimes:
+        notes.append(_date_note(found, datetimes))
     X, encodings = encode_features(X)
     _check_feature_range(X)
     return Prepared(X=X, y=y.rename(target), task=task, target=target,
-                    encodings=encodings, n_missing=int(X.isna().sum().sum()))
+                    encodings=encodings, n_missing=int(X.isna().sum().sum()), notes=notes,
+                    kept=kept, task_detected=detected)

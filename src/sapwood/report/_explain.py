@@ -19,6 +19,7 @@ from .._errors import InputError
 from .._format import category_codes
 from . import _agreement, _measures, _verdict
 from ._columns import match_columns
+from ._baseline import baseline
 from ._compiled import uncompiled
 from ._data import Prepared, check_enough_rows, prepare_xy
 from ._models import (
@@ -421,6 +422,8 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
     train_score = None
     if not fitted and held_out:
         train_score = score_model(model, X_train, y_train, data.task)
+    report.baseline = baseline(model, y_train if given else None, X_test, y_test,
+                               data.task, report.score_name, score) if held_out else None
     with steps.step("Checking for identifiers, leakage and correlated features"):
         report.warnings = _verdict.find_warnings(
             report, X_train=X_train if given else X_test,

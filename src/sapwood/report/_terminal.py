@@ -76,14 +76,18 @@ def summary_lines(run) -> list:
     lines = [f"Data: {source}{len(data.y)} rows, {data.X.shape[1]} features, "
              f"target {data.target!r} ({data.task}, {data.y.nunique()} distinct values)"]
     if data.encodings:
+        names = list(data.encodings)
+        more = f" and {len(names) - 8:,} more" if len(names) > 8 else ""
         lines.append("Encoded as ordinal codes (sorted categories): "
-                     + ", ".join(data.encodings))
+                     + ", ".join(names[:8]) + more)
     if data.n_missing:
         lines.append(f"Missing feature values kept as missing: {data.n_missing}")
     trained = f"trained on {run.n_train} rows, " if run.fitted_here else "loaded, "
     rows = "held-out" if run.held_out else "training"
+    constant = getattr(run, "baseline", None)
+    against = f" (a constant model: {constant.score:.3f})" if constant is not None else ""
     lines.append(f"Model: {run.model_text}, {trained}{rows} {run.score_name} "
-                 f"{run.score:.3f} on {run.n_test} rows")
+                 f"{run.score:.3f} on {run.n_test} rows{against}")
     return lines + truth_lines(run)
 
 
@@ -412,7 +416,10 @@ def report_to_json(run) -> str:
         "model": {"name": run.model_text, "trained_here": run.fitted_here,
                   "params": _params(run.model),
                   "n_train": run.n_train, "n_test": run.n_test,
-                  "score_name": run.score_name, "score": run.score},
+                  "score_name": run.score_name, "score": run.score,
+                  "baseline": None if run.baseline is None else run.baseline.to_dict()},
+        "verdict": None if run.verdict is None else run.verdict.to_dict(),
+        "warnings": [finding.to_dict() for finding in run.warnings],
         "measures": {
             name: [_row(row, run.pvalues is not None)
                    for row in result.to_frame().itertuples()]
@@ -429,8 +436,6 @@ def report_to_json(run) -> str:
             if "n_rows_available" in result.params},
         "ranks": run.ranks.to_dict(orient="records"),
         "agreement": {"top_k": run.top_k, "rule": AGREEMENT_RULE, "pairs": run.agreement},
-        "warnings": [finding.to_dict() for finding in run.warnings],
-        "verdict": None if run.verdict is None else run.verdict.to_dict(),
         "notes": run.notes,
         "intervals": {name: result.extra["intervals"] for name, result in run.results.items()
                       if result.extra.get("intervals")},

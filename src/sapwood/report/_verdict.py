@@ -37,6 +37,7 @@ from sapwood.importance import permutation_importance
 
 from .._text import quoted, shorten
 from ._agreement import significantly_above
+from ._baseline import baseline_warning
 from ._intervals import Interval, verdict_interval
 from ._measures import MEASURES
 
@@ -239,6 +240,10 @@ def find_warnings(run_like, *, X_train, y_train, X_test, y_test, encodings, mode
     results = run_like.results
     standings = _standing_of(run_like) or {}
     found = []
+    skill = baseline_warning(getattr(run_like, "baseline", None), run_like.score_name,
+                             run_like.score, run_like.n_test)
+    if skill is not None:
+        found.append(skill)
     used = _used(results)
     found += find_identifiers(X_train, categorical=tuple(encodings), used=used)
     if run_like.held_out and split:
@@ -329,6 +334,9 @@ def verdict(run_like, warnings: list) -> Verdict:
         return Verdict(None, [], [], [], entangled, kinds, lines + _warning_line(warnings),
                        features, groups_out)
     standings = _standing_of(run_like)
+    no_skill = "baseline" in kinds
+    if no_skill:  # a model without skill relies on nothing (docs/measures.md)
+        standings = {f: "uncertain" if s == "relies" else s for f, s in standings.items()}
     result = run_like.results[name]
     interval = verdict_interval(name, result)
     in_group = {feature for group in entangled for feature in group}
@@ -339,7 +347,7 @@ def verdict(run_like, warnings: list) -> Verdict:
     does_not = [f for f in order if standings[f] == "not" and f not in in_group]
     uncertain = [f for f in order if standings[f] == "uncertain" and f not in in_group]
     jointly = {f for g in groups_out if g["low"] is not None and g["low"] > 0
-               for f in g["features"]} if interval.rows else set()
+               for f in g["features"]} if interval.rows and not no_skill else set()
     status = {"relies": "relies_on", "not": "does_not", "uncertain": "uncertain"}
     features = []
     for f in order:
@@ -355,7 +363,10 @@ def verdict(run_like, warnings: list) -> Verdict:
     lines = [f"Verdict ({name} importance on the {where} rows; 95% intervals over "
              f"{interval.covers}):"]
     through = [e["feature"] for e in features if e["through_group"]]
-    if interval.rows:
+    if no_skill:
+        relied = ("nothing: the model has no skill to explain (not significantly better "
+                  "than a constant model on the held-out rows)")
+    elif interval.rows:
         relied = _names(relies) or ("no single feature (no interval lies above zero by a "
                                     "non-negligible amount)")
         if through:
