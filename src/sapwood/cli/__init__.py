@@ -125,6 +125,17 @@ def _measure_options(parser, default_methods):
                              "(default: -1, every core); the numbers do not depend on it")
 
 
+def _table_options(parser):
+    """How DATA is read: --sep, --drop."""
+    parser.add_argument("--sep", default=None, metavar="CHAR",
+                        help="the CSV delimiter, e.g. ';' or tab (default: sniffed from the "
+                             "first lines among comma, semicolon and tab; in a "
+                             "semicolon-separated file decimal commas, 3,5, read as numbers)")
+    parser.add_argument("--drop", action="append", default=[], metavar="COL",
+                        help="leave column COL out (an exported row index, an ID); repeat "
+                             "for more columns")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from ..report._measures import DEFAULT_METHODS, DEMO_METHODS, methods_help
     from ..report._selection import DEFAULT_FDR, SELECTORS
@@ -180,8 +191,10 @@ def build_parser() -> argparse.ArgumentParser:
             "replaced by the library's split gain (gain).")
         + "\n\n" + _wrap(ENCODING_HELP),
         epilog=methods_help())
-    explain.add_argument("data", metavar="DATA", help="CSV file, or Parquet (.parquet, .pq)")
+    explain.add_argument("data", metavar="DATA",
+                         help="CSV file, Excel (.xlsx, first sheet) or Parquet (.parquet, .pq)")
     explain.add_argument("--target", required=True, metavar="COL", help="column to explain")
+    _table_options(explain)
     explain.add_argument("--model", default="auto", metavar="tree|rf|et|gb|MODEL_FILE",
                          help="model to train, or a saved sapwood, XGBoost or LightGBM model "
                               "file to load (default: rf when available, else tree)")
@@ -218,8 +231,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Fit a decision tree on all of DATA and print its rules, or write "
                     "them as text (.txt), Graphviz (.dot) or a drawing (.svg, .png, .pdf). "
                     + ENCODING_HELP)
-    tree.add_argument("data", metavar="DATA", help="CSV file, or Parquet (.parquet, .pq)")
+    tree.add_argument("data", metavar="DATA",
+                      help="CSV file, Excel (.xlsx, first sheet) or Parquet (.parquet, .pq)")
     tree.add_argument("--target", required=True, metavar="COL", help="column to predict")
+    _table_options(tree)
     tree.add_argument("--max-depth", type=_positive_int, default=3,
                       help="maximum depth (default: 3)")
     tree.add_argument("--task", choices=("auto", "classification", "regression"),

@@ -198,7 +198,7 @@ def explain(args) -> int:
         if args.task not in ("auto", model.task):
             raise InputError(f"--task {args.task}: the model in {args.model} is a "
                              f"{model.task} model")
-    table = load_table(args.data)
+    table = load_table(args.data, sep=args.sep, drop=args.drop, target=args.target)
     y = _target(table, args.target)
     X = table.drop(columns=[args.target])
     positions = _rows(args.row, len(table))
@@ -247,7 +247,7 @@ def tree(args) -> int:
             raise InputError(f"--out {out}: unknown format {out.suffix or '(none)'!r}; use "
                              + ", ".join(TREE_SUFFIXES))
         check_output(out, "--out", [args.data])
-    table = load_table(args.data)
+    table = load_table(args.data, sep=args.sep, drop=args.drop, target=args.target)
     data = prepare(table, args.target, args.task)
     cls = model_class("tree", data.task)
     model = cls(max_depth=args.max_depth, random_state=args.seed)

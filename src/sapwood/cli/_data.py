@@ -1,4 +1,5 @@
-"""Reading the user's files: a CSV or Parquet table, a model file; every failure one line
+"""Reading the user's files: a CSV (comma, semicolon or tab separated, found from its
+first lines), Excel (.xlsx) or Parquet table, a model file; every failure one line
 naming the problem.
 
 What the table then must satisfy (a target, enough rows, features the trees can read)
@@ -7,25 +8,45 @@ is the library's to check (:mod:`sapwood.report._data`).
 
 from __future__ import annotations
 
+import csv
+import io
+import re
 from pathlib import Path
 
 import pandas as pd
 
-from ..report._data import check_output
+from ..report._data import check_output, column_list, did_you_mean
 from ..report._models import LoadedModel, load_model
 from ._errors import InputError
 
 __all__ = ["check_output", "load_model_file", "load_table", "read_model_file"]
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
+EXCEL_SUFFIXES = (".xlsx", ".xlsm")
+OLD_EXCEL_SUFFIXES = (".xls",)
+# The delimiters sniffed, in the order preferred on a tie, and their names.
+DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab"}
+SEP_NAMES = {"comma": ",", "semicolon": ";", "tab": "\t", "\\t": "\t", "pipe": "|"}
+# Lines of the file's start that decide its delimiter.
+_SNIFF_LINES = 50
+# A number written with a decimal comma (3,5 or -0,25 or 1.234,5 with thousands dots).
+_DECIMAL_COMMA = re.compile(r"[+-]?(\d+|\d{1,3}(\.\d{3})+)(,\d+)?([eE][+-]?\d+)?")
 _SNIFF_BYTES = 8192
 # Share of control bytes above which a file is taken as binary rather than text.
 _BINARY_SHARE = 0.05
 _TEXT_CONTROLS = {9, 10, 12, 13}
 
 
-def load_table(path) -> pd.DataFrame:
-    """Read a CSV or Parquet file, turning every failure into an :class:`InputError`."""
+def load_table(path, sep=None, drop=(), target=None) -> pd.DataFrame:
+    """Read a CSV, Excel (.xlsx) or Parquet file, turning every failure into an
+    :class:`InputError`.
+
+    ``sep``: the CSV delimiter (one character, or ``comma``, ``semicolon``, ``tab``);
+    None: sniffed from the first lines among comma, semicolon and tab. In a
+    semicolon-separated file, numbers written with a decimal comma (``3,5``) are read
+    as numbers. ``drop``: columns to leave out (each must exist); ``target``, when
+    given, may not be one of them.
+    """
     path = Path(path)
     if not path.exists():
         raise InputError(f"data file not found: {path}")
@@ -39,15 +60,54 @@ def load_table(path) -> pd.DataFrame:
         raise InputError(f"cannot read {path}: {error.strerror or error}") from None
     if size == 0:
         raise InputError(f"data file is empty: {path}")
-    if path.suffix.lower() in PARQUET_SUFFIXES:
+    suffix = path.suffix.lower()
+    if sep is not None and suffix in PARQUET_SUFFIXES + EXCEL_SUFFIXES:
+        raise InputError(f"--sep {sep!r}: {path.name} is not a CSV file; --sep is for CSV "
+                         "files only")
+    if suffix in PARQUET_SUFFIXES:
         table = _read_parquet(path)
+    elif suffix in EXCEL_SUFFIXES:
+        table = _read_excel(path)
+    elif suffix in OLD_EXCEL_SUFFIXES:
+        raise InputError(f"{path.name}: the old Excel format (.xls) is not read; save it as "
+                         ".xlsx or CSV")
     else:
-        table = _read_csv(path, head)
+        table = _read_csv(path, head, _separator(sep), truncated=size > len(head))
     if table.shape[1] == 0:
         raise InputError(f"data file has no columns: {path}")
+    table = _dropped(table, drop, target)
     if table.shape[0] == 0:
         raise InputError(f"data file has a header but no data rows: {path}")
     return table
+
+
+def _separator(sep):
+    """``--sep`` as one character (None: sniff)."""
+    if sep is None:
+        return None
+    sep = SEP_NAMES.get(str(sep).lower(), sep)
+    if len(sep) != 1 or sep in "\"\r\n":
+        raise InputError(f"--sep {sep!r}: give one character (e.g. ';' or ','), or comma, "
+                         "semicolon, tab")
+    return sep
+
+
+def _dropped(table: pd.DataFrame, drop, target) -> pd.DataFrame:
+    """``table`` without the ``drop`` columns; an unknown one is bad input."""
+    if not drop:
+        return table
+    names = [str(column) for column in table.columns]
+    for column in drop:
+        if column not in names:
+            raise InputError(f"--drop {column!r}: no such column"
+                             f"{did_you_mean(column, names)}; columns are: "
+                             f"{column_list(names)}")
+        if target is not None and column == target:
+            raise InputError(f"--drop {column!r} is the target column; leave it out of --drop")
+    keep = [name not in set(drop) for name in names]
+    if not any(keep):
+        raise InputError("--drop leaves no columns")
+    return table.loc[:, keep]
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
@@ -63,20 +123,108 @@ def _read_parquet(path: Path) -> pd.DataFrame:
                          ) from None
 
 
-def _read_csv(path: Path, head: bytes) -> pd.DataFrame:
+def _read_excel(path: Path) -> pd.DataFrame:
+    """The first sheet of an Excel workbook, its first row the header."""
+    try:
+        import openpyxl  # noqa: F401
+    except ImportError:
+        raise InputError("reading Excel needs openpyxl: pip install 'sapwood[excel]'"
+                         ) from None
+    try:
+        return pd.read_excel(path, sheet_name=0, engine="openpyxl")
+    except Exception as error:  # zipfile, openpyxl and pandas raise many types
+        raise InputError(f"not a readable Excel file: {path} ({_first_line(error)})"
+                         ) from None
+
+
+def _read_csv(path: Path, head: bytes, sep, truncated: bool) -> pd.DataFrame:
+    if head.startswith(b"PK\x03\x04"):
+        raise InputError(f"not a CSV text file: {path} is a zip archive (an Excel workbook? "
+                         "name it .xlsx)")
     if _looks_binary(head):
         raise InputError(f"not a CSV text file (binary content): {path}")
+    if sep is None:
+        sep = sniff_delimiter(head, truncated)
     try:
-        return pd.read_csv(path)
-    except UnicodeDecodeError:
         try:
-            return pd.read_csv(path, encoding="latin-1")
-        except Exception as error:
-            raise InputError(f"malformed CSV in {path}: {_first_line(error)}") from None
+            table = pd.read_csv(path, sep=sep)
+        except UnicodeDecodeError:
+            table = pd.read_csv(path, sep=sep, encoding="latin-1")
     except pd.errors.EmptyDataError:
         raise InputError(f"data file has no columns: {path}") from None
-    except (pd.errors.ParserError, ValueError) as error:
+    except (pd.errors.ParserError, ValueError, UnicodeDecodeError) as error:
         raise InputError(f"malformed CSV in {path}: {_first_line(error)}") from None
+    if sep == ";":
+        table = decimal_commas(table)
+    return table
+
+
+def sniff_delimiter(head: bytes, truncated: bool = False) -> str:
+    """Comma, semicolon or tab: the delimiter that splits the header into the most
+    columns among those that split (nearly) every following line of the first
+    :data:`_SNIFF_LINES` into as many fields (quotes respected); comma when none splits
+    the header.
+
+    Counting fields on the first lines is steadier than :class:`csv.Sniffer`, which
+    weighs every character's frequency and picks a decimal comma, a space or a letter
+    on some files, or gives up on others; pandas' ``sep=None`` is that sniffer.
+    """
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    lines = text.splitlines()
+    if truncated and len(lines) > 1:
+        lines = lines[:-1]  # the last line read may be cut short
+    lines = [line for line in lines[:_SNIFF_LINES + 1] if line.strip()]
+    if not lines:
+        return ","
+    best, best_key = ",", None
+    for order, delimiter in enumerate(DELIMITERS):
+        try:
+            rows = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=delimiter))
+        except csv.Error:
+            continue
+        if not rows:
+            continue
+        width = len(rows[0])
+        if width < 2:
+            continue
+        body = rows[1:]
+        agree = (sum(len(row) == width for row in body) / len(body)) if body else 1.0
+        if agree < 0.9:
+            continue
+        key = (agree, width, -order)
+        if best_key is None or key > best_key:
+            best, best_key = delimiter, key
+    return best
+
+
+def decimal_commas(table: pd.DataFrame) -> pd.DataFrame:
+    """Text columns of numbers written with a decimal comma (``3,5``; thousands dots
+    ``1.234,5`` allowed) as numbers; a column with a value of another form is left as
+    it is."""
+    converted = {}
+    for column in table.columns:
+        values = table[column]
+        if pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+            continue
+        present = values.dropna()
+        if present.empty:
+            continue
+        try:
+            text = present.astype(str).str.strip()
+        except (TypeError, ValueError):
+            continue
+        if not text.str.contains(",", regex=False).any():
+            continue
+        if not text.str.fullmatch(_DECIMAL_COMMA).all():
+            continue
+        numbers = text.str.replace(".", "", regex=False).str.replace(",", ".", regex=False)
+        converted[column] = pd.to_numeric(numbers, errors="coerce").reindex(values.index)
+    if not converted:
+        return table
+    table = table.copy()
+    for column, numbers in converted.items():
+        table[column] = numbers
+    return table
 
 
 def _looks_binary(head: bytes) -> bool:
