@@ -160,10 +160,10 @@ def _read_csv(path: Path, head: bytes, sep, truncated: bool) -> pd.DataFrame:
 
 
 def sniff_delimiter(head: bytes, truncated: bool = False) -> str:
-    """Comma, semicolon or tab: the delimiter that splits the header into the most
-    columns among those that split (nearly) every following line of the first
-    :data:`_SNIFF_LINES` into as many fields (quotes respected); comma when none splits
-    the header.
+    """Comma, semicolon or tab: among the delimiters that split the header line, the
+    one that splits the most of the following lines (of the first :data:`_SNIFF_LINES`)
+    into as many fields as the header, quotes respected; then the one giving more
+    columns. Comma when none splits the header.
 
     Counting fields on the first lines is steadier than :class:`csv.Sniffer`, which
     weighs every character's frequency and picks a decimal comma, a space or a letter
@@ -189,8 +189,6 @@ def sniff_delimiter(head: bytes, truncated: bool = False) -> str:
             continue
         body = rows[1:]
         agree = (sum(len(row) == width for row in body) / len(body)) if body else 1.0
-        if agree < 0.9:
-            continue
         key = (agree, width, -order)
         if best_key is None or key > best_key:
             best, best_key = delimiter, key
