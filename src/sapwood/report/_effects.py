@@ -211,32 +211,45 @@ def _difference(ice, x, edges, n_bootstrap, rng) -> dict:
     """The centred PD minus the ALE at the edges, from the ICE matrix (rows x edges),
     and whether a simultaneous bootstrap band excludes zero (module docstring)."""
     n = ice.shape[0]
-    bins = np.searchsorted(edges, x, side="left") - 1
-    bins[x == edges[0]] = 0
-    step = ice[np.arange(n), bins + 1] - ice[np.arange(n), bins]
-    onehot = np.zeros((n, edges.shape[0] - 1))
-    onehot[np.arange(n), bins] = 1.0
     weights = np.vstack([np.ones(n), rng.multinomial(n, np.full(n, 1.0 / n),
                                                      size=n_bootstrap)])
-    sizes = weights @ onehot  # (replicates, bins)
-    sums = (weights * step) @ onehot
-    plain = sums[0] / sizes[0]
-    means = np.where(sizes > 0, sums / np.where(sizes > 0, sizes, 1.0), plain)
-    uncentred = np.hstack([np.zeros((weights.shape[0], 1)), np.cumsum(means, axis=1)])
-    pd_curve = weights @ ice / weights.sum(axis=1, keepdims=True)
-    difference = _centre(pd_curve, sizes) - _centre(uncentred, sizes)
-    spread = difference[1:].std(axis=0, ddof=1)
+    pd_curves, ale_curves = _curves(ice, x, edges, weights)
+    difference = pd_curves - ale_curves
+    spread = difference[1:].std(axis=0, ddof=1) if n_bootstrap > 1 else \
+        np.zeros(edges.shape[0])
     scale = np.where(spread > 0, spread, np.inf)
     observed = np.abs(difference[0])
-    largest = np.max(np.abs(difference[1:] - difference[0]) / scale, axis=1)
-    band = float(np.quantile(largest, LEVEL)) if n_bootstrap else math.inf
-    curve_range = max(float(np.ptp(_centre(pd_curve[:1], sizes[:1]))),
-                      float(np.ptp(_centre(uncentred[:1], sizes[:1]))))
+    if n_bootstrap > 1:
+        largest = np.max(np.abs(difference[1:] - difference[0]) / scale, axis=1)
+        band = float(np.quantile(largest, LEVEL))
+    else:
+        band = math.inf
+    curve_range = max(float(np.ptp(pd_curves[0])), float(np.ptp(ale_curves[0])))
     at = int(np.argmax(observed))
     significant = bool(np.any(observed / scale > band))
     material = curve_range > 0 and observed[at] >= MATERIAL * curve_range
     return {"max_abs": float(observed[at]), "at": float(edges[at]),
             "range": curve_range, "beyond_intervals": bool(significant and material)}
+
+
+def _curves(ice, x, edges, weights):
+    """The PD and the ALE at the edges, centred alike (ALE's centring), per row
+    weighting (replicates x rows): both from the ICE matrix at the edges, the ALE from
+    each row's step across its own bin (``z_{k-1} < x <= z_k``, the first bin closed;
+    a replicate's bin with no weight takes the plain mean)."""
+    n = ice.shape[0]
+    bins = np.searchsorted(edges, x, side="left") - 1
+    bins[x == edges[0]] = 0
+    step = ice[np.arange(n), bins + 1] - ice[np.arange(n), bins]
+    onehot = np.zeros((n, edges.shape[0] - 1))
+    onehot[np.arange(n), bins] = 1.0
+    sizes = weights @ onehot  # (replicates, bins)
+    sums = (weights * step) @ onehot
+    plain = step @ onehot / np.maximum(onehot.sum(axis=0), 1.0)
+    means = np.where(sizes > 0, sums / np.where(sizes > 0, sizes, 1.0), plain)
+    uncentred = np.hstack([np.zeros((weights.shape[0], 1)), np.cumsum(means, axis=1)])
+    pd_curves = weights @ ice / weights.sum(axis=1, keepdims=True)
+    return _centre(pd_curves, sizes), _centre(uncentred, sizes)
 
 
 def _centre(curves, sizes):
@@ -441,17 +454,22 @@ def _interaction_figure(pairs):
     axes = figure.subplots(1, 2 if with_shap else 1, squeeze=False)[0]
     frame = pd.DataFrame({"features": [tuple(p["features"]) for p in pairs],
                           "kind": "pair", "H": [p["H"] for p in pairs],
-                          "H_low": _floats([p["H_low"] for p in pairs]),
-                          "H_high": _floats([p["H_high"] for p in pairs])})
+                          # A percentile interval can miss its estimate (H is biased
+                          # upward on a resample): the bars' whiskers reach it.
+                          "H_low": np.fmin(_floats([p["H_low"] for p in pairs]),
+                                           [p["H"] for p in pairs]),
+                          "H_high": np.fmax(_floats([p["H_high"] for p in pairs]),
+                                            [p["H"] for p in pairs])})
     plot_interactions(frame, ax=axes[0])
     if with_shap:
         shap = pd.DataFrame({"features": [tuple(p["features"]) for p in pairs
                                           if p["shap"] is not None],
                              "mean_abs_interaction": [p["shap"] for p in pairs
                                                       if p["shap"] is not None],
-                             "low": [p["shap_low"] for p in pairs if p["shap"] is not None],
-                             "high": [p["shap_high"] for p in pairs
-                                      if p["shap"] is not None]})
+                             "low": _floats([p["shap_low"] for p in pairs
+                                             if p["shap"] is not None]),
+                             "high": _floats([p["shap_high"] for p in pairs
+                                              if p["shap"] is not None])})
         plot_interactions(shap, ax=axes[1])
     figure.subplots_adjust(wspace=0.6)
     return figure
