@@ -151,6 +151,8 @@ def _models():
         ("boosted, softmax link",
          GradientBoostingClassifier(n_estimators=8, random_state=0).fit(finite, labels),
          finite, labels),
+        # Squared error of a classifier's labels: each hybrid row's label, then the mean.
+        ("forest, 3 classes, squared error", sklearn_forest(X, labels), X, labels),
     ]
 
 
@@ -168,14 +170,15 @@ def _refuse_walks(monkeypatch):
     monkeypatch.setattr(sage_module, "_TreeImputer", Refused)
 
 
-@pytest.mark.parametrize("case", range(5))
+@pytest.mark.parametrize("case", range(6))
 def test_tree_walks_equal_the_models_own_predictions(case, monkeypatch):
     """The walks (:mod:`sapwood._kernels._sage`) against the model predicting the
     stacked hybrid rows (the sage package's way), same seed: the same draws up to
     round-off (the linear models' background mean is taken of the trees' sums), with
     a background of more than 64 rows (two words of bits)."""
     name, model, X, y = _models()[case]
-    kwargs = dict(n_background=70, n_permutations=96, batch_size=48, random_state=3)
+    kwargs = dict(n_background=70, n_permutations=96, batch_size=48, random_state=3,
+                  loss="squared_error" if "squared error" in name else None)
     walked = sage(model, X, y, **kwargs)
     assert walked.extra["evaluator"] == "trees", name
 

@@ -19,6 +19,18 @@ or after ``n_permutations`` draws. The random stream is the sage package's (nump
 ``default_rng``: a batch of rows by ``choice``, then one shuffled order per row), so
 the same seed and background give its numbers.
 
+The imputed outputs f(x_S, b_{not S}) of every coalition along a row's order come from
+walking the trees (:mod:`sapwood._kernels._sage`): a walk follows the row where the
+order's first k features decide and the background row elsewhere, carrying the interval
+of steps k that reach each node, so one walk per tree finds all p + 1 leaves. When the
+outputs are linear in the trees' sums (a forest's mean, a boosted model's identity
+link, float64 sums), the background rows walk together as a set of bits and a leaf adds
+its value times their number; otherwise each background row walks and the model's link
+is applied to each hybrid row's sum, in the model's own order and precision. The walks
+are checked against the model's own outputs on the first rows of X; a model they do not
+reproduce predicts the stacked hybrid rows instead (as the sage package's
+``MarginalImputer`` does).
+
 I. Covert, S. Lundberg, S.-I. Lee, "Understanding Global Feature Contributions With
 Additive Importance Measures", NeurIPS 2020. doi:10.48550/arXiv.2004.00668
 """
@@ -152,18 +164,20 @@ def sage(model, X, y, *, background=None, n_background=128, loss=None, thresh=0.
     imputer = _imputer(model, ensemble, X, background, loss, max(1, int(effective_n_jobs(n_jobs))))
     limit = np.inf if n_permutations is None else n_permutations
     draws, n, ratio = [], 0, np.inf
-    while n < limit:
-        size = int(min(batch_size, limit - n))
-        rows = rng.choice(X.shape[0], size)
-        draws.append(_batch(imputer, loss, X[rows], target[rows], rng))
-        n += size
-        scores = np.concatenate(draws)
-        values = scores.mean(axis=0)
-        std_error = scores.std(axis=0) / np.sqrt(n)
-        ratio = std_error.max() / max(values.max() - values.min(), MIN_GAP)
-        if n_permutations is None and ratio < thresh:
-            break
-    imputer.close()
+    try:
+        while n < limit:
+            size = int(min(batch_size, limit - n))
+            rows = rng.choice(X.shape[0], size)
+            draws.append(_batch(imputer, loss, X[rows], target[rows], rng))
+            n += size
+            scores = np.concatenate(draws)
+            values = scores.mean(axis=0)
+            std_error = scores.std(axis=0) / np.sqrt(n)
+            ratio = std_error.max() / max(values.max() - values.min(), MIN_GAP)
+            if n_permutations is None and ratio < thresh:
+                break
+    finally:
+        imputer.close()
     result = ImportanceResult.from_draws(
         scores.T, feature_names=names, method="sage",
         params={"loss": loss, "thresh": thresh, "batch_size": batch_size,
@@ -310,8 +324,10 @@ class _TreeImputer:
         # The mean over the background can be taken of the sums themselves when the
         # outputs are linear in them (a forest's mean, a boosted model's identity link)
         # and the sums are in float64: the background rows then walk together.
+        # (A classifier's labels, under squared error, are not.)
         self.linear = (accumulation == np.float64
-                       and (ensemble.combine == "mean" or ensemble.link == "identity"))
+                       and (ensemble.combine == "mean" or ensemble.link == "identity")
+                       and (ensemble.task == "regression" or loss == "log_loss"))
         self.n_background = background.shape[0]
         self.background = self._directions(background)
         if self.linear:
