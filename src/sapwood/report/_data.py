@@ -34,6 +34,7 @@ MAX_MAGNITUDE = 1e150
 # A text column is read as dates when at least this share of its values (not missing)
 # parse with one format; the others become missing.
 DATE_SHARE = 0.95
+_DATE_SAMPLE = 200
 # What a date looks like before any parsing is tried: digits in three groups joined by
 # '-' or '/' (2024-03-01, 2024/3/1, 01/03/2024, 1-3-24) or dots with a 4-digit year
 # (01.03.2024), a time after it or not.
@@ -267,10 +268,11 @@ def parse_dates(frame: pd.DataFrame):
     ``01/03/2024``) as datetimes, so that :func:`encode_features` reads them as seconds
     since 1970 rather than as sorted categories.
 
-    A column is taken as dates only when at least :data:`DATE_SHARE` of its values (not
-    missing) look like dates and parse with one format: ISO 8601, or a format pandas
-    guesses from its first value (month first, or day first when that parses more
-    values); the values that do not parse become missing. Datetimes with a time zone
+    A column is taken as dates only when its first values look like dates and at least
+    :data:`DATE_SHARE` of its values (not missing) parse with one format: ISO 8601, or a
+    format pandas guesses from its first value (month first, or day first when that
+    parses more values; day first first for dates with dots, 01.03.2024); the values
+    that do not parse become missing. Datetimes with a time zone
     are read in UTC.
 
     Returns the frame and ``{column: (format, n_unparsed)}`` for the columns converted.
@@ -284,13 +286,15 @@ def parse_dates(frame: pd.DataFrame):
                 or isinstance(values.dtype, pd.CategoricalDtype):
             continue
         present = values.dropna()
-        if present.empty or not all(isinstance(value, str) for value in present):
+        # A look at the first values first: most text columns are not dates.
+        sample = present.iloc[:_DATE_SAMPLE]
+        if sample.empty or not all(isinstance(value, str) for value in sample) \
+                or sample.str.fullmatch(_DATE_LIKE).mean() < DATE_SHARE:
             continue
-        text = present.str.strip()
-        looks = text.str.fullmatch(_DATE_LIKE)
-        if looks.mean() < DATE_SHARE:
+        if pd.api.types.infer_dtype(present, skipna=True) != "string":
             continue
-        parsed = _parsed_dates(text)
+        # The rest is judged by parsing: nearly all must parse with one format.
+        parsed = _parsed_dates(present.str.strip())
         if parsed is None:
             continue
         stamps, form = parsed
@@ -318,20 +322,40 @@ def _parsed_dates(text: pd.Series):
     # 01.03.2024 is day first where dots are written; 01/03/2024 month first unless
     # only day first parses (more of) the values.
     for dayfirst in ((True, False) if "." in first else (False, True)):
-        form = guess_datetime_format(first, dayfirst=dayfirst)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            form = guess_datetime_format(first, dayfirst=dayfirst)
         if form and form not in candidates and "%d" in form and "%m" in form:
             candidates.append(form)
-    best = None
-    for form in candidates:
+    def parse(values, form):
+        # Each distinct value parsed once: dates repeat, and parsing is the slow part.
+        codes, distinct = pd.factorize(values)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
-                stamps = pd.to_datetime(text, format=form, errors="coerce", utc=True)
+                stamps = pd.to_datetime(distinct, format=form, errors="coerce", utc=True)
             except (ValueError, TypeError, OverflowError):
-                continue
+                return None
+        return pd.Series(stamps.take(codes), index=values.index)
+
+    # The formats that read the first values, best first (failing values are slow to
+    # parse: a format is tried on the whole column only when it reads the first ones).
+    sample = text.iloc[:_DATE_SAMPLE]
+    shares = {}
+    for form in candidates:
+        stamps = parse(sample, form)
+        if stamps is not None and stamps.notna().mean() >= DATE_SHARE:
+            shares[form] = stamps.notna().mean()
+    best = None
+    for form in sorted(shares, key=lambda form: -shares[form]):
+        stamps = parse(text, form)
+        if stamps is None:
+            continue
         n = int(stamps.notna().sum())
         if n >= need and (best is None or n > best[0]):
             best = (n, stamps, form)
+        if n == len(text):
+            break
     if best is None:
         return None
     return best[1], "ISO 8601" if best[2] == "ISO8601" else best[2]
