@@ -2,7 +2,9 @@
 
     PYTHONPATH=src python docs/pictures.py
 
-Writes docs/images/beeswarm.png, docs/images/dependence.png (the library, on the
+Writes docs/images/explain.txt and docs/images/explain-notebook.png (``sapwood.explain``:
+what ``print(report)`` shows, and the notebook display as headless Chromium paints it,
+when Chromium is installed), docs/images/beeswarm.png, docs/images/dependence.png (the library, on the
 tour's boosting model), docs/images/explain-row.png (the waterfall of the report
 written by ``sapwood explain --row``) and docs/images/explain-row.txt (what that
 command printed for the row). Everything is computed here, from the tour's own data
@@ -76,8 +78,34 @@ def command_line_pictures():
     (IMAGES / "explain-row.png").write_bytes(base64.b64decode(waterfall[1]))
 
 
+def report_pictures():
+    """The tour's first example: ``sapwood.explain`` on the ground-truth table."""
+    import shutil
+    import subprocess
+
+    X, y, _ = make_ground_truth(2000, task="classification", random_state=0)
+    report = sapwood.explain(X, y, methods="mdi,permutation,shap")
+    (IMAGES / "explain.txt").write_text(report.to_text(width=88), encoding="utf-8")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        print("chromium is not installed: docs/images/explain-notebook.png not redrawn")
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        page = Path(folder) / "display.html"
+        page.write_text("<!DOCTYPE html><html><head><meta charset='utf-8'><style>body "
+                        "{font-family: sans-serif; max-width: 46em; margin: 1em;}</style>"
+                        f"</head><body>{report._repr_html_()}</body></html>",
+                        encoding="utf-8")
+        subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                        "--hide-scrollbars", f"--user-data-dir={Path(folder) / 'profile'}",
+                        f"--screenshot={IMAGES / 'explain-notebook.png'}",
+                        "--window-size=820,1180", page.as_uri()],
+                       check=True, capture_output=True, timeout=120)
+
+
 if __name__ == "__main__":
     IMAGES.mkdir(exist_ok=True)
+    report_pictures()
     library_pictures()
     command_line_pictures()
     print(f"written to {IMAGES}")

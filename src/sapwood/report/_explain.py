@@ -18,8 +18,8 @@ import pandas as pd
 from .._errors import InputError
 from .._format import category_codes
 from . import _agreement, _measures, _verdict
-from ._columns import match_columns
 from ._baseline import baseline
+from ._columns import match_columns
 from ._compiled import uncompiled
 from ._data import Prepared, check_enough_rows, prepare_xy
 from ._models import (

@@ -86,7 +86,9 @@ def _document(run, title: str) -> str:
     details = _details(run, charts=True)
     toc = ["<li><a href='#verdict'>Verdict</a></li>",
            "<li><a href='#warnings'>Warnings</a></li>"]
-    toc += [f"<li><a href='#{anchor}'>{_e(heading)}</a></li>" for anchor, heading, _ in details]
+    # A measure's section is listed by its name (its heading is "name: what it is").
+    toc += [f"<li><a href='#{anchor}'>{_e(heading.split(': ')[0])}</a></li>"
+            for anchor, heading, _ in details]
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
              f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>",
              f"<h1>{_e(title)}</h1>", f"<nav><ul>{''.join(toc)}</ul></nav>",

@@ -206,7 +206,7 @@ def print_report(run, console, details: bool = False, hint: str | None = None):
     else:
         _print_compact(run, console)
         for finding in run.warnings:
-            console.print(_one_line(f"Warning ({finding.kind}): {finding.message}",
+            console.print(_one_line(f"Warning ({finding.kind}): {warning_summary(finding)}",
                                     console.width), style="bold yellow")
         sentence = agreement_sentence(run)
         if sentence:
@@ -218,6 +218,35 @@ def print_report(run, console, details: bool = False, hint: str | None = None):
     print_rows(run.rows, run.source, console)
     if not details and hint:
         console.print(visible(hint), markup=False, highlight=False, style="dim")
+
+
+def warning_summary(finding) -> str:
+    """A warning in a few words (the terminal's one line; ``--details`` and the report
+    give it whole)."""
+    names = _and_list([shorten(f) for f in finding.features[:4]]) + (
+        f" and {len(finding.features) - 4} more" if len(finding.features) > 4 else "")
+    d = finding.details
+    kind = finding.kind
+    if kind == "identifier":
+        return f"{names}: looks like a key, not a measurement"
+    if kind == "leakage":
+        return f"{names}: alone predicts the target almost perfectly (recorded after it?)"
+    if kind == "correlated":
+        joint = (f" (together {d['joint_importance']:.3g}, {d['joint_ci_low']:.3g} to "
+                 f"{d['joint_ci_high']:.3g})" if d.get("joint_importance") is not None
+                 else "")
+        return f"{names}: one group{joint}"
+    if kind == "disagreement":
+        causes = f" ({', '.join(d['causes'])})" if d.get("causes") else ""
+        return (f"{names}: high by {d.get('training_measure')}, not "
+                f"{d.get('held_out_measure')}{causes}")
+    if kind == "small-data":
+        return (f"only {d.get('n_test', 0)} held-out rows: every ranking is tentative"
+                if d.get("n_test") else "no rows held out: the numbers describe the fit")
+    if kind == "baseline":
+        return (f"no better than a constant model ({d['score']:.3f} against "
+                f"{d['baseline_score']:.3f}): no skill to explain")
+    return finding.message
 
 
 def _one_line(text: str, width: int):
