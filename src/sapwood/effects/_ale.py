@@ -1,4 +1,5 @@
-"""Accumulated local effects (ALE) of a numeric feature, with PyALE's conventions."""
+"""Accumulated local effects (ALE) of a numeric or categorical feature, with PyALE's
+conventions."""
 
 from __future__ import annotations
 
@@ -26,11 +27,12 @@ _CALLER = "ale"
         "C": [Interval(Real, 0, 1, closed="neither")],
         "response_method": [StrOptions(set(RESPONSE_METHODS))],
         "target": "no_validation",
+        "feature_type": [StrOptions({"auto", "continuous", "categorical"})],
     },
     prefer_skip_nested_validation=True,
 )
 def ale(model, X, feature, *, grid_size=20, include_CI=False, C=0.95,  # noqa: N803
-        response_method="auto", target=None):
+        response_method="auto", target=None, feature_type="auto"):
     """First-order accumulated local effects of a numeric feature (Apley & Zhu 2020 [1]_).
 
     The feature's range is cut at the type-1 quantiles ``z_0 < z_1 < ... < z_K`` of its
@@ -60,9 +62,9 @@ def ale(model, X, feature, *, grid_size=20, include_CI=False, C=0.95,  # noqa: N
     X : array-like or DataFrame of shape (n_samples, n_features)
         The rows; those missing the feature are left out.
     feature : int or str
-        The numeric feature.
+        The feature.
     grid_size : int, default=20
-        The number of quantile bins (fewer when edges coincide).
+        The number of quantile bins (fewer when edges coincide); numeric features only.
     include_CI : bool, default=False
         Add each bin's ``C`` confidence interval: ``eff -/+ t_{(1 + C) / 2, n_k - 1}
         s_k / sqrt(n_k)``, ``s_k`` the standard deviation of the bin's differences (NaN
@@ -72,13 +74,19 @@ def ale(model, X, feature, *, grid_size=20, include_CI=False, C=0.95,  # noqa: N
         As in :func:`partial_dependence` (a binary classifier: its positive class).
     target : class label, default=None
         The class whose response a multiclass classifier's ALE follows (required there).
+    feature_type : {"auto", "continuous", "categorical"}, default="auto"
+        ``"auto"``: categorical when the model splits on the feature by category, or the
+        column is a pandas categorical, text or boolean; else continuous.
 
     Returns
     -------
     pandas.DataFrame
         Indexed by the bin edges ``z_0 .. z_K`` (named after the feature): ``eff`` the
         centred ALE, ``size`` the rows of the bin ending there (0 at ``z_0``) and with
-        ``include_CI`` the columns ``lowerCI_{100 C}%`` and ``upperCI_{100 C}%``.
+        ``include_CI`` the columns ``lowerCI_{100 C}%`` and ``upperCI_{100 C}%``. A
+        categorical feature: indexed by its categories in the order found, ``size``
+        each category's rows, the interval of category ``k``'s step from ``k - 1``
+        (NaN at the first).
 
     References
     ----------
@@ -89,11 +97,14 @@ def ale(model, X, feature, *, grid_size=20, include_CI=False, C=0.95,  # noqa: N
     ensemble = read_model(model, _CALLER)
     rows = Rows(ensemble, X, _CALLER)
     (j,) = resolve_features(feature, rows.names, _CALLER, "feature")
-    if ensemble.categories is not None and ensemble.categories[j] is not None:
-        raise ValueError(f"{_CALLER}: feature {rows.names[j]!r} is categorical; ALE here is "
-                         "for numeric features")
     response = response_of(ensemble, model, response_method, _CALLER)
     column = rows.column(j)
+    if feature_type == "categorical" or (feature_type == "auto"
+                                         and _is_categorical(ensemble, column, j)):
+        return _categorical_ale(ensemble, rows, j, response, target, include_CI, C)
+    if ensemble.categories is not None and ensemble.categories[j] is not None:
+        raise ValueError(f"{_CALLER}: feature {rows.names[j]!r} is categorical in the model; "
+                         "use feature_type='categorical' (or 'auto')")
     x = (column.to_numpy(dtype=np.float64, na_value=np.nan) if hasattr(column, "to_numpy")
          else np.asarray(column, dtype=np.float64))
     present = ~np.isnan(x)
@@ -168,3 +179,119 @@ def _accumulate(delta, bins, edges, name, include_CI, C):  # noqa: N803
         table[f"lowerCI_{percent}%"] = table["eff"] - half
         table[f"upperCI_{percent}%"] = table["eff"] + half
     return table
+
+
+def _is_categorical(ensemble, column, j):
+    if ensemble.categories is not None and ensemble.categories[j] is not None:
+        return True
+    dtype = getattr(column, "dtype", np.asarray(column).dtype)
+    return dtype.name == "category" or dtype.kind in "OSUb"
+
+
+def _categorical_ale(ensemble, rows, j, response, target, include_CI, C):  # noqa: N803
+    """ALE of a categorical feature (Apley & Zhu 2020, section 5.3; PyALE's numbers)."""
+    name = rows.names[j]
+    column = pd.Series(np.asarray(rows.column(j), dtype=object)) \
+        if not hasattr(rows.column(j), "iloc") else rows.column(j).reset_index(drop=True)
+    present = ~np.asarray(column.isna())
+    column = column[present].reset_index(drop=True)
+    others = _other_columns(ensemble, rows, j, present)
+    if column.dtype.name == "category" and column.cat.ordered:
+        groups = [g for g in column.cat.categories if (column == g).any()]
+    else:
+        groups = _sorted_unique(column)
+        if len(groups) > 2:
+            groups = [groups[k] for k in _similarity_order(column, groups, others)]
+    K = len(groups)
+    if K < 2:
+        raise ValueError(f"{_CALLER}: feature {name!r} has one category; it has no local "
+                         "effects")
+    position = np.empty(column.shape[0], dtype=np.intp)
+    for k, group in enumerate(groups):
+        position[np.asarray(column == group)] = k
+    codes = rows.encode_points([j], [(g,) for g in groups])[:, 0]
+    values = rows.values[present]
+    here = _single(ensemble, values, response, target, _CALLER)
+    up, down = position < K - 1, position > 0
+    moved = values[up].copy()
+    moved[:, j] = codes[position[up] + 1]
+    delta_up = _single(ensemble, moved, response, target, _CALLER) - here[up]
+    moved = values[down].copy()
+    moved[:, j] = codes[position[down] - 1]
+    delta_down = here[down] - _single(ensemble, moved, response, target, _CALLER)
+    frame = pd.DataFrame({"step": np.concatenate([position[up] + 1, position[down]]),
+                          "delta": np.concatenate([delta_up, delta_down])})
+    grouped = frame.groupby("step")["delta"]
+    sizes = np.bincount(position, minlength=K)
+    effect = np.concatenate([[0.0], np.cumsum(grouped.mean().reindex(range(1, K))
+                                              .to_numpy())])
+    effect = effect - (effect * sizes).sum() / sizes.sum()
+    index = pd.Index(groups, name=name)
+    table = pd.DataFrame({"eff": effect, "size": sizes}, index=index)
+    if include_CI:
+        counts = grouped.count().reindex(range(1, K)).to_numpy()
+        spread = grouped.std().reindex(range(1, K)).to_numpy()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            half = spread / np.sqrt(counts) * student_t.ppf(1 - (1 - C) / 2, counts - 1)
+        half = np.concatenate([[np.nan], half])
+        percent = int(C * 100)
+        table[f"lowerCI_{percent}%"] = table["eff"] - half
+        table[f"upperCI_{percent}%"] = table["eff"] + half
+    return table
+
+
+def _sorted_unique(column):
+    values = list(pd.unique(column))
+    try:
+        return sorted(values)
+    except TypeError:
+        return sorted(values, key=str)
+
+
+def _other_columns(ensemble, rows, j, present):
+    """The other features on the rows with the feature: (values, discrete) each."""
+    out = []
+    for k in range(len(rows.names)):
+        if k == j:
+            continue
+        column = rows.column(k)
+        series = (column.reset_index(drop=True) if hasattr(column, "iloc")
+                  else pd.Series(np.asarray(column)))[present].reset_index(drop=True)
+        categorical = ensemble.categories is not None and ensemble.categories[k] is not None
+        # PyALE's rule: a pandas categorical, or at most 10 values and not floats.
+        discrete = (categorical or series.dtype.name == "category"
+                    or (series.nunique() <= 10 and "float" not in series.dtype.name))
+        out.append((series, discrete))
+    return out
+
+
+def _similarity_order(column, groups, others):
+    """The categories' order along the first axis of a classical MDS of their summed
+    Kolmogorov-Smirnov / total-variation distances over the other features."""
+    K = len(groups)
+    members = [np.asarray(column == g) for g in groups]
+    distance = np.zeros((K, K))
+    for series, discrete in others:
+        if discrete:
+            table = pd.crosstab(column, series)
+            share = table.div(table.sum(axis=1), axis=0).reindex(groups).fillna(0.0)
+            share = share.to_numpy(dtype=np.float64)
+            distance += np.abs(share[:, None, :] - share[None, :, :]).sum(axis=2) / 2
+            continue
+        x = series.to_numpy(dtype=np.float64, na_value=np.nan)
+        quantiles = np.nanquantile(x, np.arange(0, 1, 1 / 100))
+        cdf = np.zeros((K, quantiles.shape[0]))
+        for k, rows_k in enumerate(members):
+            values = np.sort(x[rows_k][~np.isnan(x[rows_k])])
+            if values.shape[0]:
+                cdf[k] = np.searchsorted(values, quantiles, side="right") / values.shape[0]
+        distance += np.abs(cdf[:, None, :] - cdf[None, :, :]).max(axis=2)
+    centring = np.eye(K) - np.ones((K, K)) / K
+    B = -0.5 * centring @ np.square(distance) @ centring
+    eigenvalues, eigenvectors = np.linalg.eigh(B)
+    top = int(np.argmax(eigenvalues))
+    coordinate = eigenvectors[:, top] * np.sqrt(max(eigenvalues[top], 0.0))
+    # MDS leaves the direction free: the one that agrees with the categories' own order.
+    if np.ptp(coordinate) > 0 and np.corrcoef(coordinate, np.arange(K))[0, 1] < 0:
+        coordinate = -coordinate
+    return np.argsort(coordinate, kind="stable")
