@@ -26,7 +26,7 @@ from ._version import __version__
 
 # Every public name loads on first use: the learners pull in scikit-learn (and with it
 # scipy and rich), the format Numba, the measures pandas (and pyarrow), so an eager
-# `import sapwood` took 1-4 s. Loaded lazily it takes milliseconds and loads no optional
+# `import sapwood` took seconds. Loaded lazily it is near instant and loads no optional
 # or plotting package (tests/test_import_cost.py), and a command pays only for what it
 # runs. Name -> (module, attribute or None for the module itself).
 _LAZY = {

@@ -5,11 +5,10 @@ Kernels allocate with these, never with ``np.empty``, ``np.zeros``, ``np.full``,
 ``np.ones`` or ``np.*_like`` (``tests/kernels/test_arrays.py`` checks): Numba compiles
 its implementation of a NumPy function as a function of its own, once per shape type
 and dtype, each through its whole pipeline (typing, lowering, LLVM passes, machine
-code), 20-90 ms apiece, and a cold demo compiled about forty of them (a second and a
-quarter of its compiling, 6%). These are Numba intrinsics: each call is lowered in
-place, in the kernel calling it, to the code Numba's own implementation would have
-inlined there after those compiles (its allocation, overflow and negative-size checks
-included), so a call costs the caller's typing of one call and nothing more.
+code), and a cold demo compiled dozens of them. These are Numba intrinsics: each call
+is lowered in place, in the kernel calling it, to the code Numba's own implementation
+would have inlined there after those compiles (its allocation, overflow and
+negative-size checks included), so a call costs the caller's typing of one call and nothing more.
 """
 
 from numba.core import cgutils, types

@@ -186,7 +186,8 @@ def _fill_tables(records, thresholds, cat_bitsets, order, node_ptr, parent, rank
     leaf_value = empty(n_order, node_value.dtype)
     path_ptr = zeros(n_order + 1, np.intp)
     # Bytes: a tree of at most 64 leaves has at most 63 entries, and the kernel reads
-    # these lists for every row and tree (as intp they took 8x the cache: 11% slower).
+    # these lists for every row and tree (as intp they took eight times the cache, and
+    # the kernel was slower).
     path_entry = empty(n_order, np.uint8)
     first_leaf = zeros(records.shape[0], np.intp)
     local = full(n_features, -1, np.intp)

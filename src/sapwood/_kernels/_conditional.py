@@ -118,7 +118,7 @@ def _bins(X, rows, z, children_left, feature, threshold, operator, missing_go_to
         # The decisions as the bits of a key, first split highest; renumbered densely
         # (an order-keeping sort) only when another bit could overflow it, and at the
         # end: the same bins as renumbering after every split, at a sort per 61 splits
-        # instead of one per split (19x the numeric tree's time otherwise).
+        # instead of one per split (which made categorical trees many times slower).
         size = 1
         for s in range(n_splits):
             node = splits[s]
@@ -159,9 +159,9 @@ def _renumber(key):
     The rows are put in key order by a least-significant-digit radix sort of the keys'
     distances from the smallest, a byte per pass (keys are below ``_KEY_LIMIT`` and not
     negative, so the distances fit in int64): ``np.argsort`` compiled Numba's generic
-    merge sort, 2 s of a first run. In int64 throughout, with no ``min``, ``max`` or
-    ``np.arange``: conversions to uint64 and those functions' own compiles took half
-    of this kernel's compiling."""
+    merge sort, costly to compile. In int64 throughout, with no ``min``, ``max`` or
+    ``np.arange``: conversions to uint64 and those functions' own compiles were a large
+    part of this kernel's compiling."""
     m = key.shape[0]
     order = empty(m, np.intp)
     spare = empty(m, np.intp)
@@ -374,7 +374,7 @@ def conditional_tree_permutation(X, rows, conditioning, permutations, children_l
 def _grow(array, capacity):
     grown = empty(capacity, array.dtype)
     # A loop, not a slice assignment: that compiles Numba's broadcasting and its error
-    # messages (2.4 s of a first run's compiling, for a copy).
+    # messages, a costly compile for a copy.
     for k in range(array.shape[0]):
         grown[k] = array[k]
     return grown

@@ -46,7 +46,7 @@ EPSILON_POISSON = 10 * np.finfo(np.float64).eps
 # Numba drops the branches of the other criteria, and the kernels only they call,
 # before it types the caller (it prunes on constants, not on an argument's literal
 # type). So a first gini fit compiles no entropy, regression or absolute error code
-# (issue 20, item 3; ``tests/test_compile_scope.py``).
+# (``tests/test_compile_scope.py`` checks it).
 Criterion = namedtuple("Criterion", [
     "n_classes",     # (n_outputs,) classes per output (1 for regression)
     "sums",          # (3, n_outputs, max_n_classes): TOTAL, LEFT, RIGHT

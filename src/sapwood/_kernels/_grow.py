@@ -422,8 +422,8 @@ def _builder(order, random_splitter, code):
     typing (a best-splitter fit compiled the random splitter's code too while the
     splitter was a boolean).
     With the splitter left to run time, LLVM's optimiser also turned the split search
-    into code ten times slower (and ``numba.literally`` from Python would retype the
-    call, 25 ms, on every tree).
+    into much slower code (and ``numba.literally`` from Python would retype the call
+    on every tree).
     """
     splitter = True if random_splitter else None  # see _split's split kernels
     if order == "depth_first":

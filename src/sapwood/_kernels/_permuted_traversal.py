@@ -15,11 +15,10 @@ per item the permuted value or the source row; ``leaves`` out):
   for the previous step's reads and the branch on a data-dependent comparison is
   mispredicted half of the time. The lanes' state lives in local scalars, which the
   compiler keeps in registers: with the state in small arrays, every step also paid
-  loads and stores of it, and ran at half the speed (D3 forest, 16 M lane steps: 42 ms
-  against 22 ms). At a categorical split a lane reads the split's categories 0 .. 63 as
-  64 bits (:func:`set_bits_of`, beside the records) and tests the value's bit, still
-  without a branch; trees with a set reaching past category 63 (:func:`fast_layout`)
-  take the general form.
+  loads and stores of it, and ran at about half the speed. At a categorical split a
+  lane reads the split's categories 0 .. 63 as 64 bits (:func:`set_bits_of`, beside the
+  records) and tests the value's bit, still without a branch; trees with a set
+  reaching past category 63 (:func:`fast_layout`) take the general form.
 - :func:`route_rows`, the general form: any group (the columns marked in
   ``in_group`` read the item's source row), missing values, ``<``, ``<=`` and
   categorical splits, nodes in :func:`pack_nodes`' layout.
@@ -252,8 +251,8 @@ def _step(node, base, permuted, column, flat_X, flat_nodes, thresholds, set_bits
     each value compiles its own lanes): the tree may have categorical splits.
 
     A kernel of its own, which LLVM inlines into the lanes (no call is left in their
-    machine code): Numba's own inlining copied and typed it, with :func:`_start`, at all
-    thirteen call sites, 2-3 s of a first run's compiling."""
+    machine code): Numba's own inlining copied and typed it, with :func:`_start`, at
+    every call site, a large share of a first run's compiling."""
     f = flat_nodes[_FOUR * node + _TWO]
     read = flat_X[base + np.uint64(f)]
     # Both values read, then one picked: a select, not a branch.
@@ -272,9 +271,9 @@ def _set_step(node, value, right, flat_nodes, set_bits):
     held as the 64 bits ``set_bits[node]``: a value outside ``[0, 64)`` is in no such
     set; finite values only, the lanes' data). In masks and integer arithmetic: written
     as selects and a clamp, the compiler turned them into branches on the data,
-    mispredicted, and the lanes took 2.3-3.5x the numeric time.
-    (Reading the set's words from ``cat_bitsets`` instead, two reads more on every
-    step's chain, took 2x.)"""
+    mispredicted, and the lanes ran several times slower than on numeric splits.
+    (Reading the set's words from ``cat_bitsets`` instead puts two more reads on every
+    step's chain, which is slower too.)"""
     categorical = np.uint64(flat_nodes[_FOUR * node + np.uint64(3)]) >> _TWO  # 0 or 1
     inside = np.uint64(value >= 0.0) & np.uint64(value < 64.0)
     # Outside [0, 64) the category reads as 0 (a finite value times 0), masked off.

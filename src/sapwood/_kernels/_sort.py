@@ -211,7 +211,7 @@ def radix_sort_segment_in(values, indices, lo, n, keys, keys_spare, indices_spar
         segment[i] = indices_spare[i]
 
 
-# -- introsort on packed records: scikit-learn's permutation, about 1.4x faster ------------
+# -- introsort on packed records: scikit-learn's permutation, faster ------------------------
 #
 # Each record is one uint64: the value's order-preserving 32-bit key in the high half and
 # the sample id in the low half. The algorithm is the one of :func:`sort_segment`, step

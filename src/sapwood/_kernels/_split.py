@@ -71,7 +71,7 @@ def _sort_feature(X_columns, feature, samples, values, start, end, has_missing, 
     Introsort and the tie fallback sort packed (value, sample id) records, which hold
     ids below 2^32: ``huge`` is True for data with more rows (then both sort the values
     and ids side by side), else None, so that Numba drops the unpacked sorts before
-    typing for all other data (compiled, they took 1 s of a first fit).
+    typing for all other data (they are costly to compile).
     """
     column = X_columns[feature]
     n_missing = 0
@@ -195,8 +195,8 @@ def _scan_for(code):
         This is split search's hot loop, and it spells out inline the steps of
         ``crit.update`` and ``crit.proxy_improvement`` (same operations in the same order,
         so the same bits; the parity tests pin both). Numba reference-counts every array
-        passed to a function call, and one call per candidate position made this loop 20x
-        slower than scikit-learn's.
+        passed to a function call, and one call per candidate position made this loop many
+        times slower than scikit-learn's.
         """
         classification = code == GINI or code == ENTROPY
         n_outputs = y.shape[1]
@@ -412,8 +412,8 @@ def _for_criterion(code):
     value), and Numba drops the other criteria's branches before typing. (Passed as an
     argument to a kernel inlined into its callers, as ``_criteria``'s small kernels get
     it, the constant reaches it too; but Numba's inliner copies a kernel's whole variable
-    table once per block of it, and inlining this search and its scan took 6 s of a first
-    run.)"""
+    table once per block of it, and inlining this search and its scan made a first run
+    compile far longer.)"""
 
     @leaf_kernel
     def split(X_columns, y, sample_weight, samples, values, features, constant_features,

@@ -466,7 +466,7 @@ class _BatchedR2:
     axis 0; with the predictions and y stored column by column (Fortran order) each
     column's sum runs over contiguous memory, as a single output's does, so column j of
     ``r2_score(Y, P, multioutput="raw_values")`` is ``r2_score(y, P[:, j])`` bit for
-    bit (tests compare them) while the ~2 ms of input checks per call are paid once, not
+    bit (tests compare them) while the input checks of a call are paid once, not
     once per permuted data set. The first two scores are checked against the scorer
     itself; any difference scores the rest with the scorer instead.
     """

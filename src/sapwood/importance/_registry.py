@@ -274,11 +274,11 @@ N_REPEATS = 5
 # conditions on most independent features too, and on fully grown trees their cuts
 # leave cells of one row: every importance collapses to about zero.
 CONDITIONAL_THRESHOLD = 0.95
-# Path-dependent TreeSHAP walks every node of every tree for each row: measured here
-# 160-350 ns per leaf and row on 2 cores, so a forest grown in full on 37,500
-# regression rows (2.4 million leaves) costs 0.4-0.8 s a row. With max_rows "auto" a
-# random sample of the rows is explained: at most DEFAULT_MAX_ROWS, and no more than
-# SHAP_LEAF_ROWS / (the model's leaves), about 20 s, but at least MIN_SHAP_ROWS. The
+# Path-dependent TreeSHAP walks every node of every tree for each row, so on a forest
+# grown in full on tens of thousands of rows (millions of leaves) each row is costly and
+# every held-out row would take hours. With max_rows "auto" a random sample of the rows
+# is explained: at most DEFAULT_MAX_ROWS, and no more than SHAP_LEAF_ROWS / (the
+# model's leaves), a bounded amount of work, but at least MIN_SHAP_ROWS. The
 # mean |SHAP| is then an estimate, and its 95% intervals (over the sampled rows) say
 # how good. The count depends on the model only, never on the clock.
 DEFAULT_MAX_ROWS = 1000

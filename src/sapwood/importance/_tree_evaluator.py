@@ -197,8 +197,8 @@ class TreeEvaluator:
         """Run ``delayed`` kernel calls on the evaluator's threads; results in order.
         ``meanwhile`` (no arguments) runs on the calling thread while they work.
 
-        One pool for the evaluator's life: a new joblib pool per call costs a few ms
-        and joblib polls for results every 10 ms, both large next to a kernel call.
+        One pool for the evaluator's life: starting a joblib pool per call, and
+        joblib's polling for results, both cost more than a kernel call.
         """
         tasks = list(tasks)
         if self.n_jobs == 1 or (len(tasks) == 1 and meanwhile is None):
@@ -271,8 +271,8 @@ class TreeEvaluator:
         A scikit-learn tree or forest of scikit-learn's own class (not a subclass) has
         each tree's ``tree_.predict`` taken instead ("trees", on fewer rows): the
         forest's average is the same sum as ours (tests compare it bit for bit), and its
-        ``predict_proba`` pays ~0.1 ms per tree in scikit-learn's parallel machinery
-        (D3's 100-tree forest: 8 ms of a 66 ms call; tree by tree on 128 rows: 1.2 ms).
+        ``predict_proba`` pays for scikit-learn's parallel machinery on every tree (a
+        large share of a small call; tree by tree on 128 rows costs far less).
         Other models give ``predict_proba`` ("proba") or ``predict`` ("predict").
         """
         trees = self._trees_to_check()
@@ -683,7 +683,7 @@ def _exact_nodes(node_values, init, n_trees):
     # Scaling by a power of two is exact (an overflow gives inf, which is not whole).
     scaled = node_values * 2.0**_EXACT_BITS
     whole_value = np.isfinite(scaled) & (scaled == np.floor(scaled))
-    # Column by column: NumPy's all(axis=1) over a few columns is 40x slower.
+    # Column by column: NumPy's all(axis=1) over a few columns is much slower.
     whole = whole_value[:, 0].copy()
     for column in range(1, whole_value.shape[1]):
         whole &= whole_value[:, column]
