@@ -109,7 +109,7 @@ def test_curves_are_on_the_held_out_rows_and_equal_the_effects_package(report, c
                                atol=1e-12)
 
 
-def test_a_text_column_gets_a_pd_by_category_and_no_ale(computed):
+def test_a_text_column_gets_its_curves_by_category(computed):
     entry = _by_feature(computed).get("colour")
     if entry is None:
         pytest.skip("colour was placed as not relied on")
@@ -117,7 +117,12 @@ def test_a_text_column_gets_a_pd_by_category_and_no_ale(computed):
     assert entry["pd"]["grid"] == ["blue", "green", "red"]
     average = entry["pd"]["average"]
     assert average[2] == max(average) and average[2] - average[0] > 0.1
-    assert entry["ale"] is None and entry["ale_skipped"]
+    # The categorical ALE: by label, in the order found by similarity.
+    part = entry["ale"]
+    assert sorted(part["categories"]) == ["blue", "green", "red"] and "edges" not in part
+    eff = dict(zip(part["categories"], part["eff"], strict=True))
+    assert eff["red"] == max(eff.values())
+    assert entry["difference"] is None and entry["note"] is None
 
 
 def test_the_result_is_json_as_it_is(computed):

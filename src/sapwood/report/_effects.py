@@ -78,10 +78,12 @@ def effects(report, *, n_features=3, n_pairs=5, max_rows=MAX_ROWS, h_rows=H_ROWS
     ``effects``: one dict per feature, in the verdict's order: ``feature``, ``status``,
     ``categorical``, ``output`` (a multiclass model's class followed, else None),
     ``rows``, ``pd`` (``grid``, ``average``, ``ice``: at most 50 curves), ``ale``
-    (``edges``, ``eff``, ``size``, ``low``, ``high``; None with ``ale_skipped`` saying
-    why), ``difference`` (``max_abs``, ``at``, ``range``, ``beyond_intervals``: see the
-    module docstring; None without ALE), ``correlated_with`` (its correlated group's
-    other features) and ``note`` (the extrapolation note, or None).
+    (``edges``, ``eff``, ``size``, ``low``, ``high``; a categorical feature's has
+    ``categories`` instead of ``edges``, in the order its ALE found by similarity; None
+    with ``ale_skipped`` saying why), ``difference`` (``max_abs``, ``at``, ``range``,
+    ``beyond_intervals``: see the module docstring; None without a numeric ALE),
+    ``correlated_with`` (its correlated group's other features) and ``note`` (the
+    extrapolation note, or None).
 
     ``interactions``: one dict per pair, strongest first by H: ``features`` (two
     names), ``H2``, ``H``, ``H_low``, ``H_high`` (bootstrap percentile interval),
@@ -174,20 +176,23 @@ def _feature_effect(model, rows, name, status, correlated_with, labels, classes,
     entry["pd"] = {"grid": [_label(v, labels) for v in grid],
                    "average": curves.mean(axis=0).tolist(),
                    "ice": curves[shown].tolist()}
-    if labels is not None:
-        entry["ale_skipped"] = "ALE is drawn for numeric features here"
-        return entry
     try:
         table = ale(model, rows, name, grid_size=grid_size, include_CI=True,
                     target=None if entry["output"] is None or classes is None
-                    else classes[target])
+                    else classes[target],
+                    feature_type="categorical" if labels is not None else "auto")
     except ValueError as error:
         entry["ale_skipped"] = str(error).split(": ", 1)[-1]
         return entry
     low, high = (c for c in table.columns if str(c).startswith(("lowerCI_", "upperCI_")))
-    entry["ale"] = {"edges": table.index.to_numpy(dtype=np.float64).tolist(),
-                    "eff": table["eff"].tolist(), "size": table["size"].astype(int).tolist(),
+    entry["ale"] = {"eff": table["eff"].tolist(), "size": table["size"].astype(int).tolist(),
                     "low": table[low].tolist(), "high": table[high].tolist()}
+    if labels is not None or table.index.dtype.kind not in "fiu":
+        # Categories in the order the ALE found by similarity (Apley & Zhu 2020).
+        entry["ale"] = {"categories": [_label(v, labels) for v in table.index],
+                        **entry["ale"]}
+        return entry
+    entry["ale"] = {"edges": table.index.to_numpy(dtype=np.float64).tolist(), **entry["ale"]}
     entry["difference"] = _difference(curves[present], column[present], grid, n_bootstrap,
                                       rng)
     if entry["difference"]["beyond_intervals"] and correlated_with:
@@ -354,7 +359,7 @@ def _number(value):
 def effects_html(report, computed) -> str:
     """The effects as HTML: per feature its PD with ICE curves beside its ALE with the
     95% band (inline PNG), the interactions chart and table, and the notes."""
-    from ._html import _img, _png, _table
+    from ._html import _img, _png
 
     parts = ["<p>How the model's prediction moves with each top feature, on "
              "held-out rows. Left: partial dependence (red) with each row's ICE curve "
@@ -380,7 +385,7 @@ def effects_html(report, computed) -> str:
                      "with 95% bootstrap intervals; and the mean |TreeSHAP interaction "
                      "value| of the pair, in the model's raw output.</p>")
         parts.append(_img(_png(_interaction_figure(pairs)), "interaction strengths"))
-        parts.append(_table(_interaction_frame(pairs)))
+        parts.append(_pair_table(pairs))
     return "\n".join(parts)
 
 
@@ -420,6 +425,9 @@ def _draw_effect(entry, axes):
         axes[1].text(0.5, 0.5, f"no ALE: {entry.get('ale_skipped') or ''}", ha="center",
                      va="center", wrap=True, transform=axes[1].transAxes, parse_math=False)
         return
+    if "categories" in part:
+        _categorical_ale(axes[1], entry["feature"], part)
+        return
     frame = pd.DataFrame({"eff": part["eff"], "size": part["size"],
                           "lowerCI_95%": _floats(part["low"]),
                           "upperCI_95%": _floats(part["high"])},
@@ -430,18 +438,33 @@ def _draw_effect(entry, axes):
                           color="#b7791f")
 
 
+def _categorical_ale(ax, feature, part):
+    """A categorical ALE: a point per category (in the ALE's order), each step's
+    interval as a bar at its upper category."""
+    x = np.arange(len(part["categories"]))
+    eff, low, high = (_floats(part[k]) for k in ("eff", "low", "high"))
+    ax.plot(x, eff, "-o", color="#c0392b", markersize=4, linewidth=1.2)
+    shown = ~np.isnan(low) & ~np.isnan(high)
+    ax.errorbar(x[shown], eff[shown], yerr=[eff[shown] - low[shown], high[shown] - eff[shown]],
+                fmt="none", ecolor="#4a6a8a", capsize=3)
+    ax.set_xticks(x, [shorten(str(c), 20) for c in part["categories"]], parse_math=False)
+    ax.set_xlabel(shorten(feature), parse_math=False)
+    ax.set_ylabel("accumulated local effect")
+
+
 def _floats(values):
     return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
 
 
-def _interaction_frame(pairs) -> pd.DataFrame:
-    return pd.DataFrame({
-        "pair": [" × ".join(p["features"]) for p in pairs],
-        "H2": [p["H2"] for p in pairs], "H": [p["H"] for p in pairs],
-        "H 95% interval": [f"{_number(p['H_low'])} to {_number(p['H_high'])}"
-                           for p in pairs],
-        "mean |SHAP interaction|": [np.nan if p["shap"] is None else p["shap"]
-                                    for p in pairs]})
+def _pair_table(pairs) -> str:
+    head = ("<tr><th class='text'>pair</th><th>H²</th><th>H</th><th>H 95% interval</th>"
+            "<th>mean |SHAP interaction|</th></tr>")
+    rows = "".join(
+        f"<tr><td class='text'>{_e(' × '.join(p['features']))}</td><td>{p['H2']:.3f}</td>"
+        f"<td>{p['H']:.3f}</td><td>{_number(p['H_low'])} to {_number(p['H_high'])}</td>"
+        f"<td>{'' if p['shap'] is None else format(p['shap'], '.4g')}</td></tr>"
+        for p in pairs)
+    return f"<table>{head}{rows}</table>"
 
 
 def _interaction_figure(pairs):
