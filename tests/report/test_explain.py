@@ -194,3 +194,17 @@ def test_a_rare_event_accuracy_is_shown_beside_the_constant_s():
 def test_a_model_with_skill_beats_the_constant(report):
     assert report.baseline.beaten is True
     assert "baseline" not in [f.kind for f in report.warnings]
+
+
+def test_rows_asked_for_are_the_rows_given_when_targets_are_missing(table):
+    X, y = table
+    X, y = X.iloc[:200].copy(), y.iloc[:200].astype(float)
+    y.iloc[2] = np.nan
+    report = sapwood.explain(X, y, rows=[5], methods="permutation",
+                             model=sapwood.DecisionTreeClassifier(max_depth=3))
+    [explained] = report.rows
+    assert explained.position == 5
+    shown = explained.result.extra["data"].iloc[0]
+    assert shown.to_dict() == pytest.approx(X.iloc[5].to_dict())
+    with pytest.raises(ValueError, match="row 2: its target is missing"):
+        sapwood.explain(X, y, rows=[2], methods="permutation")

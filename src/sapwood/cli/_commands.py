@@ -249,6 +249,9 @@ def tree(args) -> int:
         check_output(out, "--out", [args.data])
     table = load_table(args.data, sep=args.sep, drop=args.drop, target=args.target)
     data = prepare(table, args.target, args.task)
+    ui = UI(quiet=args.quiet)
+    for text in data.notes:  # rows left out, dates read as numbers
+        ui.note(text)
     cls = model_class("tree", data.task)
     model = cls(max_depth=args.max_depth, random_state=args.seed)
     try:

@@ -149,7 +149,12 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
                          "already (X, y are the held-out rows); leave test_size=None")
     if fitted and task not in ("auto", _task(model)):
         raise InputError(f"task={task!r}: the model is a {_task(model)} model")
+    rows = _checked_rows(rows, len(X))
     data, n_train = _prepared(X, y, X_train, y_train, _task(model) if fitted else task)
+    # Where each row asked for is in the data: rows whose target is missing were left out.
+    places = [(_kept_place(data.kept, n_train + row, row), row) for row in rows]
+    if data.kept is not None:
+        n_train = int(np.searchsorted(data.kept, n_train))
     if fitted:
         model, data = align_to_model(model, data)
         held_out = test_size is None or test_size > 0
@@ -165,7 +170,6 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
             from sklearn.base import clone
 
             model = clone(model)
-    rows = _checked_rows(rows, len(data.y) - n_train)
     options = Options(methods=tuple(names), test_size=share, seed=random_state,
                       pvalues=pvalues, top_k=top_k, max_rows=max_rows, cv=cv, n_jobs=n_jobs,
                       n_permutations=n_permutations or _measures.DEFAULT_N_PERMUTATIONS)
@@ -176,8 +180,7 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
             from ._rows import explain_rows
 
             with steps.step(f"Explaining {len(rows)} row(s) with TreeSHAP"):
-                report.rows = explain_rows(report, [n_train + row for row in rows],
-                                           offset=n_train)
+                report.rows = explain_rows(report, places)
         if select is not None:
             from ._selection import DEFAULT_FDR
             from ._selection import select as knockoffs
@@ -317,6 +320,17 @@ def _series(y, name, X) -> pd.Series:
     if len(y) != len(X):
         raise InputError(f"{name} has {len(y)} rows and its features {len(X)}")
     return y.set_axis(X.index).rename("y" if y.name is None else str(y.name))
+
+
+def _kept_place(kept, position: int, row: int) -> int:
+    """Where the row given at ``position`` is in the data once the rows whose target is
+    missing were left out (``kept``: the positions kept, None for all)."""
+    if kept is None:
+        return position
+    place = int(np.searchsorted(kept, position))
+    if place == len(kept) or kept[place] != position:
+        raise InputError(f"row {row}: its target is missing, so it was left out")
+    return place
 
 
 def _checked_rows(rows, n_rows: int) -> list:

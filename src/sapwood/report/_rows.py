@@ -66,24 +66,23 @@ class RowExplanation:
             "contribution": [float(phi[j]) for j in order]})
 
 
-def explain_rows(run, positions, offset=0) -> list:
-    """A :class:`RowExplanation` for each position of ``run``'s data (shown less
-    ``offset``: the training rows given apart that come first in the data)."""
+def explain_rows(run, places) -> list:
+    """A :class:`RowExplanation` for each ``(place, row)``: the row at ``place`` in
+    ``run``'s data, shown as ``row`` (its position in the rows the caller gave)."""
     from sapwood.importance import tree_shap
 
     data = run.data
     explanations = []
-    for position in positions:
-        rows = data.X.iloc[[position]]
+    for place, shown in places:
+        rows = data.X.iloc[[place]]
         try:
             result = tree_shap(run.model, rows)
         except (ValueError, TypeError) as error:
-            raise InputError(f"row {position - offset}: cannot explain it with TreeSHAP: "
+            raise InputError(f"row {shown}: cannot explain it with TreeSHAP: "
                              f"{str(error).splitlines()[0]}") from None
         result.extra["data"] = labelled(rows, data.encodings)
         held_out = run.held_out and rows.index[0] in run.held_out_index
-        explanations.append(RowExplanation(position - offset, held_out, result,
-                                           _column(result)))
+        explanations.append(RowExplanation(shown, held_out, result, _column(result)))
     return explanations
 
 

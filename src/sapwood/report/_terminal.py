@@ -223,7 +223,11 @@ def print_report(run, console, details: bool = False, hint: str | None = None):
 def warning_summary(finding) -> str:
     """A warning in a few words (the terminal's one line; ``--details`` and the report
     give it whole)."""
-    names = _and_list([shorten(f) for f in finding.features[:4]]) + (
+    if not finding.features:
+        names = ""
+    else:
+        names = _and_list([shorten(f) for f in finding.features[:4]])
+    names += (
         f" and {len(finding.features) - 4} more" if len(finding.features) > 4 else "")
     d = finding.details
     kind = finding.kind
