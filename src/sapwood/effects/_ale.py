@@ -21,7 +21,7 @@ _CALLER = "ale"
     {
         "model": "no_validation",
         "X": ["array-like"],
-        "feature": [Integral, str],
+        "feature": [Integral, str, "array-like"],
         "grid_size": [Interval(Integral, 1, None, closed="left")],
         "include_CI": ["boolean"],
         "C": [Interval(Real, 0, 1, closed="neither")],
@@ -61,8 +61,8 @@ def ale(model, X, feature, *, grid_size=20, include_CI=False, C=0.95,  # noqa: N
         Any model sapwood reads.
     X : array-like or DataFrame of shape (n_samples, n_features)
         The rows; those missing the feature are left out.
-    feature : int or str
-        The feature.
+    feature : int or str, or a pair of them
+        The feature, or two numeric features for their second-order ALE.
     grid_size : int, default=20
         The number of quantile bins (fewer when edges coincide); numeric features only.
     include_CI : bool, default=False
@@ -86,7 +86,9 @@ def ale(model, X, feature, *, grid_size=20, include_CI=False, C=0.95,  # noqa: N
         ``include_CI`` the columns ``lowerCI_{100 C}%`` and ``upperCI_{100 C}%``. A
         categorical feature: indexed by its categories in the order found, ``size``
         each category's rows, the interval of category ``k``'s step from ``k - 1``
-        (NaN at the first).
+        (NaN at the first). A pair: the second-order effects on the grid of bin
+        edges, indexed by the first feature's edges and with the second's as columns
+        (PyALE's layout; ``include_CI`` does not apply).
 
     References
     ----------
@@ -96,8 +98,14 @@ def ale(model, X, feature, *, grid_size=20, include_CI=False, C=0.95,  # noqa: N
     """
     ensemble = read_model(model, _CALLER)
     rows = Rows(ensemble, X, _CALLER)
-    (j,) = resolve_features(feature, rows.names, _CALLER, "feature")
+    columns = resolve_features(feature, rows.names, _CALLER, "feature")
     response = response_of(ensemble, model, response_method, _CALLER)
+    if len(columns) == 2:
+        return _second_order(ensemble, rows, columns, grid_size, response, target)
+    if len(columns) != 1:
+        raise ValueError(f"{_CALLER}: feature must be one feature or a pair; got "
+                         f"{len(columns)}")
+    (j,) = columns
     column = rows.column(j)
     if feature_type == "categorical" or (feature_type == "auto"
                                          and _is_categorical(ensemble, column, j)):
@@ -295,3 +303,79 @@ def _similarity_order(column, groups, others):
     if np.ptp(coordinate) > 0 and np.corrcoef(coordinate, np.arange(K))[0, 1] < 0:
         coordinate = -coordinate
     return np.argsort(coordinate, kind="stable")
+
+
+def _numeric_column(ensemble, rows, j):
+    if ensemble.categories is not None and ensemble.categories[j] is not None:
+        raise ValueError(f"{_CALLER}: feature {rows.names[j]!r} is categorical; the "
+                         "second-order ALE is for two numeric features")
+    column = rows.column(j)
+    try:
+        return (column.to_numpy(dtype=np.float64, na_value=np.nan)
+                if hasattr(column, "to_numpy") else np.asarray(column, dtype=np.float64))
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{_CALLER}: feature {rows.names[j]!r} is not numeric; the "
+                         "second-order ALE is for two numeric features") from error
+
+
+def _second_order(ensemble, rows, columns, grid_size, response, target):
+    """The second-order ALE of a pair of numeric features (ALEPlot's ``ALEPlot(J=c(j,
+    k))``, PyALE's 2-D ALE)."""
+    j, k = columns
+    x = _numeric_column(ensemble, rows, j)
+    w = _numeric_column(ensemble, rows, k)
+    present = ~np.isnan(x) & ~np.isnan(w)
+    if present.sum() < 2:
+        raise ValueError(f"{_CALLER}: the pair needs at least two rows with both values")
+    x, w, values = x[present], w[present], rows.values[present]
+    edges, bins = [], []
+    for column, name in ((x, rows.names[j]), (w, rows.names[k])):
+        e = np.unique(np.concatenate([[column.min()], _quantiles_type1(column, grid_size)]))
+        if e.shape[0] < 2:
+            raise ValueError(f"{_CALLER}: feature {name!r} is constant; it has no local "
+                             "effects")
+        b = np.searchsorted(e, column, side="left") - 1
+        b[column == e[0]] = 0
+        edges.append(e)
+        bins.append(b)
+    (ex, ew), (bx, bw) = edges, bins
+
+    def corner(dx, dw):
+        moved = values.copy()
+        moved[:, j] = ex[bx + dx]
+        moved[:, k] = ew[bw + dw]
+        return _single(ensemble, moved, response, target, _CALLER)
+
+    delta = (corner(1, 1) - corner(1, 0)) - (corner(0, 1) - corner(0, 0))
+    K1, K2 = ex.shape[0] - 1, ew.shape[0] - 1
+    counts = np.zeros((K1, K2))
+    np.add.at(counts, (bx, bw), 1.0)
+    sums = np.zeros((K1, K2))
+    np.add.at(sums, (bx, bw), delta)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = sums / counts
+    empty = counts == 0
+    if empty.any():
+        # The nearest non-empty cell, by the cells' centres over each feature's range.
+        cx = (ex[:-1] + ex[1:]) / (2 * (ex[-1] - ex[0]))
+        cw = (ew[:-1] + ew[1:]) / (2 * (ew[-1] - ew[0]))
+        full = np.argwhere(~empty)
+        for a, b in np.argwhere(empty):
+            distance = (cx[full[:, 0]] - cx[a]) ** 2 + (cw[full[:, 1]] - cw[b]) ** 2
+            nearest = full[int(np.argmin(distance))]
+            means[a, b] = means[nearest[0], nearest[1]]
+    effect = np.zeros((K1 + 1, K2 + 1))
+    effect[1:, 1:] = np.cumsum(np.cumsum(means, axis=0), axis=1)
+    # Less the first-order effects it holds: each feature's mean change across its
+    # bins, weighted by the cells' rows, accumulated.
+    step = effect[1:, :] - effect[:-1, :]
+    first = np.concatenate([[0.0], np.cumsum(
+        (counts * (step[:, :-1] + step[:, 1:]) / 2).sum(axis=1) / counts.sum(axis=1))])
+    step = effect[:, 1:] - effect[:, :-1]
+    second = np.concatenate([[0.0], np.cumsum(
+        (counts * (step[:-1, :] + step[1:, :]) / 2).sum(axis=0) / counts.sum(axis=0))])
+    effect = effect - first[:, None] - second[None, :]
+    centre = (counts * (effect[:-1, :-1] + effect[:-1, 1:] + effect[1:, :-1]
+                        + effect[1:, 1:]) / 4).sum() / counts.sum()
+    return pd.DataFrame(effect - centre, index=pd.Index(ex, name=rows.names[j]),
+                        columns=pd.Index(ew, name=rows.names[k]))
