@@ -68,25 +68,32 @@ def test_kernels_and_their_twins_share_numpy_implementations():
     assert compiled.count("ol_np_empty.<locals>.impl") == 1, compiled
 
 
-# min() (an implementation Numba defines on import) and np.full (one it defines on first
-# use), of types no other test gives them
 @kernel(cache=False)
-def _fills(n):
-    return np.full((n, n, n), min(n, np.int16(7)), dtype=np.int16)[0, 0, 0]
+def _full_and_empty(n):
+    # np.full's implementation calls np.empty's with the same types as this kernel does
+    full = np.full((n, n, n, n, n, n), 1.5)
+    return full[0, 0, 0, 0, 0, 0] + np.empty((n, n, n, n, n, n), np.float64).shape[0]
 
 
-def test_numpy_and_python_implementations_compile_without_the_c_wrapper():
+def test_kernels_and_numbas_implementations_share_numpy_implementations():
+    """np.empty's implementation compiles once for a kernel and for Numba's
+    implementation of np.full (a kernel's flags, as its callees see them, are those of
+    an implementation)."""
     compiled = []
-    with _watching_compiles(lambda ev: compiled.append(ev.data["dispatcher"])):
-        assert _fills(np.int16(2)) == 2
-    implementations = {d.py_func.__qualname__: d for d in compiled
-                       if d.py_func.__module__.startswith("numba.")}
-    assert any(name.startswith("ol_min") for name in implementations), implementations
-    assert any("full" in name for name in implementations), implementations
-    for dispatcher in implementations.values():
-        for result in dispatcher.overloads.values():
-            assert (result.fndesc.llvm_cfunc_wrapper_name
-                    not in result.library.get_llvm_str()), dispatcher
+    with _watching_compiles(lambda ev: compiled.append(ev.data["dispatcher"].py_func
+                                                       .__qualname__)):
+        assert _full_and_empty(1) == 2.5
+    assert "impl_np_full.<locals>.full" in compiled, compiled
+    assert compiled.count("ol_np_empty.<locals>.impl") == 1, compiled
+
+
+def test_kernels_compile_without_the_c_wrapper():
+    """Numba's C wrapper, which lets a compiled function be passed as a function value
+    (sapwood never does), is not compiled for a kernel or its twin."""
+    assert _outer(5.0) == 12.0
+    for compiled in (*_inner.overloads.values(), *_outer.called_from_python.overloads.values()):
+        assert compiled.fndesc.llvm_cfunc_wrapper_name not in compiled.library.get_llvm_str()
+        assert compiled.fndesc.llvm_func_name in compiled.library.get_llvm_str()
 
 
 @pytest.mark.parametrize("enabled", [True, False])

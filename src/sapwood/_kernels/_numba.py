@@ -14,13 +14,12 @@ import threading
 from types import CodeType
 
 import numba
-from numba.core import caching, compiler, extending, sigutils, typed_passes, types, untyped_passes
+from numba.core import caching, compiler, sigutils, typed_passes, types, untyped_passes
 from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.environment import lookup_environment
 from numba.core.registry import CPUDispatcher
 from numba.core.targetconfig import ConfigStack
-from numba.core.typing import templates
 
 try:
     import fcntl
@@ -45,10 +44,10 @@ def kernels_digest(directory=_KERNELS_DIR):
 
 class _KernelsStamp:
     """Numba keys a kernel's on-disk cache on its own file's content, but a kernel
-    compiles in the kernels it calls from other files: after a change to ``_permuted_traversal.py``
-    alone, ``_permutation.py``'s cached code would still hold the old lanes (an upgrade
-    that changes one file leaves the others' caches in place too). The kernels of this
-    package are keyed on every file of it instead."""
+    compiles in the kernels it calls from other files: after a change to
+    ``_permuted_traversal.py`` alone, ``_permutation.py``'s cached code would still hold
+    the old lanes (an upgrade that changes one file leaves the others' caches in place
+    too). The kernels of this package are keyed on every file of it instead."""
 
     _digest = kernels_digest()
 
@@ -58,7 +57,7 @@ class _KernelsStamp:
     @classmethod
     def from_function(cls, py_func, py_file):
         if os.path.dirname(os.path.abspath(py_file)) != _KERNELS_DIR:
-            return None  # not a sapwood kernel: numba's own locators
+            return None  # a kernel defined elsewhere (the tests'): Numba's own locators
         return super().from_function(py_func, py_file)
 
 
@@ -74,9 +73,13 @@ class _UserWideLocator(_KernelsStamp, caching.UserWideCacheLocator):
     """The user's cache directory, when the package's is not writable."""
 
 
-if not any(issubclass(c, _KernelsStamp) for c in caching.CacheImpl._locator_classes):
-    caching.CacheImpl._locator_classes[:0] = [_UserProvidedLocator, _InTreeLocator,
-                                              _UserWideLocator]
+class _KernelCacheImpl(caching.CompileResultCacheImpl):
+    """Numba's cache of compiled functions, locating sapwood's kernels by the locators
+    above first. Only sapwood's dispatchers use it: Numba's own list of locators, which
+    every other cached function goes through, is left as it is."""
+
+    _locator_classes = [_UserProvidedLocator, _InTreeLocator, _UserWideLocator,
+                        *caching.CompileResultCacheImpl._locator_classes]
 
 
 # Held by a thread of this process while it writes a kernel to the on-disk cache.
@@ -93,6 +96,8 @@ class _LockedCache(caching.FunctionCache):
     wrong kernel ("'descr' is NULL", or silently wrong numbers). A save holds an
     exclusive lock on the function's index from reading it to writing the data (where
     the system has file locks); a load holds a shared one."""
+
+    _impl_class = _KernelCacheImpl
 
     def __init__(self, py_func, wrapped=False):
         super().__init__(py_func)
@@ -282,35 +287,16 @@ def _without(pipeline, compiler_pass):
     pipeline.finalize()
 
 
-# Numba compiles an implementation of a NumPy function (np.empty, np.zeros, ...) once per
-# argument types and per set of flags of the function calling it, all of them, but the
-# implementation's code depends only on the flags it inherits (reference counting, fast
-# math, error model, forced inlining). The flags below, which differ between a kernel,
-# its twin for calls from Python and Numba's own implementations, are only those of the
-# caller's wrappers and own inlining: as its callees see them, a kernel's are made
-# those of an implementation, so the kernels and Numba's implementations share one
-# compile of each (a cold demo's compiles of Numba's implementations: 85 -> 62, both
-# processes; benchmarks/RESULTS.md, issue 20, item 3).
-_OVERLOAD_FLAGS = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True,
+# Numba compiles an implementation of a NumPy or Python function (np.empty, min, ...)
+# once per argument types and per set of flags of the function calling it, all of them,
+# but the implementation's code depends only on the few flags it inherits (reference
+# counting, fast math, error model, forced inlining). A kernel, its twin for calls from
+# Python and Numba's implementations (which call each other) differ in flags that only
+# concern the caller itself: its wrappers, the GIL, its own inlining. As its callees see
+# them, a kernel's flags are made those an implementation has by Numba's defaults, so the
+# kernels, their twins and Numba's implementations share one compile of each.
+_OVERLOAD_FLAGS = {"no_cpython_wrapper": True, "no_cfunc_wrapper": False,
                    "release_gil": False, "inline": "never"}
-
-
-def _implementations_without_c_wrappers():
-    """Numba's implementations of NumPy and Python functions compiled without the C
-    wrapper that lets a compiled function be passed as a function value: nothing can
-    take an implementation as a value (only the calls Numba types reach it), and the
-    wrapper was lowered, optimised and turned into machine code with each one, 60 of
-    them in a cold demo. Those defined from now on take the default; those Numba
-    defined on import, their own options (one dict per implementation)."""
-    extending._overload_default_jit_options["no_cfunc_wrapper"] = True
-    registry = templates.builtin_registry
-    for template in registry.functions:  # methods' too (attributes' have no options)
-        options = getattr(template, "_jit_options", None)
-        if isinstance(options, dict):
-            options["no_cfunc_wrapper"] = True
-
-
-_implementations_without_c_wrappers()
 
 
 def _as_overloads_see_it(flags):
