@@ -54,7 +54,6 @@ _LAZY = {
 
 if TYPE_CHECKING:  # what the names are, for type checkers and editors
     from ._format import FormatError, ModelKind, TreeArrays, TreeEnsemble
-    from .report import Report, explain
     from .learners import (
         DecisionTreeClassifier,
         DecisionTreeRegressor,
@@ -65,6 +64,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
         RandomForestClassifier,
         RandomForestRegressor,
     )
+    from .report import Report, explain
 
 
 def __getattr__(name):

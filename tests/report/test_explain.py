@@ -208,3 +208,35 @@ def test_rows_asked_for_are_the_rows_given_when_targets_are_missing(table):
     assert shown.to_dict() == pytest.approx(X.iloc[5].to_dict())
     with pytest.raises(ValueError, match="row 2: its target is missing"):
         sapwood.explain(X, y, rows=[2], methods="permutation")
+
+
+@pytest.mark.parametrize("scoring", ["roc_auc", "neg_log_loss", "balanced_accuracy"])
+def test_any_scikit_learn_scorer(table, scoring):
+    from sklearn.metrics import get_scorer
+
+    X, y = table
+    report = sapwood.explain(X, y, methods="permutation,drop", scoring=scoring,
+                             model=sapwood.DecisionTreeClassifier(max_depth=4))
+    assert report.score_name == scoring
+    test = report.data.X.loc[report.held_out_index]
+    truth = report.data.y.loc[report.held_out_index]
+    assert report.score == pytest.approx(get_scorer(scoring)(report.model, test, truth))
+    expected = sapwood.importance.permutation_importance(
+        report.model, test, truth, scoring=scoring, n_repeats=5, random_state=0)
+    assert report.results["permutation"].importances_mean == pytest.approx(
+        expected.importances_mean)
+    assert report.baseline is not None
+    if scoring == "roc_auc":
+        assert report.baseline.score == 0.5
+    if scoring == "neg_log_loss":  # the constant's log loss: the class shares' entropy
+        train = report.data.y.drop(report.held_out_index)
+        shares = train.value_counts(normalize=True)
+        assert report.baseline.score == pytest.approx(
+            float(np.log(shares.loc[truth].to_numpy()).mean()))
+        assert report.baseline.beaten is not None  # a per-row test was made
+
+
+def test_an_unknown_scorer_is_named():
+    X = pd.DataFrame({"a": range(40)})
+    with pytest.raises(ValueError, match="did you mean roc_auc"):
+        sapwood.explain(X, [0, 1] * 20, scoring="roc_aux")

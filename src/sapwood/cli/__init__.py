@@ -120,6 +120,11 @@ def _measure_options(parser, default_methods):
                              f"{DEFAULT_MAX_ROWS}, fewer for a large model (about 20 s of "
                              f"work, at least {MIN_SHAP_ROWS} rows). The output says how "
                              "many, and the 95%% intervals include the sampling")
+    parser.add_argument("--scoring", default=None, metavar="NAME",
+                        help="a scikit-learn scorer name (roc_auc, neg_log_loss, "
+                             "balanced_accuracy, r2, neg_mean_absolute_error, ...) for the "
+                             "model's score, permutation, drop and the baseline (default: "
+                             "the model's own score, accuracy or R²)")
     parser.add_argument("--n-jobs", type=_n_jobs, default=-1, metavar="N",
                         help="threads for fitting the model and computing the measures "
                              "(default: -1, every core); the numbers do not depend on it")

@@ -69,7 +69,7 @@ def _settings(args) -> dict:
                          f"got --methods {','.join(methods)}")
     return {"methods": methods, "random_state": args.seed, "pvalues": args.pvalues,
             "n_permutations": args.n_permutations, "cv": args.cv, "top_k": args.top_k,
-            "max_rows": args.max_rows, "n_jobs": args.n_jobs}
+            "max_rows": args.max_rows, "n_jobs": args.n_jobs, "scoring": args.scoring}
 
 
 def demo(args) -> int:

@@ -68,7 +68,9 @@ class MeasureInputs:
     file). ``cv``: folds for refitting measures instead of ``X_test``. ``max_rows``:
     per-row measures (SHAP) explain a random sample of at most this many rows (None:
     all; "auto": see :data:`SHAP_LEAF_ROWS`). ``progress``: measures that report
-    progress draw a bar. ``n_jobs``: threads, for measures that take them.
+    progress draw a bar. ``n_jobs``: threads, for measures that take them. ``scoring``:
+    a scikit-learn scorer name for the measures that score (held-out permutation,
+    drop-column); None: the model's own ``score``.
     """
 
     X_train: object
@@ -82,6 +84,7 @@ class MeasureInputs:
     max_rows: int | str | None = "auto"
     progress: bool = False
     n_jobs: int | None = None
+    scoring: str | None = None
 
     def with_training(self, X, y) -> MeasureInputs:
         return dataclasses.replace(self, X_train=X, y_train=y)
@@ -372,11 +375,15 @@ def _run_friedman(model, inputs, **options):
 
 def _run_permutation(model, inputs, **options):
     X, y = _scored(inputs)
+    if inputs.scoring is not None:
+        options = {"scoring": inputs.scoring, **options}
     return permutation_importance(model, X, y, random_state=inputs.random_state,
                                   n_jobs=inputs.n_jobs, progress=inputs.progress, **options)
 
 
 def _run_drop(model, inputs, **options):
+    if inputs.scoring is not None:
+        options = {"scoring": inputs.scoring, **options}
     if inputs.cv is not None:
         return drop_column_importance(inputs.estimator, inputs.X_train, inputs.y_train,
                                       cv=inputs.cv, progress=inputs.progress, **options)

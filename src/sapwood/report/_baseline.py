@@ -45,42 +45,90 @@ class Baseline:
                 "beaten": self.beaten}
 
 
-def baseline(model, y_train, X_test, y_test, task: str, score_name: str,
-             score: float) -> Baseline | None:
-    """The constant model's held-out score and the paired test of the model against it;
-    None when neither can be had (no target values)."""
+def baseline(model, y_train, X_test, y_test, task: str, score_name: str, score: float,
+             scoring: str | None = None) -> Baseline | None:
+    """The constant model's held-out score (by ``scoring``, a scikit-learn scorer name,
+    or the model's own score: accuracy, R²) and the paired test of the model against it;
+    None when neither can be had."""
     y_test = np.asarray(y_test)
     reference = np.asarray(y_train) if y_train is not None and len(y_train) else y_test
     if len(y_test) < 2:
         return None
-    if score_name == "ROC AUC":
+    if score_name == "ROC AUC" or scoring == "roc_auc":
         return Baseline(0.5)
+    kind = scoring or ("accuracy" if task == "classification" else "r2")
     try:
-        predicted = np.asarray(model.predict(X_test))
-    except (ValueError, TypeError):
+        if kind in ("neg_log_loss",):
+            gain, value = _log_loss_gain(model, reference, X_test, y_test)
+        elif task == "classification":
+            gain, value = _accuracy_gain(model, reference, X_test, y_test, kind, score)
+        else:
+            gain, value = _error_gain(model, reference, X_test, y_test, kind)
+    except (ValueError, TypeError, KeyError):
         return None
-    if task == "classification":
-        values, counts = np.unique(reference.astype(str), return_counts=True)
-        majority = values[np.argmax(counts)]
-        constant = (y_test.astype(str) == majority).astype(np.float64)
-        right = (_labels(predicted) == _labels(y_test)).astype(np.float64)
-        if score_name != "accuracy" or abs(right.mean() - score) > 1e-9:
-            return Baseline(float(constant.mean()))  # the score is not this per-row mean
-        gain = right - constant
-        value = float(constant.mean())
-    else:
-        y = y_test.astype(np.float64)
-        mean = float(np.mean(reference.astype(np.float64)))
-        constant_error = (y - mean) ** 2
-        model_error = (y - predicted.astype(np.float64)) ** 2
-        total = float(np.sum((y - y.mean()) ** 2))
-        value = 1.0 - float(constant_error.sum()) / total if total > 0 else 0.0
-        if score_name != "R²":
-            return Baseline(value)
-        gain = constant_error - model_error
-    n = len(gain)
-    low, high = t_interval(np.array([gain.mean()]), np.array([gain.std(ddof=1)]), n)
+    if gain is None:
+        return None if value is None else Baseline(value)
+    low, high = t_interval(np.array([gain.mean()]), np.array([gain.std(ddof=1)]), len(gain))
     return Baseline(value, float(low[0]), float(high[0]))
+
+
+def _accuracy_gain(model, reference, X_test, y_test, kind, score):
+    """Per row: the model right minus the constant (majority class) right."""
+    values, counts = np.unique(reference.astype(str), return_counts=True)
+    majority = values[np.argmax(counts)]
+    constant = (y_test.astype(str) == majority).astype(np.float64)
+    if kind != "accuracy":
+        return None, _constant_score(kind, reference, X_test, y_test, "classification")
+    right = (_labels(model.predict(X_test)) == _labels(y_test)).astype(np.float64)
+    if abs(right.mean() - score) > 1e-9:
+        return None, float(constant.mean())  # the score is not this per-row mean
+    return right - constant, float(constant.mean())
+
+
+def _error_gain(model, reference, X_test, y_test, kind):
+    """Per row: the constant's (training mean's) loss minus the model's."""
+    y = y_test.astype(np.float64)
+    mean = float(np.mean(reference.astype(np.float64)))
+    predicted = np.asarray(model.predict(X_test), dtype=np.float64)
+    if kind in ("r2", "neg_mean_squared_error", "neg_root_mean_squared_error"):
+        constant_loss, model_loss = (y - mean) ** 2, (y - predicted) ** 2
+    elif kind == "neg_mean_absolute_error":
+        constant_loss, model_loss = np.abs(y - mean), np.abs(y - predicted)
+    else:
+        return None, _constant_score(kind, reference, X_test, y_test, "regression")
+    if kind == "r2":
+        total = float(np.sum((y - y.mean()) ** 2))
+        value = 1.0 - float(constant_loss.sum()) / total if total > 0 else 0.0
+    elif kind == "neg_root_mean_squared_error":
+        value = -float(np.sqrt(constant_loss.mean()))
+    else:
+        value = -float(constant_loss.mean())
+    return constant_loss - model_loss, value
+
+
+def _log_loss_gain(model, reference, X_test, y_test):
+    """Per row: the constant's (training class shares') log loss minus the model's."""
+    classes = [str(c) for c in model.classes_]
+    truth = _labels(y_test)
+    column = np.array([classes.index(label) for label in truth])
+    probabilities = np.clip(np.asarray(model.predict_proba(X_test), dtype=np.float64),
+                            1e-15, 1.0)
+    shares = np.array([np.mean(_labels(reference) == c) for c in classes])
+    constant_loss = -np.log(np.clip(shares[column], 1e-15, 1.0))
+    model_loss = -np.log(probabilities[np.arange(len(truth)), column])
+    return constant_loss - model_loss, -float(constant_loss.mean())
+
+
+def _constant_score(kind, reference, X_test, y_test, task):
+    """A constant model's score by the scorer ``kind``: the training class shares
+    (scikit-learn's DummyClassifier, "prior") or the training mean."""
+    from sklearn.dummy import DummyClassifier, DummyRegressor
+    from sklearn.metrics import get_scorer
+
+    dummy = DummyClassifier(strategy="prior") if task == "classification" else (
+        DummyRegressor())
+    dummy.fit(np.zeros((len(reference), 1)), reference)
+    return float(get_scorer(kind)(dummy, np.zeros((len(y_test), 1)), y_test))
 
 
 def _labels(values) -> np.ndarray:
@@ -102,8 +150,8 @@ def baseline_warning(found: Baseline | None, score_name: str, score: float,
         kind="baseline", features=(),
         message=(f"The model is not significantly better than a constant model on the "
                  f"{n_test:,} held-out rows: held-out {score_name} {score:.3f} against "
-                 f"{found.score:.3f} for always predicting the training rows' "
-                 f"{'majority class' if score_name == 'accuracy' else 'mean'} (95% interval "
+                 f"{found.score:.3f} for a constant model fit on the training rows "
+                 f"(95% interval "
                  f"of the model's gain per row: {found.low:.3g} to {found.high:.3g}). It "
                  "has no skill to explain, so the verdict relies on nothing; the "
                  "importances describe noise."),

@@ -55,6 +55,7 @@ class Options:
     top_k: int | None = None
     max_rows: int | str | None = "auto"
     n_jobs: int | None = None
+    scoring: str | None = None
 
 
 def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, test_size=None,
@@ -89,8 +90,12 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         0.25; 0: none, the model is scored and permuted on its training rows). For a
         fitted model, None (default) holds out all of X, y; a share holds out that share
         and reads the rest as its training rows (a table that may hold them).
-    scoring : None (the model's ``score``: accuracy or R²); other scores are not offered
-        yet.
+    scoring : a scikit-learn scorer name (``"roc_auc"``, ``"neg_log_loss"``,
+        ``"balanced_accuracy"``, ``"r2"``, ``"neg_mean_absolute_error"``, ...) for the
+        model's score, held-out permutation, drop-column and the baseline; None: the
+        model's own ``score`` (accuracy or R²). The verdict's intervals over new rows
+        need a score that is a mean over rows or binary ROC AUC (accuracy, R², squared
+        or absolute error, roc_auc); with another, it says it cannot decide.
     random_state : int, seeds the split, the model and the measures.
     n_jobs : threads for the fit and every measure (None: joblib's setting, one thread
         unless a ``joblib.parallel_config`` says otherwise; -1: every core).
@@ -117,9 +122,7 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
     """
     from joblib import parallel_config
 
-    if scoring is not None:
-        raise InputError(f"scoring={scoring!r}: explain scores with the model's own score "
-                         "(accuracy or R²) in this version; leave scoring=None")
+    _check_scoring(scoring)
     steps = Steps(progress)
     names = _methods(methods)
     if pvalues not in (None, "janitza", "altmann"):
@@ -172,6 +175,7 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
             model = clone(model)
     options = Options(methods=tuple(names), test_size=share, seed=random_state,
                       pvalues=pvalues, top_k=top_k, max_rows=max_rows, cv=cv, n_jobs=n_jobs,
+                      scoring=scoring,
                       n_permutations=n_permutations or _measures.DEFAULT_N_PERMUTATIONS)
     with parallel_config(n_jobs=n_jobs) if n_jobs is not None else _nothing():
         report = run_pipeline(data, model, options, steps=steps, source=source,
@@ -322,6 +326,21 @@ def _series(y, name, X) -> pd.Series:
     return y.set_axis(X.index).rename("y" if y.name is None else str(y.name))
 
 
+def _check_scoring(scoring):
+    """None or a scikit-learn scorer name."""
+    if scoring is None:
+        return
+    from sklearn.metrics import get_scorer_names
+
+    if not isinstance(scoring, str) or scoring not in get_scorer_names():
+        import difflib
+
+        close = difflib.get_close_matches(str(scoring), get_scorer_names(), n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise InputError(f"scoring must be None or a scikit-learn scorer name such as "
+                         f"'roc_auc', 'neg_log_loss', 'r2'{hint}; got {scoring!r}")
+
+
 def _kept_place(kept, position: int, row: int) -> int:
     """Where the row given at ``position`` is in the data once the rows whose target is
     missing were left out (``kept``: the positions kept, None for all)."""
@@ -404,7 +423,7 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
     rows = "held-out" if held_out else "training"
     with steps.step(f"Scoring on {len(X_test)} {rows} rows"):
         try:
-            score = score_model(model, X_test, y_test, data.task)
+            score = score_model(model, X_test, y_test, data.task, options.scoring)
         except (ValueError, TypeError) as error:
             raise InputError(f"cannot score the model on this data: "
                              f"{str(error).splitlines()[0]}") from None
@@ -417,6 +436,7 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
     inputs = _measures.Inputs(X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test,
                               random_state=options.seed, cv=options.cv, held_out=held_out,
                               max_rows=options.max_rows, n_jobs=options.n_jobs,
+                              scoring=options.scoring,
                               estimator=None if fitted else clone(model))
     results = _compute_all(model, options.methods, inputs, steps, notes, fitted)
     if options.pvalues:
@@ -425,7 +445,7 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
     pairs = _agreement.agreement(results, top_k) if n_features > 1 else []
     report = Report(source=source, data=data, model=model, model_text=describe_model(model),
                     n_train=0 if fitted else len(X_train), n_test=len(X_test),
-                    score_name=getattr(model, "score_name", None)
+                    score_name=options.scoring or getattr(model, "score_name", None)
                     or ("accuracy" if data.task == "classification" else "R²"),
                     score=score, results=results, notes=notes,
                     fitted_here=not fitted, agreement=pairs, top_k=top_k,
@@ -435,9 +455,10 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
                     else None)
     train_score = None
     if not fitted and held_out:
-        train_score = score_model(model, X_train, y_train, data.task)
+        train_score = score_model(model, X_train, y_train, data.task, options.scoring)
     report.baseline = baseline(model, y_train if given else None, X_test, y_test,
-                               data.task, report.score_name, score) if held_out else None
+                               data.task, report.score_name, score,
+                               options.scoring) if held_out else None
     with steps.step("Checking for identifiers, leakage and correlated features"):
         report.warnings = _verdict.find_warnings(
             report, X_train=X_train if given else X_test,

@@ -196,8 +196,13 @@ def describe_ensemble(ensemble) -> str:
     return f"{trees}, {ensemble.n_features} features, {task}"
 
 
-def score_model(model, X, y, task: str) -> float:
-    """Accuracy or R² on (X, y); works for estimators and loaded tree-format models."""
+def score_model(model, X, y, task: str, scoring: str | None = None) -> float:
+    """The score by ``scoring`` (a scikit-learn scorer name), else the model's own:
+    accuracy or R² on (X, y); works for estimators and loaded tree-format models."""
+    if scoring is not None:
+        from sklearn.metrics import get_scorer
+
+        return float(get_scorer(scoring)(model, X, y))
     if hasattr(model, "score"):
         return float(model.score(X, y))
     from sklearn.metrics import accuracy_score, r2_score
