@@ -138,7 +138,7 @@ def mdi_plus(model, X, y, *, sample_split="loo", alphas=None,
     # its two threads took 10-20 times one thread's time (the user's 50 s).
     with threadpool_limits(limits=1, user_api="blas"):
         for t, tree in enumerate(ensemble.trees):
-            Z, block, stumps, column = _design(tree, X, routed)
+            Z, block, stumps, column, factor = _design(tree, X, routed)
             if Z.shape[1] == 0:
                 continue
             fit_rows = score_rows = None
@@ -147,7 +147,8 @@ def mdi_plus(model, X, y, *, sample_split="loo", alphas=None,
                 score_rows = (np.flatnonzero(bootstrap.counts(t) == 0)
                               if sample_split == "oob" else fit_rows)
             r2, r2_full, alpha, coefficients = _tree_scores(Z, block, Y, alphas, fit_rows,
-                                                            score_rows, ensemble.n_features)
+                                                            score_rows, ensemble.n_features,
+                                                            factor)
             draws.append(r2)
             chosen.append(alpha)
             full.append(r2_full)
@@ -201,26 +202,36 @@ def _design(tree, X, routed):
     w = tree.weighted_n_node_samples
     value_left = -np.sqrt(w[right] / w[left])
     value_right = np.sqrt(w[left] / w[right])
-    path = tree.decision_path(routed).tocsc()
+    # A row's stump values depend only on its leaf: the paths of one row per leaf.
+    _, first_row, leaf_of_row = np.unique(tree.apply(routed), return_index=True,
+                                          return_inverse=True)
+    path = tree.decision_path(routed[first_row]).tocsc()
     through_left = path[:, left].toarray() > 0
     through_right = path[:, right].toarray() > 0
-    phi = through_left * value_left + through_right * value_right
+    phi_leaf = through_left * value_left + through_right * value_right
+    phi = phi_leaf[leaf_of_row]
     features = tree.feature[split]
-    columns, block, source = [], [], []
+    columns, block, source, leaf_columns, raw = [], [], [], [], []
     for k in np.unique(features):
         stumps = phi[:, features == k]
         scale = stumps.std(axis=0).max()
         if scale == 0:
             continue
         columns.append(stumps)
+        leaf_columns.append(phi_leaf[:, features == k])
         block.extend([k] * stumps.shape[1])
         source.extend(np.flatnonzero(features == k))
         raw_scale = X[:, k].std()
         if raw_scale > 0:
             columns.append(X[:, [k]] * (scale / raw_scale))
+            leaf_columns.append(np.zeros((phi_leaf.shape[0], 1)))
+            raw.append(len(block))
             block.append(k)
             source.append(-1)
     Z = np.hstack(columns) if columns else np.empty((X.shape[0], 0))
+    # The same design as leaf values plus raw columns: Z = A[leaf] + R in columns rc.
+    factor = (leaf_of_row, np.hstack(leaf_columns) if leaf_columns else None,
+              Z[:, raw], np.asarray(raw, dtype=np.intp))
     stumps = pd.DataFrame({"node": split, "feature": features, "threshold": tree.threshold[split],
                            "w_left": w[left], "w_right": w[right],
                            "value_left": value_left, "value_right": value_right})
@@ -228,28 +239,44 @@ def _design(tree, X, routed):
     column = np.full(len(split), -1, dtype=np.intp)
     source = np.asarray(source, dtype=np.intp)
     column[source[source >= 0]] = np.flatnonzero(source >= 0)
-    return Z - Z.mean(axis=0), np.asarray(block, dtype=np.intp), stumps, column
+    return Z - Z.mean(axis=0), np.asarray(block, dtype=np.intp), stumps, column, factor
 
 
-def _tree_scores(Z, block, Y, alphas, fit_rows, score_rows, n_features):
+def _tree_scores(Z, block, Y, alphas, fit_rows, score_rows, n_features, factor):
     """Per-feature R^2 of one tree's partial predictions (averaged over Y's columns),
     the full R^2, the penalty (of Y's first column) and the stump coefficients.
 
     The ridge fits come from one eigendecomposition of the centred design's Gram
     matrix, Zc'Zc = V diag(lam) V', and the projections P = Zc V (P = U diag(s) of
     Zc's SVD, lam = s^2): M^-1 = V diag(1 / (lam + alpha)) V' with M = Zc'Zc + alpha I,
-    no division by s. The Gram matrix costs n m^2 / 2 and its decomposition m^3, where
-    the SVD of the n x m design cost several n m^2 (90% of the measure's time)."""
+    no division by s. The design is leaf values plus a few raw columns (``factor``:
+    Zc = (A - a)[leaf] + (R - r) in the raw columns, a and r the fit rows' means), so
+    the Gram matrix, P and M^-1 z_i are products with the leaves' rows (L x m) and the
+    raw columns, gathered per row: O(L m^2 + m^3) where the SVD of the n x m design
+    cost several n m^2 (90% of the measure's time)."""
     loo = fit_rows is None
     Zf, Yf = (Z, Y) if loo else (Z[fit_rows], Y[fit_rows])
     Zs, Ys = (Z, Y) if loo else (Z[score_rows], Y[score_rows])
     n = Zf.shape[0]
     mean_z = Zf.mean(axis=0)
-    centred = Zf - mean_z
-    lam, V = np.linalg.eigh(centred.T @ centred)
+    leaf_of_row, A, R, rc = factor
+    leaf = leaf_of_row if loo else leaf_of_row[fit_rows]
+    R = R if loo else R[fit_rows]
+    weight = np.bincount(leaf, minlength=A.shape[0]).astype(np.float64)
+    A = A - (weight @ A) / n                       # centred on the fit rows
+    R = R - R.mean(axis=0)
+    leaf_sums = np.zeros((A.shape[0], R.shape[1]))
+    np.add.at(leaf_sums, leaf, R)
+    cross = A.T @ leaf_sums                        # (m, r): sum_i (A - a)[leaf_i] (R - r)_i'
+    gram = (A * weight[:, None]).T @ A
+    gram[:, rc] += cross
+    gram[rc, :] += cross.T
+    gram[np.ix_(rc, rc)] += R.T @ R
+    lam, V = np.linalg.eigh(gram)
     lam = np.maximum(lam, 0.0)  # round-off below zero in the null space
-    P = centred @ V
-    P2 = P ** 2
+    AV, RV = A @ V, R @ V[rc]
+    P = AV[leaf] + RV
+    leverages = {}  # per penalty grid use: (n, len(alphas)), the same for every column
     indicator = np.zeros((Z.shape[1], n_features))
     indicator[np.arange(Z.shape[1]), block] = 1.0
     no_block = ~indicator.any(axis=0)
@@ -263,7 +290,7 @@ def _tree_scores(Z, block, Y, alphas, fit_rows, score_rows, n_features):
         y = Yf[:, q]
         mean_y = y.mean()
         Pty = P.T @ (y - mean_y)
-        alpha = _loo_alpha(P, P2, lam, Pty, y - mean_y, alphas)
+        alpha = _loo_alpha(P, AV, R, V[rc], leaf, lam, Pty, y - mean_y, alphas, leverages)
         inverse = 1.0 / (lam + alpha)
         beta = V @ (inverse * Pty)
         intercept = mean_y - mean_z @ beta
@@ -274,11 +301,12 @@ def _tree_scores(Z, block, Y, alphas, fit_rows, score_rows, n_features):
             # zc_i), with c_i = r_i / (1 - h_i) and M^-1 zc_i = V diag(1 / (lam +
             # alpha)) P_i (zc_i lies in Zc's row space).
             if alpha not in per_alpha:
-                h = np.minimum(1.0 / n + P2 @ inverse, MAX_LEVERAGE)
-                M_inv_z = (P * inverse) @ V.T
-                per_alpha[alpha] = (h, M_inv_z, (Zs * M_inv_z) @ indicator,
-                                    (Zs * M_inv_z).sum(axis=1), M_inv_z @ mean_z)
-            h, M_inv_z, moved, moved_full, toward_mean = per_alpha[alpha]
+                h = np.minimum(1.0 / n + (P ** 2) @ inverse, MAX_LEVERAGE)
+                M_inv_z = ((AV * inverse) @ V.T)[leaf] + R @ ((V[rc] * inverse) @ V.T)
+                moved = Zs * M_inv_z
+                per_alpha[alpha] = (h, moved @ indicator, moved.sum(axis=1),
+                                    M_inv_z @ mean_z)
+            h, moved, moved_full, toward_mean = per_alpha[alpha]
             c = (y - intercept - fitted) / (1 - h)
             offset = intercept - c * (1.0 / n - toward_mean)
             partial = (Zs * beta) @ indicator - c[:, None] * moved + offset[:, None]
@@ -297,13 +325,16 @@ def _tree_scores(Z, block, Y, alphas, fit_rows, score_rows, n_features):
     return r2.mean(axis=1), r2_full.mean(), *fits[0]
 
 
-def _loo_alpha(P, P2, lam, Pty, yc, alphas):
+def _loo_alpha(P, AV, R, V_raw, leaf, lam, Pty, yc, alphas, leverages):
     """The penalty of ``alphas`` with the least leave-one-out squared error (the first
     on ties), for ridge with an unpenalised intercept on the centred design whose Gram
-    matrix is V diag(lam) V', P = Zc V."""
+    matrix is V diag(lam) V', P = Zc V = AV[leaf] + R V_raw. ``leverages`` keeps the
+    rows' leverages for every penalty (they do not depend on y)."""
     n = P.shape[0]
     inverse = 1.0 / (lam[:, None] + alphas[None, :])                     # (m, A)
-    fitted = P @ (inverse * Pty[:, None])                                # (n, A)
-    leverage = 1.0 / n + P2 @ inverse
-    errors = (((yc[:, None] - fitted) / (1 - leverage)) ** 2).mean(axis=0)
+    weights = inverse * Pty[:, None]
+    fitted = (AV @ weights)[leaf] + R @ (V_raw @ weights)                # (n, A)
+    if "all" not in leverages:
+        leverages["all"] = 1.0 / n + (P ** 2) @ inverse
+    errors = (((yc[:, None] - fitted) / (1 - leverages["all"])) ** 2).mean(axis=0)
     return float(alphas[int(np.argmin(errors))])
