@@ -4,7 +4,9 @@ the strength of interactions, on every tree model sapwood reads.
 - :func:`partial_dependence` -- PD and ICE (scikit-learn's arguments, grid and Bunch);
   brute force through the trees (the model's own predictions, bit for bit) or
   Friedman's weighted traversal (``method="recursion"``).
-- :func:`ale` -- accumulated local effects (Apley & Zhu), PyALE's conventions.
+- :func:`ale` -- accumulated local effects (Apley & Zhu) of a numeric feature, of a
+  categorical one (its categories ordered by similarity) and the second-order effect of
+  a pair, PyALE's conventions and numbers.
 - :func:`h_statistic` -- Friedman & Popescu's H-statistic, exactly by its definition.
 - :func:`shap_interaction_importance` -- mean |TreeSHAP interaction value| per pair.
 
