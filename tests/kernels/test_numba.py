@@ -363,3 +363,20 @@ def test_a_closure_over_anything_but_a_constant_is_refused():
 
     with pytest.raises(TypeError, match="'values' is ndarray"):
         kernel(reads)
+
+
+@kernel(cache=False)
+def _shifted(x, shift):
+    return x + shift
+
+
+@kernel(cache=False)
+def _shifted_thrice(x):
+    return _shifted(x, 0) + _shifted(x, 1) + _shifted(x, 2)
+
+
+def test_a_kernel_called_with_constant_integers_compiles_one_version():
+    """Numba would type each constant as its own literal type and compile one version
+    of the kernel called per value (``_numba._Kernel.get_call_template``)."""
+    assert _shifted_thrice(1) == 6
+    assert len(_shifted.overloads) == 1

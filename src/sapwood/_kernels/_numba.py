@@ -3,6 +3,27 @@
 Every kernel is compiled with ``cache=True`` (first-call compile time is part of what a
 user waits for, so it is paid once per machine) and ``nogil=True`` (parallel work goes
 through joblib threads, which only overlap if the kernels release the GIL).
+
+What this module adds to Numba applies to sapwood's kernels only, through their own
+dispatcher, compiler and cache classes: Numba's defaults, its implementations and any
+other Numba code in the process compile as they would without sapwood
+(``tests/kernels/test_numba_global_state.py``). In the order of this file:
+
+- the on-disk cache keyed on every kernel file (:class:`_KernelsStamp`), read and written
+  under file locks, a version another process is compiling waited for
+  (:class:`_LockedCache`; ``tests/kernels/test_cache.py``, ``test_numba.py``);
+- the cycle collector paused while a kernel compiles (:func:`_collector_paused`);
+- a kernel called only by kernels compiled to LLVM IR for its callers, without machine
+  code or the wrapper for calls from Python (:class:`_LinkedOnlyLibrary`,
+  :attr:`_Kernel.called_from_python`);
+- two of Numba's passes left out where they change nothing (:class:`_KernelCompiler`);
+- a kernel's flags shown to Numba's implementations as theirs, so that both share one
+  compile of each (:func:`_as_overloads_see_it`, :class:`_CallerFlags`);
+- constant integer arguments typed as integers, one version per kernel
+  (:meth:`_Kernel.get_call_template`);
+- closures' kernels named by their constants (:func:`_named_by_constants`);
+- no C wrapper, no reference counting or forced inlining where asked (:func:`_compile`,
+  :data:`leaf_kernel`, :data:`inline_kernel`).
 """
 
 import contextlib
@@ -179,7 +200,7 @@ def _collector_paused():
     it back on: an inner one finds it off already). A compile makes and drops millions of
     small objects (Numba's IR, types, LLVM IR text), so the collector ran often, and
     every full collection walked all the objects of the process (pandas',
-    scikit-learn's, Numba's): a tenth of a cold demo's compiling. Paused, it collects
+    scikit-learn's, Numba's), a large part of a first run's compiling. Paused, it collects
     what the compile left once, when it is back on. (Paused for the whole process:
     another thread's cycles wait too, for the seconds a compile takes; the compiles
     themselves hold Numba's compiler lock, one thread at a time. A caller who turned it
@@ -202,7 +223,7 @@ class _LinkedOnlyLibrary(JITCodeLibrary):
     level of a call tree redid the whole tree below it. This library's module gets only
     Numba's per-function passes; the module-wide optimisation (inlining and the rest)
     runs once, in the module of the kernel called from Python, which is also the only
-    one turned into machine code (a cold fit's LLVM time: 12.0 -> 6.7 s). Its cache
+    one turned into machine code (LLVM's share of a first fit nearly halves). Its cache
     entries hold the module (LLVM bitcode) instead of machine code."""
 
     def _optimize_final_module(self):
@@ -266,8 +287,7 @@ class _KernelCompiler(compiler.Compiler):
             # arrays) into one loop, and index records by string literals: kernels do
             # neither (they loop; ``tests/kernels/test_numba.py`` shows an array
             # expression still computes the same without it), but the pass computed
-            # every variable's lifetime in each kernel to look, 2.5% of a cold demo's
-            # compiling.
+            # every variable's lifetime in each kernel to look.
             _without(pipeline, typed_passes.NopythonRewrites)
             if not _defines_functions(self.state.func_id.func):
                 _without(pipeline, untyped_passes.InlineClosureLikes)
@@ -278,7 +298,7 @@ def _defines_functions(function):
     """Whether ``function``'s code makes functions of its own (a closure, a lambda, a
     comprehension): what Numba's ``InlineClosureLikes`` pass inlines. For any other
     kernel the pass changes nothing but still rebuilt the IR's control flow and
-    liveness, 3% of a cold demo's compiling."""
+    liveness."""
     return any(isinstance(constant, CodeType) for constant in function.__code__.co_consts)
 
 
@@ -312,7 +332,7 @@ class _CallerFlags(compiler.Flags):
 
     Numba looks up an implementation by the caller's flags at every typing of a call
     to a NumPy function, and compares flags by all of their values, defaults included:
-    4% of a first fit's compiling. A kernel's, with every option set
+    a noticeable part of a first fit's compiling. A kernel's, with every option set
     (:func:`_as_overloads_see_it`), compare by the values set, which are all of them;
     the hash, Numba's, is that of the option names (the same for all flags)."""
 
@@ -348,7 +368,7 @@ class _Kernel(_Dispatcher):
     called from another with a constant integer (``rand_int(0, n, rng)``,
     ``route_rows(0, ...)``) is typed with ``int64``, not
     ``Literal[int](0)``: Numba compiles one version per literal value otherwise, and a
-    first run compiled up to five versions of one kernel (issue 20, item 3). A value
+    first run compiled up to five versions of one kernel. A value
     known at compile time changes which code is compiled, never what it computes.
     Constant booleans keep their literal type, at most two versions each, but Numba
     types and compiles both paths of a branch on one (LLVM drops the other at the end):
@@ -427,8 +447,8 @@ def _compile(function, settings):
     function = _named_by_constants(function)
     options = {name: value for name, value in settings.items() if name != "cache"}
     # Numba also compiles a C wrapper of every function, for passing it as a
-    # first-class function value, which sapwood never does: 3-4% of a cold fit's
-    # compiling (issue 20, item 3).
+    # first-class function value, which sapwood never does (its kernels only: Numba's
+    # own implementations keep Numba's defaults).
     options.update(nopython=True, boundscheck=options.get("boundscheck"),  # as njit
                    no_cpython_wrapper=True,  # see _Kernel.called_from_python
                    no_cfunc_wrapper=True)
@@ -452,9 +472,9 @@ def kernel(function=None, **options):
 # reference counting (``_nrt=False``, an option Numba accepts and uses in its own tests;
 # pyproject.toml caps numba at the versions tested with it): with it, every array a
 # kernel receives, unpacks from a tuple or slices costs an atomic increment and
-# decrement of its reference count, a third of the fit of a deep tree (D2, 160,000
-# nodes; measured with perf). Such a kernel must not allocate (it cannot: compilation
-# fails), must not return an array, and must only call kernels that return no array
+# decrement of its reference count, a large part of the fit of a deep tree. Such a
+# kernel must not allocate (it cannot: compilation fails), must not return an array,
+# and must only call kernels that return no array
 # (the arrays it sees are owned by its callers). A kernel compiled from another
 # inherits its caller's setting unless it sets its own, so the kernels that allocate
 # and are called from leaf kernels say so explicitly.
@@ -462,13 +482,12 @@ leaf_kernel = kernel(_nrt=False)
 allocating_kernel = kernel(_nrt=True)
 
 
-
 # Kernels inlined into their callers by Numba (its own ``inline="always"``) instead of
 # compiled on their own: a kernel that branches on a value its callers fix at compile
 # time (the grower's criterion, see ``_criteria.Criterion``). Numba drops the branches
 # a constant rules out only inside one function, so the constant reaches the kernel by
-# inlining, and the other branches, and the kernels they call, are never compiled
-# (issue 20, item 3). Inlining costs compile time of its own (the kernel is copied and
-# typed again at every call): only such kernels are inlined. Called from Python, one
+# inlining, and the other branches, and the kernels they call, are never compiled.
+# Inlining costs compile time of its own (the kernel is copied and typed again at
+# every call): only such kernels are inlined. Called from Python, one
 # compiles as a leaf kernel.
 inline_kernel = kernel(_nrt=False, inline="always")
