@@ -240,3 +240,30 @@ def test_an_unknown_scorer_is_named():
     X = pd.DataFrame({"a": range(40)})
     with pytest.raises(ValueError, match="did you mean roc_auc"):
         sapwood.explain(X, [0, 1] * 20, scoring="roc_aux")
+
+
+def test_a_rare_event_model_with_skill_is_judged_by_roc_auc():
+    # 3% positives: accuracy barely beats always "no", ROC AUC shows the skill.
+    rng = np.random.default_rng(7)
+    X = pd.DataFrame({"balance": rng.normal(size=4000), "noise": rng.normal(size=4000)})
+    y = pd.Series((X["balance"] + rng.normal(scale=0.4, size=4000) > 2.3).astype(int),
+                  name="y")
+    report = sapwood.explain(X, y, methods="permutation")
+    assert report.baseline.test == "roc_auc" and report.baseline.beaten is True
+    assert "balance" in report.verdict.relies_on
+
+
+def test_delong_is_the_auc_and_its_variance():
+    from sklearn.metrics import roc_auc_score
+
+    from sapwood.report._baseline import _delong
+
+    rng = np.random.default_rng(8)
+    positives, negatives = rng.normal(1, 1, 60), rng.normal(0, 1, 90).round(1)
+    auc, variance = _delong(positives, negatives)
+    truth = np.r_[np.ones(60), np.zeros(90)]
+    assert auc == pytest.approx(roc_auc_score(truth, np.r_[positives, negatives]))
+    # The variance against the spread of the AUC over many such samples.
+    draws = [roc_auc_score(truth, np.r_[rng.normal(1, 1, 60), rng.normal(0, 1, 90)])
+             for _ in range(400)]
+    assert variance == pytest.approx(np.var(draws), rel=0.35)

@@ -34,6 +34,9 @@ class Baseline:
     score: float
     low: float | None = None
     high: float | None = None
+    # What the skill test compared: the score itself, or (a binary classifier scored by
+    # accuracy) ROC AUC against a constant's 0.5.
+    test: str = "score"
 
     @property
     def beaten(self) -> bool | None:
@@ -42,7 +45,7 @@ class Baseline:
 
     def to_dict(self) -> dict:
         return {"score": self.score, "gain_low": self.low, "gain_high": self.high,
-                "beaten": self.beaten}
+                "beaten": self.beaten, "test": self.test}
 
 
 def baseline(model, y_train, X_test, y_test, task: str, score_name: str, score: float,
@@ -58,6 +61,10 @@ def baseline(model, y_train, X_test, y_test, task: str, score_name: str, score: 
         return Baseline(0.5)
     kind = scoring or ("accuracy" if task == "classification" else "r2")
     try:
+        if scoring is None and task == "classification" and len(np.unique(y_test)) == 2:
+            found = _auc_skill(model, reference, X_test, y_test)
+            if found is not None:
+                return found
         if kind in ("neg_log_loss",):
             gain, value = _log_loss_gain(model, reference, X_test, y_test)
         elif task == "classification":
@@ -70,6 +77,48 @@ def baseline(model, y_train, X_test, y_test, task: str, score_name: str, score: 
         return None if value is None else Baseline(value)
     low, high = t_interval(np.array([gain.mean()]), np.array([gain.std(ddof=1)]), len(gain))
     return Baseline(value, float(low[0]), float(high[0]))
+
+
+def _auc_skill(model, reference, X_test, y_test) -> Baseline | None:
+    """A binary classifier's skill by ROC AUC, which a constant cannot win (0.5) and a
+    rare class does not hide as it hides in accuracy (97% for always "no" on 3%
+    positives): the 95% interval of AUC - 0.5 from DeLong's variance. The constant's
+    score shown is its accuracy, the model's score."""
+    predict_proba = getattr(model, "predict_proba", None)
+    if predict_proba is None:
+        return None
+    classes = [str(c) for c in getattr(model, "classes_", [])]
+    truth = _labels(y_test)
+    if len(classes) != 2 or not set(truth) <= set(classes):
+        return None
+    scores = np.asarray(predict_proba(X_test), dtype=np.float64)[:, 1]
+    positive = truth == classes[1]
+    auc, variance = _delong(scores[positive], scores[~positive])
+    values, counts = np.unique(_labels(reference), return_counts=True)
+    constant = float(np.mean(truth == values[np.argmax(counts)]))
+    half = float(t_ppf(len(truth) - 1) * np.sqrt(variance))
+    return Baseline(constant, auc - 0.5 - half, auc - 0.5 + half, test="roc_auc")
+
+
+def t_ppf(dof: int) -> float:
+    from scipy import stats
+
+    return float(stats.t.ppf(0.975, max(dof, 1)))
+
+
+def _delong(positives, negatives):
+    """ROC AUC and DeLong's variance of it (DeLong et al. 1988)."""
+    from scipy.stats import rankdata
+
+    m, n = len(positives), len(negatives)
+    if m < 2 or n < 2:
+        return 0.5, np.inf
+    both = rankdata(np.concatenate([positives, negatives]))
+    own_positive, own_negative = rankdata(positives), rankdata(negatives)
+    v10 = (both[:m] - own_positive) / n          # each positive's share of negatives below
+    v01 = 1.0 - (both[m:] - own_negative) / m    # each negative's share of positives above
+    auc = float(v10.mean())
+    return auc, float(v10.var(ddof=1) / m + v01.var(ddof=1) / n)
 
 
 def _accuracy_gain(model, reference, X_test, y_test, kind, score):
@@ -151,8 +200,10 @@ def baseline_warning(found: Baseline | None, score_name: str, score: float,
         message=(f"The model is not significantly better than a constant model on the "
                  f"{n_test:,} held-out rows: held-out {score_name} {score:.3f} against "
                  f"{found.score:.3f} for a constant model fit on the training rows "
-                 f"(95% interval "
-                 f"of the model's gain per row: {found.low:.3g} to {found.high:.3g}). It "
+                 + (f"(95% interval of ROC AUC - 0.5, DeLong's: {found.low:.3g} to "
+                    f"{found.high:.3g}). " if found.test == "roc_auc" else
+                    f"(95% interval of the model's gain per row: {found.low:.3g} to "
+                    f"{found.high:.3g}). ") + "It "
                  "has no skill to explain, so the verdict relies on nothing; the "
                  "importances describe noise."),
         details={"baseline_score": found.score, "score": score, "gain_low": found.low,
