@@ -49,7 +49,7 @@ from .._sklearn_compat import (
     _fit_context,
 )
 from .._version import __version__
-from ._grow import column_facts, grow_tree
+from ._grow import column_facts, grow_tree, release_free_memory
 from ._inputs import check_rows, reject_infinity, validate_predict_input
 from ._losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES, make_loss
 from ._tree import BaseDecisionTree, DecisionTreeRegressor
@@ -226,6 +226,7 @@ class BaseGradientBoosting(BaseEstimator):
                 self.oob_scores_ = self.oob_scores_[:n_stages]
                 self.oob_score_ = self.oob_scores_[-1]
         self.n_estimators_ = n_stages
+        release_free_memory()
         return self
 
     def _fit_stages(self, X, y, raw, sample_weight, X_val, y_val, w_val, begin, monitor):

@@ -50,7 +50,7 @@ from .._sklearn_compat import (
     _fit_context,
 )
 from .._version import __version__
-from ._grow import column_facts, grow_tree
+from ._grow import column_facts, grow_tree, release_free_memory
 from ._inputs import check_rows, reject_infinity, validate_predict_input
 from ._parallel import resolve_n_jobs
 from ._tree import BaseDecisionTree, DecisionTreeClassifier, DecisionTreeRegressor
@@ -225,6 +225,7 @@ class BaseForest(MultiOutputMixin, BaseEstimator):
             trees = list(counted(grown, steps))
         for seed, tree in zip(seeds, trees, strict=True):
             self.estimators_.append(self._fitted_tree(seed, tree, template))
+        release_free_memory()
 
     def _fitted_tree(self, seed, tree_arrays, template):
         """A fitted sapwood decision tree holding ``tree_arrays`` (as if fit on encoded y)."""

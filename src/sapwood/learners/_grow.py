@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .._format import TreeArrays
@@ -103,3 +105,32 @@ def count_tied_pairs(X_columns):
         ordered = np.sort(column)
         counts[f] = np.count_nonzero(ordered[1:] == ordered[:-1])
     return counts
+
+
+def release_free_memory():
+    """Give the memory the fit's temporary buffers freed back to the system.
+
+    A fit allocates and frees many buffers of a few megabytes per tree (the grower's
+    node arrays as they double, its sort workspace, the bootstrap counts), from every
+    thread that grows trees. glibc's allocator keeps such freed memory in each thread's
+    arena (after the first large frees it raises its mmap and trim thresholds up to 32
+    and 64 MiB), so a fitted forest held 0.13 GB above its node arrays (20 trees on
+    300,000 x 20 rows, issue 44). ``malloc_trim(0)`` returns the free pages of every
+    arena; the fitted arrays are not touched. A no-op where the C library has no
+    ``malloc_trim`` (macOS, Windows, musl)."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim():
+    import ctypes
+
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError, TypeError):
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    return trim

@@ -37,7 +37,7 @@ from .._sklearn_compat import (
     _fit_context,
 )
 from .._version import __version__
-from ._grow import INT32_MAX, column_facts, grow_tree
+from ._grow import INT32_MAX, column_facts, grow_tree, release_free_memory
 from ._inputs import check_rows, reject_infinity, validate_predict_input
 
 __all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor"]
@@ -157,6 +157,7 @@ class BaseDecisionTree(MultiOutputMixin, BaseEstimator):
             X, y_encoded, sample_weight, criterion=self._criterion_name(y), n_classes=n_classes,
             seed=random_state.randint(0, RAND_R_MAX), has_missing=has_missing,
             tied_pairs=tied_pairs, **options)
+        release_free_memory()
         return self
 
     def _criterion_name(self, y):
