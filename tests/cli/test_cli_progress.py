@@ -52,12 +52,18 @@ def test_progress_on_a_terminal(terminal, csv, capsys):
 
 
 @pytest.mark.parametrize("flag", ["--quiet", "--json"])
-def test_no_progress_with_quiet_or_json(terminal, csv, flag, capsys):
+@pytest.fixture
+def cached(monkeypatch):
+    """The kernels in Numba's cache (else a note says they were compiled)."""
+    monkeypatch.setattr(_commands, "uncompiled", lambda methods: [])
+
+
+def test_no_progress_with_quiet_or_json(terminal, csv, flag, capsys, cached):
     assert main(["explain", str(csv), "--target", "y", "--model", "tree", flag]) == 0
     assert terminal.getvalue() == ""
 
 
-def test_no_progress_when_stderr_is_not_a_terminal(csv, capsys):
+def test_no_progress_when_stderr_is_not_a_terminal(csv, capsys, cached):
     assert main(["explain", str(csv), "--target", "y", "--model", "tree"]) == 0
     assert capsys.readouterr().err == ""
 
