@@ -51,13 +51,13 @@ def test_progress_on_a_terminal(terminal, csv, capsys):
     assert out.startswith(f"Data: {csv}: 80 rows")
 
 
-@pytest.mark.parametrize("flag", ["--quiet", "--json"])
 @pytest.fixture
 def cached(monkeypatch):
     """The kernels in Numba's cache (else a note says they were compiled)."""
     monkeypatch.setattr(_commands, "uncompiled", lambda methods: [])
 
 
+@pytest.mark.parametrize("flag", ["--quiet", "--json"])
 def test_no_progress_with_quiet_or_json(terminal, csv, flag, capsys, cached):
     assert main(["explain", str(csv), "--target", "y", "--model", "tree", flag]) == 0
     assert terminal.getvalue() == ""
