@@ -267,3 +267,18 @@ def test_delong_is_the_auc_and_its_variance():
     draws = [roc_auc_score(truth, np.r_[rng.normal(1, 1, 60), rng.normal(0, 1, 90)])
              for _ in range(400)]
     assert variance == pytest.approx(np.var(draws), rel=0.35)
+
+
+def test_one_name_per_measure_everywhere(table):
+    # The command line's names are the names compare and the selectors take; the long
+    # names stay as aliases with their own settings.
+    from sapwood.importance import MEASURES, compare
+
+    X, y = table
+    forest = sapwood.RandomForestClassifier(n_estimators=10, random_state=0).fit(X, y)
+    frame = compare(forest, X, y, methods=("shap", "tree_shap", "oob", "oob_permutation"),
+                    random_state=0)
+    assert {"shap", "tree_shap", "oob", "oob_permutation"} <= set(frame["method"]) | set(
+        frame.columns)
+    for name, measure in MEASURES.items():
+        assert name in measure.names
