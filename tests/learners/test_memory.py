@@ -90,3 +90,20 @@ def test_grown_arrays_hold_no_spare_capacity():
             if isinstance(array, np.ndarray) and array.ndim and array.shape[0]:
                 assert array.shape[0] == tree.node_count
                 assert _kept_bytes(array) == array.nbytes
+
+
+def test_fit_returns_freed_buffers_to_the_system():
+    """The fit's freed buffers are handed back (glibc's ``malloc_trim``) without touching
+    the model: calling it again changes no array of a fitted forest."""
+    import platform
+
+    from sapwood.learners._grow import _malloc_trim, release_free_memory
+
+    if platform.libc_ver()[0] == "glibc":
+        assert _malloc_trim() is not None
+    X, y = _data(False)
+    forest = learners.RandomForestRegressor(n_estimators=2, random_state=0).fit(X, y)
+    before = [tree.tree_.threshold.copy() for tree in forest.estimators_]
+    release_free_memory()
+    for tree, threshold in zip(forest.estimators_, before, strict=True):
+        np.testing.assert_array_equal(tree.tree_.threshold, threshold)
