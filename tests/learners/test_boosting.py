@@ -175,10 +175,9 @@ def test_loss_kernels_are_bit_identical_to_scikit_learn():
     binomial = HalfBinomialLoss()
     np.testing.assert_array_equal(_losses.binomial_gradient(y, raw), binomial.gradient(y, raw))
     np.testing.assert_array_equal(_losses.binomial_loss(y, raw), binomial.loss(y, raw))
-    # numpy's own exp is not the C library's: the reason these kernels exist
-    e = np.exp(-raw[raw > -37])
-    assert not np.array_equal(((1 - y[raw > -37]) - y[raw > -37] * e) / (1 + e),
-                              binomial.gradient(y, raw)[raw > -37])
+    # These kernels call the C library's exp, as scikit-learn's Cython does: numpy's own
+    # exp differs from it in the last bit on processors where numpy dispatches a SIMD
+    # version (not on every host, so that is not asserted here).
     np.testing.assert_array_equal(_losses.exponential_gradient(y, raw / 4),
                                   ExponentialLoss().gradient(y, raw / 4))
     R = rng.normal(0, 5, (20000, 4))
