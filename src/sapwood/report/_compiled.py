@@ -16,6 +16,7 @@ PROBES = {
     "ufi": ("sapwood._kernels._traverse", "decision_path_tree"),
     "conditional": ("sapwood._kernels._conditional", "conditional_tree_permutation"),
     "shap": ("sapwood._kernels._shap", "shap_tables"),
+    "sage": ("sapwood._kernels._sage", "coalition_totals"),
 }
 
 
