@@ -58,6 +58,7 @@ def test_the_strongest_interaction_is_the_planted_one(computed):
         assert pair["H"] == pytest.approx(np.sqrt(pair["H2"]))
         assert pair["H_low"] <= pair["H_high"]
         assert pair["shap"] is not None and pair["shap"] >= 0
+        assert pair["shap_skipped"] is None
         assert pair["rows"] <= 300
     # mean |SHAP interaction| is in the output's units (the steep x3, x4 pair can lead
     # it: sapwood.effects.shap_interaction_importance says why); it is there for each.
@@ -142,7 +143,7 @@ def test_the_html_has_the_pictures_table_and_note(report, computed):
 def test_terminal_lines_are_few_and_name_the_strongest_pair(computed):
     lines = effects_lines(computed)
     assert 2 <= len(lines) <= 6
-    assert "x1 × x2: H" in lines[1]
+    assert "x1 × x2: H" in lines[1] and "held-out rows" in lines[0]
     assert any("PDP extrapolates" in line for line in lines)
     assert effects_lines({"effects": [], "interactions": []}) == []
 
@@ -161,3 +162,26 @@ def test_defaults_top_three_and_a_multiclass_model():
     assert {tuple(p["features"]) for p in computed["interactions"]}
     json.dumps(computed, allow_nan=False)
     assert effects_html(report, computed).count("<img") == 2
+
+
+def test_shap_interactions_too_costly_are_left_out_with_the_reason(report, monkeypatch):
+    from sapwood.report import _effects
+
+    monkeypatch.setattr(_effects, "SHAP_BUDGET", 1.0)
+    computed = effects(report, n_features=2, n_pairs=1)
+    (pair,) = computed["interactions"]
+    assert pair["shap"] is None and "too long" in pair["shap_skipped"]
+    page = effects_html(report, computed)
+    assert "not computed" in page and page.count("<img") == 2
+    json.dumps(computed, allow_nan=False)
+
+
+def test_without_held_out_rows_the_curves_use_every_row_and_say_so():
+    X, y = _table(n=200, seed=5)
+    report = sapwood.explain(X, y, model="tree", test_size=0, random_state=0,
+                             methods=["permutation"])
+    assert report.held_out_index is None
+    computed = effects(report, n_features=1, n_pairs=1)
+    assert computed["effects"][0]["rows"] == 200
+    assert not computed["effects"][0]["held_out"]
+    assert "none held out" in effects_lines(computed)[0]

@@ -47,6 +47,10 @@ N_BOOTSTRAP = 200
 # A PD-ALE difference below this share of the curves' range is not reported.
 MATERIAL = 0.1
 LEVEL = 0.95
+# TreeSHAP interaction values cost, per tree, about sum over leaves of d^2 2^(d-2)
+# (tables; d the distinct features on the leaf's path) plus d^2 per row and leaf: past
+# this many units (a few seconds on one core) they are left out, with the reason.
+SHAP_BUDGET = 1.5e9
 
 
 def effects(report, *, n_features=3, n_pairs=5, max_rows=MAX_ROWS, h_rows=H_ROWS,
@@ -82,13 +86,14 @@ def effects(report, *, n_features=3, n_pairs=5, max_rows=MAX_ROWS, h_rows=H_ROWS
     ``categories`` instead of ``edges``, in the order its ALE found by similarity; None
     with ``ale_skipped`` saying why), ``difference`` (``max_abs``, ``at``, ``range``,
     ``beyond_intervals``: see the module docstring; None without a numeric ALE),
-    ``correlated_with`` (its correlated group's other features) and ``note`` (the
-    extrapolation note, or None).
+    ``correlated_with`` (its correlated group's other features), ``note`` (the
+    extrapolation note, or None) and ``held_out`` (whether the rows were held out).
 
     ``interactions``: one dict per pair, strongest first by H: ``features`` (two
     names), ``H2``, ``H``, ``H_low``, ``H_high`` (bootstrap percentile interval),
     ``shap`` (mean |TreeSHAP interaction|, None where TreeSHAP has no interaction
-    values for the model), ``shap_low``, ``shap_high``, ``rows``.
+    values for the model or they would take too long: ``shap_skipped`` says which),
+    ``shap_low``, ``shap_high``, ``rows``, ``held_out``.
     """
     from ..effects import ale, h_statistic, partial_dependence
     from ..effects._engine import read_model
@@ -112,6 +117,9 @@ def effects(report, *, n_features=3, n_pairs=5, max_rows=MAX_ROWS, h_rows=H_ROWS
     pair_features = candidates[:k]
     interactions = _interactions(model, rows.iloc[:h_rows], pair_features, n_pairs,
                                  n_bootstrap, report.seed, h_statistic)
+    held_out = report.held_out_index is not None
+    for entry in curves + interactions:
+        entry["held_out"] = held_out
     return _strict({"effects": curves, "interactions": interactions})
 
 
@@ -273,7 +281,7 @@ def _interactions(model, rows, features, n_pairs, n_bootstrap, seed, h_statistic
     table = h_statistic(model, rows, pairs=pairs, features=features, n_bootstrap=n_bootstrap,
                         random_state=seed)
     table = table[table["kind"] == "pair"].head(n_pairs)
-    shap = _shap_interactions(model, rows)
+    shap, reason = _shap_interactions(model, rows)
     out = []
     for row in table.itertuples(index=False):
         pair = tuple(str(f) for f in row.features)
@@ -283,22 +291,50 @@ def _interactions(model, rows, features, n_pairs, n_bootstrap, seed, h_statistic
                     "shap": None if strength is None else strength[0],
                     "shap_low": None if strength is None else strength[1],
                     "shap_high": None if strength is None else strength[2],
-                    "rows": len(rows)})
+                    "shap_skipped": reason, "rows": len(rows)})
     return out
 
 
 def _shap_interactions(model, rows):
-    """Pair -> (mean |SHAP interaction|, low, high), or None where TreeSHAP has no
-    interaction values for the model."""
+    """Pair -> (mean |SHAP interaction|, low, high), and None; or None and the reason
+    where TreeSHAP has no interaction values for the model or they would take too long
+    (:data:`SHAP_BUDGET`)."""
     from ..effects import shap_interaction_importance
+    from ..effects._engine import read_model
 
+    cost = _shap_cost(read_model(model, "effects"), len(rows))
+    if cost > SHAP_BUDGET:
+        return None, ("the trees' paths are too long (many distinct features) for TreeSHAP "
+                      "interaction values in reasonable time")
     try:
         table = shap_interaction_importance(model, rows)
-    except (TypeError, ValueError, NotImplementedError):
-        return None
+    except (TypeError, ValueError, NotImplementedError) as error:
+        return None, str(error).split("\n")[0]
     return {frozenset(str(f) for f in row.features):
             (float(row.mean_abs_interaction), float(row.low), float(row.high))
-            for row in table.itertuples(index=False)}
+            for row in table.itertuples(index=False)}, None
+
+
+def _shap_cost(ensemble, n_rows) -> float:
+    """The work of TreeSHAP interaction values, in table entries: per leaf with ``d``
+    distinct features on its path, ``d^2 2^(d-2)`` once and ``d^2`` per row."""
+    total = 0.0
+    for tree in ensemble.trees:
+        left, right, feature = tree.children_left, tree.children_right, tree.feature
+        stack = [(0, frozenset())]
+        while stack:
+            node, seen = stack.pop()
+            if left[node] == -1:
+                d = len(seen)
+                if d > 1:
+                    total += d * d * (2.0 ** (d - 2) + n_rows)
+                continue
+            seen = seen | {int(feature[node])}
+            stack.append((int(left[node]), seen))
+            stack.append((int(right[node]), seen))
+        if total > SHAP_BUDGET:
+            break
+    return total
 
 
 def _label(value, labels):
@@ -335,7 +371,7 @@ def effects_lines(computed) -> list:
     pairs = computed.get("interactions") or []
     if pairs:
         lines.append(f"Strongest interactions (Friedman's H: 0 none, 1 all interaction; "
-                     f"{pairs[0]['rows']} held-out rows):")
+                     f"{_rows(pairs[0])}):")
         for pair in pairs[:3]:
             text = (f"  {' × '.join(shorten(f, 30) for f in pair['features'])}: H "
                     f"{_number(pair['H'])} ({_number(pair['H_low'])}-"
@@ -352,6 +388,12 @@ def effects_lines(computed) -> list:
     return lines[:6]
 
 
+def _rows(entry) -> str:
+    if entry.get("held_out", True):
+        return f"{entry['rows']} held-out rows"
+    return f"{entry['rows']} rows, none held out"
+
+
 def _number(value):
     return "?" if value is None else f"{value:.2f}"
 
@@ -361,8 +403,10 @@ def effects_html(report, computed) -> str:
     95% band (inline PNG), the interactions chart and table, and the notes."""
     from ._html import _img, _png
 
-    parts = ["<p>How the model's prediction moves with each top feature, on "
-             "held-out rows. Left: partial dependence (red) with each row's ICE curve "
+    entries = computed.get("effects") or []
+    where = _rows(entries[0]) if entries else "held-out rows"
+    parts = [f"<p>How the model's prediction moves with each top feature, on {where}. "
+             "Left: partial dependence (red) with each row's ICE curve "
              "(blue: the prediction as the feature alone changes). Right: accumulated "
              "local effects (ALE), which change each row's feature only within its own "
              "quantile bin, with 95% intervals; unlike the PD it never asks the model "
@@ -381,9 +425,12 @@ def effects_html(report, computed) -> str:
     if pairs:
         parts.append("<h3>Interactions</h3><p>Friedman's H: the share of a pair's joint "
                      "partial dependence that is not the sum of the two features' own "
-                     f"(0: none; 1: all interaction), on {pairs[0]['rows']} held-out rows, "
+                     f"(0: none; 1: all interaction), on {_rows(pairs[0])}, "
                      "with 95% bootstrap intervals; and the mean |TreeSHAP interaction "
                      "value| of the pair, in the model's raw output.</p>")
+        if pairs[0].get("shap_skipped"):
+            parts.append(f"<p class='note'>Mean |SHAP interaction| not computed: "
+                         f"{_e(pairs[0]['shap_skipped'])}.</p>")
         parts.append(_img(_png(_interaction_figure(pairs)), "interaction strengths"))
         parts.append(_pair_table(pairs))
     return "\n".join(parts)
