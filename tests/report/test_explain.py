@@ -282,3 +282,20 @@ def test_one_name_per_measure_everywhere(table):
         frame.columns)
     for name, measure in MEASURES.items():
         assert name in measure.names
+
+
+def test_effects_reach_the_json_the_html_and_the_screen(table, tmp_path):
+    X, y = table
+    report = sapwood.explain(X.iloc[:300], y.iloc[:300], methods="permutation",
+                             model=sapwood.RandomForestClassifier(n_estimators=20),
+                             effects=True)
+    document = json.loads(report.to_json())
+    assert document["effects"] and document["interactions"]
+    assert [e["feature"] for e in document["effects"]] == [
+        f for f in report.verdict.order
+        if f in {e["feature"] for e in document["effects"]}]
+    strongest = document["interactions"][0]
+    assert set(strongest) >= {"features", "H2", "H"}
+    assert "Strongest interactions" in report.to_text(width=100)
+    page = report.to_html(tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "<summary>Effects and interactions</summary>" in page

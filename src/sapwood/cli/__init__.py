@@ -220,6 +220,11 @@ def build_parser() -> argparse.ArgumentParser:
                               "row under the header; repeat for more rows): its base value "
                               "and each feature's value and TreeSHAP contribution, largest "
                               "first; the report shows its waterfall")
+    explain.add_argument("--effects", action="store_true",
+                         help="also show how the top features matter (partial dependence "
+                              "with ICE, ALE) and their strongest interactions (Friedman's "
+                              "H, mean |SHAP interaction|): a line each here, the pictures "
+                              "in --report, the curves in --json")
     explain.add_argument("--select", choices=SELECTORS, default=None,
                          help="also select features with a controlled false discovery "
                               "rate: knockoffs refits the model on the training rows with "

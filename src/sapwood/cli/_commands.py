@@ -213,6 +213,7 @@ def explain(args) -> int:
                                random_state=args.seed)
         settings.update(model=name, test_size=args.test_size, task=args.task)
     report = _explain(args, ui, X, y, rows=positions, select=args.select, fdr=args.fdr,
+                      effects=args.effects,
                       source=str(args.data), **settings)
     return _finish(report, args, ui, f"sapwood: what drives {args.target!r} in {args.data}")
 

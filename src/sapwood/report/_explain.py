@@ -61,7 +61,7 @@ class Options:
 def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, test_size=None,
             scoring=None, random_state=0, n_jobs=None, progress=False, task="auto",
             pvalues=None, n_permutations=None, cv=None, top_k=None, max_rows="auto",
-            rows=(), select=None, fdr=None, source=None) -> Report:
+            rows=(), select=None, fdr=None, effects=False, source=None) -> Report:
     """Which features a tree model relies on, concluded on held-out rows.
 
     The library's form of ``sapwood explain``: fit (or read) the model, score it on rows
@@ -109,6 +109,9 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         (``"auto"``, an int, or None for all).
     rows : positions of X (0 = its first row) whose predictions to explain with TreeSHAP.
     select : None or ``"knockoffs"`` (model-X knockoff selection at ``fdr``, default 0.1).
+    effects : also compute how the top features matter (partial dependence with ICE, ALE)
+        and their strongest interactions (Friedman's H, mean |SHAP interaction|), on the
+        held-out rows (:attr:`Report.effects`).
     source : how the report names the data (a file name), if at all.
 
     Returns
@@ -185,6 +188,11 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
 
             with steps.step(f"Explaining {len(rows)} row(s) with TreeSHAP"):
                 report.rows = explain_rows(report, places)
+        if effects:
+            from ._effects import effects as compute_effects
+
+            with steps.step("Computing the top features' effects and interactions"):
+                report.effects = compute_effects(report)
         if select is not None:
             from ._selection import DEFAULT_FDR
             from ._selection import select as knockoffs

@@ -175,6 +175,11 @@ def _details(run, charts: bool) -> list:
         if line:
             body += f"<p class='note'>{_e(line)}</p>"
         sections.append((f"measure-{index}", measure_title(run, name), body))
+    if charts and run.effects:
+        from ._effects import effects_html
+
+        sections.append(("effects", "Effects and interactions",
+                         effects_html(run, run.effects)))
     if charts:
         shap = _shap_section(run)
         if shap:

@@ -55,7 +55,10 @@ class Report:
     held_out_index: object = None  # the held-out rows' labels in data.X.index
     rows: list = field(default_factory=list)  # explain(rows=...): RowExplanation each
     selection: object = None
-    baseline: float | None = None  # the held-out score of a constant model
+    baseline: object = None  # the constant model's held-out score (_baseline.Baseline)
+    # explain(effects=True): the top features' PD / ICE and ALE curves and the strongest
+    # interactions ({"effects": [...], "interactions": [...]}, JSON-ready)
+    effects: dict | None = None
 
     @property
     def task(self) -> str:

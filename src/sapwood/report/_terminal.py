@@ -213,6 +213,11 @@ def print_report(run, console, details: bool = False, hint: str | None = None):
             console.print(visible(sentence), markup=False, highlight=False)
     if not run.warnings:
         console.print("No warnings.", markup=False, highlight=False)
+    if run.effects:
+        from ._effects import effects_lines
+
+        for line in effects_lines(run.effects):
+            console.print(visible(line), markup=False, highlight=False)
     if run.selection is not None:
         _print_selection(run.selection, console)
     print_rows(run.rows, run.source, console)
@@ -475,6 +480,8 @@ def report_to_json(run) -> str:
         "rows": rows_to_json(run.rows),
         "selection": None if run.selection is None else _selection_json(run.selection),
     }
+    if run.effects:
+        document.update(run.effects)  # "effects" and "interactions"
     if run.truth is not None:
         document["truth"] = run.truth
     # Strict JSON: a value that is not a finite number is null (the notes say which).
