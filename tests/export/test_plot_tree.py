@@ -112,6 +112,7 @@ def test_every_picture_has_one_public_home():
 
     assert set(sapwood.plotting.__all__) == {"plot_compare", "plot_importance", "plot_knockoffs",
                                              "plot_tree", "beeswarm", "bar", "waterfall",
-                                             "dependence"}
+                                             "dependence", "partial_dependence", "ale",
+                                             "interactions"}
     for package in (sapwood, sapwood.export, sapwood.importance, sapwood.selection):
         assert [name for name in package.__all__ if name.startswith("plot")] == [], package

@@ -92,8 +92,8 @@ def test_callable_method_named_by_its_result(fitted):
 
 def test_errors(fitted):
     model, X, y, X_test, _ = fitted
-    with pytest.raises(ValueError, match="names from .*'shap'"):
-        compare(model, X, y, methods=["shap"])
+    with pytest.raises(ValueError, match="names from .*'no_such_measure'"):
+        compare(model, X, y, methods=["no_such_measure"])
     with pytest.raises(ValueError, match="distinct"):
         compare(model, X, y, methods=["mdi", "mdi"])
     with pytest.raises(ValueError, match="both X_test and y_test"):

@@ -128,16 +128,19 @@ def test_the_names_each_function_accepts_come_from_the_registry(data):
     from sapwood.importance._pvalues import _altmann_names
     from sapwood.selection._boruta import _named_importances
 
+    # Each measure by the command line's name and by its long names (one measure, one
+    # name everywhere; the long names stay as aliases).
     assert sorted(_api_names()) == sorted([
-        "mdi", "gain", "native", "friedman", "permutation", "drop_column",
-        "conditional_permutation", "impurity_corrected", "oob_permutation", "unbiased_mdi",
-        "tree_shap", "mdi_plus", "cpi", "sage"])
+        "mdi", "gain", "native", "friedman", "permutation", "drop", "drop_column",
+        "conditional", "conditional_permutation", "air", "impurity_corrected", "oob",
+        "oob_permutation", "ufi", "unbiased_mdi", "shap", "tree_shap", "mdi_plus", "cpi",
+        "sage"])
     assert _altmann_names() == sorted([
-        "mdi", "friedman", "permutation", "conditional_permutation", "impurity_corrected",
-        "oob_permutation", "unbiased_mdi", "mdi_plus"])
+        "mdi", "friedman", "permutation", "conditional", "conditional_permutation", "air",
+        "impurity_corrected", "oob", "oob_permutation", "ufi", "unbiased_mdi", "mdi_plus"])
     assert sorted(_named_importances()) == sorted([
-        "mdi", "gain", "native", "friedman", "oob_permutation", "oob_permutation_raw",
-        "unbiased_mdi", "mdi_plus"])
+        "mdi", "gain", "native", "friedman", "oob", "oob_raw", "oob_permutation",
+        "oob_permutation_raw", "ufi", "unbiased_mdi", "mdi_plus"])
     # "native" is the library's default kind, "gain" its split gain: two measures.
     model = sapwood.RandomForestClassifier(n_estimators=3, random_state=0).fit(X, y)
     table = importance.compare(model, X, y, methods=["native"])

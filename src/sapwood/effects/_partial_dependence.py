@@ -178,15 +178,18 @@ def _settle_method(model, method, kind, sample_weight):
     offers it for, when asked for the average and no sample weights."""
     if method != "auto":
         return method
-    from sklearn.ensemble import RandomForestRegressor
-    from sklearn.ensemble._gb import BaseGradientBoosting
-    from sklearn.ensemble._hist_gradient_boosting.gradient_boosting import (
-        BaseHistGradientBoosting,
+    from sklearn.ensemble import (
+        GradientBoostingClassifier,
+        GradientBoostingRegressor,
+        HistGradientBoostingClassifier,
+        HistGradientBoostingRegressor,
+        RandomForestRegressor,
     )
     from sklearn.tree import DecisionTreeRegressor
 
-    recursive = (BaseGradientBoosting, BaseHistGradientBoosting, DecisionTreeRegressor,
-                 RandomForestRegressor)
+    recursive = (GradientBoostingClassifier, GradientBoostingRegressor,
+                 HistGradientBoostingClassifier, HistGradientBoostingRegressor,
+                 DecisionTreeRegressor, RandomForestRegressor)
     if kind == "average" and sample_weight is None and isinstance(model, recursive):
         return "recursion"
     return "brute"

@@ -401,7 +401,8 @@ def _number(value):
 def effects_html(report, computed) -> str:
     """The effects as HTML: per feature its PD with ICE curves beside its ALE with the
     95% band (inline PNG), the interactions chart and table, and the notes."""
-    from ._html import _img, _png
+    from ._pictures import img_tag as _img
+    from ._pictures import png_bytes as _png
 
     entries = computed.get("effects") or []
     where = _rows(entries[0]) if entries else "held-out rows"

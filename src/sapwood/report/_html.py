@@ -8,7 +8,6 @@ target and renamed into place, so it appears complete or not at all.
 
 from __future__ import annotations
 
-import base64
 import html
 import io
 from pathlib import Path
@@ -18,7 +17,9 @@ from .._files import replace_atomically
 from .._text import shorten, visible
 from ..plotting import beeswarm, plot_knockoffs, plot_tree, waterfall
 from ._data import check_output
+from ._pictures import img_tag as _img
 from ._pictures import new_figure, plot_importances, plot_verdict
+from ._pictures import png_bytes as _png
 from ._rows import contribution_texts, for_plots, heading
 from ._selection import selection_frame, selection_lines
 from ._terminal import (
@@ -234,17 +235,6 @@ def _fmt(value) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
     return shorten(value)
-
-
-def _img(png: bytes, alt: str) -> str:
-    encoded = base64.b64encode(png).decode("ascii")
-    return f"<img alt='{_e(alt)}' src=\"data:image/png;base64,{encoded}\">"
-
-
-def _png(figure) -> bytes:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
-    return buffer.getvalue()
 
 
 def _shap_section(run) -> list:

@@ -14,7 +14,7 @@ from .._text import shorten
 from ._intervals import verdict_interval
 from ._measures import MEASURES
 
-__all__ = ["new_figure", "plot_importances", "plot_verdict"]
+__all__ = ["img_tag", "new_figure", "plot_importances", "plot_verdict", "png_bytes"]
 
 COLOURS = {"relies_on": "#2b6cb0", "uncertain": "#a0aec0", "does_not": "#e2e8f0"}
 LABELS = {"relies_on": "relies on", "uncertain": "uncertain", "does_not": "does not"}
@@ -28,6 +28,26 @@ def new_figure(figsize):
     figure = Figure(figsize=figsize)
     FigureCanvasAgg(figure)
     return figure
+
+
+def png_bytes(figure) -> bytes:
+    """``figure`` as PNG bytes, cropped to what it draws."""
+    import io
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    return buffer.getvalue()
+
+
+def img_tag(png: bytes, alt: str) -> str:
+    """An ``<img>`` holding ``png`` inline (the page needs no other file)."""
+    import base64
+    import html
+
+    from .._text import visible
+
+    encoded = base64.b64encode(png).decode("ascii")
+    return f"<img alt='{html.escape(visible(alt))}' src=\"data:image/png;base64,{encoded}\">"
 
 
 def plot_verdict(report, ax=None, max_display: int = 20):
