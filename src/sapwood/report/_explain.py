@@ -110,8 +110,8 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
     rows : positions of X (0 = its first row) whose predictions to explain with TreeSHAP.
     select : None or ``"knockoffs"`` (model-X knockoff selection at ``fdr``, default 0.1).
     effects : also compute how the top features matter (partial dependence with ICE, ALE)
-        and their strongest interactions (Friedman's H, mean |SHAP interaction|), on the
-        held-out rows (:attr:`Report.effects`).
+        and their strongest interactions (Friedman's H, mean absolute SHAP interaction
+        value), on the held-out rows (:attr:`Report.effects`).
     source : how the report names the data (a file name), if at all.
 
     Returns
