@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,7 +33,7 @@ from ._models import (
     score_model,
 )
 from ._report import Report
-from ._steps import Steps
+from ._steps import NoStep, Steps
 
 __all__ = ["Options", "align_to_model", "explain", "run_pipeline", "split_rows",
            ]
@@ -180,7 +181,7 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
                       pvalues=pvalues, top_k=top_k, max_rows=max_rows, cv=cv, n_jobs=n_jobs,
                       scoring=scoring,
                       n_permutations=n_permutations or _measures.DEFAULT_N_PERMUTATIONS)
-    with parallel_config(n_jobs=n_jobs) if n_jobs is not None else _nothing():
+    with parallel_config(n_jobs=n_jobs) if n_jobs is not None else nullcontext():
         report = run_pipeline(data, model, options, steps=steps, source=source,
                               fitted=fitted, held_out=held_out, n_train=n_train)
         if rows:
@@ -207,17 +208,6 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
                                          DEFAULT_FDR if fdr is None else fdr,
                                          seed=random_state, steps=steps, notes=report.notes)
     return report
-
-
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def skipped(self):
-        pass
-
-    def __exit__(self, *exc):
-        return False
 
 
 def _methods(methods) -> list:
@@ -537,7 +527,7 @@ def _compute_all(model, methods, inputs, steps, notes, fitted) -> dict:
         if counted:
             # The measure draws its own bar (steps, time left) under this line.
             steps.line(label)
-        with steps.step(label) if not counted else _nothing() as step:
+        with steps.step(label) if not counted else NoStep() as step:
             reason = _measures.why_not(name, model, inputs)
             if reason is not None:
                 step.skipped()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .._text import visible
 
-__all__ = ["Steps"]
+__all__ = ["NoStep", "Steps"]
 
 
 class Steps:
@@ -39,11 +39,13 @@ class Steps:
         """A bar for ``label`` (it pulses while the step runs, then stays as one finished
         line with its time); nothing when progress is off."""
         if not self.shown:
-            return _Nothing()
+            return NoStep()
         return _Step(self.console, label)
 
 
-class _Nothing:
+class NoStep:
+    """A step that shows nothing (progress off, or a measure that draws its own bar)."""
+
     def __enter__(self):
         return self
 
