@@ -12,11 +12,28 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit, softmax
 
-__all__ = ["predict", "predict_proba", "predict_raw"]
+__all__ = ["RawOutputs", "predict", "predict_proba", "predict_raw"]
 
 # scikit-learn binary classifiers that predict the positive class at margin 0 (the
 # rest, like argmax, pick the first class on a tie).
 _TIES_TO_POSITIVE = {"GradientBoostingClassifier"}
+
+
+class RawOutputs:
+    """The ensemble as this module reads it, its raw outputs already computed (``raw``,
+    as ``raw_predict(native=True)`` gives them): the measures and effects that sum the
+    trees themselves turn their sums into the model's predictions here, as the model
+    does."""
+
+    def __init__(self, ensemble, raw):
+        self._ensemble = ensemble
+        self._raw = raw
+
+    def raw_predict(self, X, native=False):
+        return self._raw
+
+    def __getattr__(self, name):
+        return getattr(self._ensemble, name)
 
 
 def ties_to_positive(ensemble) -> bool:

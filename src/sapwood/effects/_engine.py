@@ -182,25 +182,11 @@ def response_of(ensemble, model, response_method, caller):
     return response_method
 
 
-class _RawOutputs:
-    """The ensemble as :mod:`sapwood._prediction` reads it, its raw outputs given."""
-
-    def __init__(self, ensemble, raw):
-        self._ensemble = ensemble
-        self._raw = raw
-
-    def raw_predict(self, X, native=False):
-        return self._raw
-
-    def __getattr__(self, name):
-        return getattr(self._ensemble, name)
-
-
 def respond(ensemble, raw, response):
     """The model's ``response`` for raw outputs ``raw`` (as ``raw_predict(native=True)``
     gives them), shaped as scikit-learn's ``_get_response_values`` returns it: a binary
     classifier's positive class only, one regression output as a vector."""
-    stand_in = _RawOutputs(ensemble, raw)
+    stand_in = _prediction.RawOutputs(ensemble, raw)
     if response == "predict":
         return _prediction.predict(stand_in, None)
     if response == "predict_proba":

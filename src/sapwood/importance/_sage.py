@@ -436,7 +436,7 @@ class _TreeImputer:
             raw = raw.reshape(sums.shape[0], ensemble.trees[0].n_outputs, -1)
         else:
             raw = sums.astype(np.float64) + (self.base if ensemble.base_last else 0.0)
-        stand_in = _RawOutputs(ensemble, raw)
+        stand_in = _prediction.RawOutputs(ensemble, raw)
         if self.loss == "log_loss":
             if ensemble.combine == "mean" and not self.normalise:
                 return raw[:, 0, :len(ensemble.classes)]
@@ -447,20 +447,6 @@ class _TreeImputer:
         if self._pool is not None:
             self._pool.shutdown(wait=False)
             self._pool = None
-
-
-class _RawOutputs:
-    """The ensemble as :mod:`sapwood._prediction` reads it, its raw outputs given."""
-
-    def __init__(self, ensemble, raw):
-        self._ensemble = ensemble
-        self._raw = raw
-
-    def raw_predict(self, X, native=False):
-        return self._raw
-
-    def __getattr__(self, name):
-        return getattr(self._ensemble, name)
 
 
 def _max_depth(children_left, children_right, roots):
