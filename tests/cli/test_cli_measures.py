@@ -25,6 +25,7 @@ from sapwood.report._intervals import verdict_interval
 from tests.cli._helpers import run_bad
 
 N_ROWS = 160
+SCORING = "neg_brier_score"  # sapwood explain's score for a classifier
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +71,8 @@ def test_drop_on_the_held_out_split_equals_drop_column_importance(csv):
     document, _ = run_json(["explain", str(csv), "--target", "y", "--model", "tree",
                             "--max-depth", "3", "--methods", "mdi,drop", "--json"])
     X_train, X_test, y_train, y_test = split_of(csv)
-    expected = importance.drop_column_importance(tree(), X_train, y_train, X_test, y_test)
+    expected = importance.drop_column_importance(tree(), X_train, y_train, X_test, y_test,
+                                                   scoring=SCORING)
     got = by_feature(document["measures"]["drop"])
     assert got == pytest.approx(dict(zip(expected.feature_names, expected.importances_mean,
                                          strict=True)), abs=1e-12)
@@ -81,7 +83,8 @@ def test_drop_by_cross_validation_on_the_training_rows(csv):
     document, _ = run_json(["explain", str(csv), "--target", "y", "--model", "tree",
                             "--max-depth", "3", "--methods", "drop", "--cv", "3", "--json"])
     X_train, _, y_train, _ = split_of(csv)
-    expected = importance.drop_column_importance(tree(), X_train, y_train, cv=3)
+    expected = importance.drop_column_importance(tree(), X_train, y_train, cv=3,
+                                                   scoring=SCORING)
     rows = document["measures"]["drop"]
     assert by_feature(rows) == pytest.approx(
         dict(zip(expected.feature_names, expected.importances_mean, strict=True)), abs=1e-12)
@@ -192,6 +195,7 @@ def test_janitza_pvalues_in_json_and_table(csv, capsys):
     X_train, X_test, y_train, y_test = split_of(csv)
     model = tree().fit(X_train, y_train)
     permutation = importance.permutation_importance(model, X_test, y_test, n_repeats=5,
+                                                    scoring=SCORING,
                                                     random_state=0)
     expected = importance.janitza_pvalues(permutation)
     assert by_feature(document["measures"]["permutation"], "pvalue") == pytest.approx(
@@ -220,6 +224,7 @@ def test_altmann_pvalues_equal_altmann_pvalues(csv):
 
     def held_out_permutation(model, X, y):
         return importance.permutation_importance(model, X_test, y_test, n_repeats=5,
+                                                    scoring=SCORING,
                                                  random_state=0)
 
     permutation_p = importance.altmann_pvalues(tree(), X_train, y_train,
@@ -268,6 +273,7 @@ def test_agreement_numbers_are_scipy_s_and_the_top_k_overlap(csv, capsys, monkey
     X_train, X_test, y_train, y_test = split_of(csv)
     model = sapwood.DecisionTreeClassifier(max_depth=4, random_state=0).fit(X_train, y_train)
     permutation = importance.permutation_importance(model, X_test, y_test, n_repeats=5,
+                                                    scoring=SCORING,
                                                     random_state=0)
     assert by_feature(measures["permutation"]) == pytest.approx(dict(zip(
         permutation.feature_names, permutation.importances_mean, strict=True)))

@@ -5,6 +5,7 @@ split with the CLI's settings (and `sapwood tree` prints `export_text` of the sa
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.metrics import brier_score_loss
 
 import sapwood
 from sapwood import export, importance
@@ -41,7 +42,8 @@ def cli_and_library(csv):
     expected = {
         "mdi": importance.mdi(model),
         "permutation": importance.permutation_importance(
-            model, X_test, y_test, n_repeats=N_REPEATS, random_state=SEED),
+            model, X_test, y_test, n_repeats=N_REPEATS, random_state=SEED,
+            scoring="neg_brier_score"),
         "oob": importance.oob_permutation_importance(model, X_train, y_train,
                                                      random_state=SEED),
         "ufi": importance.unbiased_mdi(model, X_train, y_train),
@@ -68,7 +70,11 @@ def test_the_model_block_describes_the_forest_the_library_builds(cli_and_library
     described = document["model"]
     assert described["params"] == model.get_params()
     assert (described["n_train"], described["n_test"]) == (180, 60)
-    assert described["score"] == pytest.approx(model.score(X_test, y_test), abs=1e-12)
+    # sapwood explain's score for a classifier: the Brier score, the accuracy beside it.
+    assert described["score_name"] == "neg_brier_score"
+    assert described["score"] == pytest.approx(
+        -brier_score_loss(y_test, model.predict_proba(X_test)[:, 1]), abs=1e-12)
+    assert described["accuracy"] == pytest.approx(model.score(X_test, y_test), abs=1e-12)
 
 
 def test_tree_prints_export_text_of_the_tree_it_grows(csv, capsys):

@@ -240,10 +240,12 @@ def test_the_verdict_prefers_a_measure_whose_intervals_cover_the_rows():
 
 
 def test_small_data_rule():
-    assert small_data(500, True, "classification") is None
-    finding = small_data(45, True, "classification")
+    assert small_data(500, True, "accuracy") is None
+    finding = small_data(45, True, "accuracy")
     assert finding.kind == "small-data" and "45 held-out rows" in finding.message
-    assert small_data(7, False, "classification").kind == "small-data"
+    assert "accuracy drop" in finding.message
+    assert "accuracy drop" not in small_data(45, True, "neg_brier_score").message
+    assert small_data(7, False, "accuracy").kind == "small-data"
 
 
 # -- agreement over the features that matter ------------------------------------------

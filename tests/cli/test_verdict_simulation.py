@@ -83,10 +83,13 @@ def simulate(task, n_test, b, runs, seed):
                 *sample(rng, N_TRAIN, task, b))
             trained = mdi(model, feature_names=[f"x{j}" for j in range(N_FEATURES)])
         X, y = sample(rng, n_test, task, b)
-        held = permutation_importance(model, X, y, n_repeats=5, random_state=r)
+        # Scored as sapwood.explain scores by default.
+        scoring = "neg_brier_score" if task == "classification" else None
+        held = permutation_importance(model, X, y, n_repeats=5, random_state=r,
+                                      scoring=scoring)
         for rule, out in ((held, new), (held.replace(rank_draws=held.importances), old)):
             run = types.SimpleNamespace(results={"mdi": trained, "permutation": rule},
-                                        task=task, n_test=n_test)
+                                        task=task, n_test=n_test, score_name=scoring or "R²")
             standings = _standing_of(run)
             out[r] = [standings[f"x{j}"] == "relies" for j in range(N_FEATURES)]
     return new, old

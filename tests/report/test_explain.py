@@ -179,15 +179,26 @@ def test_a_model_without_skill_relies_on_nothing():
     assert json.loads(report.to_json())["model"]["baseline"]["beaten"] is False
 
 
-def test_a_rare_event_accuracy_is_shown_beside_the_constant_s():
+@pytest.mark.parametrize("scoring", [None, "accuracy"])
+def test_a_rare_event_score_is_shown_beside_the_constant_s(scoring):
     rng = np.random.default_rng(6)
     X = pd.DataFrame(rng.normal(size=(2000, 3)), columns=list("abc"))
     y = pd.Series((rng.random(2000) < 0.03).astype(int), name="y")  # no signal
-    report = sapwood.explain(X, y, methods="permutation")
+    report = sapwood.explain(X, y, methods="permutation", scoring=scoring)
     held_out = y.loc[report.held_out_index]
-    assert report.baseline.score == pytest.approx(float((held_out == 0).mean()))
-    assert report.baseline.score > 0.95
-    assert "(a constant model: " in report.to_text()
+    if scoring is None:  # the Brier score, the accuracy beside it
+        share = float((y.drop(report.held_out_index) == 1).mean())
+        constant = np.where(held_out == 1, (1 - share) ** 2, share ** 2)
+        assert report.score_name == "neg_brier_score"
+        assert report.baseline.score == pytest.approx(-constant.mean())
+        assert report.accuracy == pytest.approx(
+            float((report.model.predict(report.data.X.loc[report.held_out_index])
+                   == held_out).mean()))
+        assert "Brier score " in report.to_text() and ", accuracy 0.9" in report.to_text()
+    else:
+        assert report.baseline.score == pytest.approx(float((held_out == 0).mean()))
+        assert report.baseline.score > 0.95 and report.accuracy is None
+    assert "(a constant model: " in report.to_text().replace("lower is better; ", "(")
     assert "baseline" in [f.kind for f in report.warnings]
 
 
@@ -242,15 +253,30 @@ def test_an_unknown_scorer_is_named():
         sapwood.explain(X, [0, 1] * 20, scoring="roc_aux")
 
 
-def test_a_rare_event_model_with_skill_is_judged_by_roc_auc():
-    # 3% positives: accuracy barely beats always "no", ROC AUC shows the skill.
+def _rare_event():
     rng = np.random.default_rng(7)
     X = pd.DataFrame({"balance": rng.normal(size=4000), "noise": rng.normal(size=4000)})
     y = pd.Series((X["balance"] + rng.normal(scale=0.4, size=4000) > 2.3).astype(int),
                   name="y")
-    report = sapwood.explain(X, y, methods="permutation")
+    return X, y
+
+
+def test_a_rare_event_model_scored_by_accuracy_is_judged_by_roc_auc():
+    # 3% positives: accuracy barely beats always "no", ROC AUC shows the skill.
+    report = sapwood.explain(*_rare_event(), methods="permutation", scoring="accuracy")
     assert report.baseline.test == "roc_auc" and report.baseline.beaten is True
     assert "balance" in report.verdict.relies_on
+
+
+def test_a_rare_event_is_seen_by_the_default_brier_score():
+    # The Brier score moves when a feature shifts the probabilities without crossing
+    # 0.5: the per-row test finds the skill, and the verdict the feature.
+    report = sapwood.explain(*_rare_event(), methods="permutation")
+    assert report.score_name == "neg_brier_score"
+    assert report.baseline.test == "score" and report.baseline.beaten is True
+    assert report.verdict.relies_on == ["balance"]
+    standing = {f["feature"]: f["status"] for f in report.verdict.to_dict()["features"]}
+    assert standing["noise"] != "relies_on"
 
 
 def test_delong_is_the_auc_and_its_variance():

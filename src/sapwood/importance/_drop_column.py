@@ -19,7 +19,7 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import clone, is_classifier
-from sklearn.metrics import check_scoring, get_scorer_names
+from sklearn.metrics import get_scorer_names
 from sklearn.model_selection import check_cv, cross_val_score
 from sklearn.utils import check_array
 from sklearn.utils.parallel import Parallel, delayed
@@ -29,6 +29,7 @@ from .._sklearn_compat import HasMethods, StrOptions, _safe_indexing, validate_p
 from ..learners._parallel import resolve_n_jobs
 from ._permutation import _resolve_groups
 from ._result import ImportanceResult
+from ._scoring import scorer_for
 
 __all__ = ["drop_column_importance"]
 
@@ -150,7 +151,7 @@ def drop_column_importance(estimator, X, y, X_test=None, y_test=None, *, cv=None
             raise ValueError(f"dropping {name!r} leaves no column to fit on (X has "
                              f"{n_features} column{'s' if n_features > 1 else ''})")
         kept.append(keep)
-    scorer = check_scoring(estimator, scoring=scoring)
+    scorer = scorer_for(estimator, scoring, y)
     if X_test is None:
         splitter = check_cv(cv, y, classifier=is_classifier(estimator))
         folds = list(splitter.split(X, y))

@@ -30,7 +30,7 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin, is_classifier, is_outlier_detector
-from sklearn.metrics import check_scoring, get_scorer_names, r2_score
+from sklearn.metrics import get_scorer_names, r2_score
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.random import sample_without_replacement
@@ -55,6 +55,7 @@ from ._permutation_engine import tree_evaluator
 from ._permutation_rows import Recorder, RowDraws, interval_notes, read_response, row_loss
 from ._ranks import row_blocks
 from ._result import ImportanceResult
+from ._scoring import scorer_for
 
 __all__ = ["permutation_importance"]
 
@@ -206,7 +207,7 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
             f"detector {type(model).__name__}, which has no score method: for example "
             "scoring='roc_auc' with y holding the labels its predict uses (1 inlier, -1 "
             "outlier), which scores decision_function; got scoring=None")
-    scorer = check_scoring(model, scoring=scoring)
+    scorer = scorer_for(model, scoring, y)
     n_jobs = resolve_n_jobs(n_jobs)
 
     evaluator = tree_evaluator(model, X, n_jobs, uses_estimator_score(scorer))

@@ -42,6 +42,11 @@ positives above it and 1 - pi. The loss change of a row is then::
 
 (its mean over rows is the drop AUC - AUC_kj, the influences having mean zero), counted
 at the row that receives the value and the row that gives it as above.
+
+The Brier score and log loss of a classifier (``neg_brier_score``, ``neg_log_loss``) are
+means over rows of a loss of the predicted probabilities: sum_c (p_ic - [y_i = c])^2
+(halved for two classes, as scikit-learn's binary Brier score is (p_i - [y_i = 1])^2),
+and -log p_{i, y_i} with p clipped to [eps, 1 - eps] as ``log_loss`` clips it.
 """
 
 from __future__ import annotations
@@ -53,8 +58,8 @@ from sklearn.base import ClassifierMixin, RegressorMixin, is_outlier_detector
 from sklearn.metrics import roc_auc_score
 from sklearn.utils import get_tags
 
-__all__ = ["AucLoss", "AucScoreMixin", "Recorder", "RowDraws", "interval_notes",
-           "read_response", "row_loss"]
+__all__ = ["AucLoss", "AucScoreMixin", "ProbabilityLoss", "Recorder", "RowDraws",
+           "interval_notes", "read_response", "row_loss"]
 
 # Named scores that are the mean over rows of a loss (with the sign that makes higher
 # better), and the loss.
@@ -91,11 +96,14 @@ class AucScoreMixin:
 def row_loss(model, scoring, y, is_classifier, sample_weight=None):
     """The per-row loss whose mean change is the drop in the score, as a function
     ``loss(predicted, truth, index)`` of the predictions and labels of the rows
-    ``index`` (of the rows y lists), or :class:`AucLoss` for ``scoring="roc_auc"`` and
-    :class:`AucScoreMixin`'s score, or None where the score is neither."""
+    ``index`` (of the rows y lists; :class:`ProbabilityLoss` for the Brier score and log
+    loss, on the probabilities), or :class:`AucLoss` for ``scoring="roc_auc"`` and
+    :class:`AucScoreMixin`'s score, or None where the score is none of these."""
     score = getattr(type(model), "score", None)
     if scoring == "roc_auc" or scoring is None and score is AucScoreMixin.score:
         return AucLoss.make(model, y, is_classifier, sample_weight)
+    if scoring in ProbabilityLoss.KINDS:
+        return ProbabilityLoss.make(model, scoring, y, is_classifier, sample_weight)
     kind = _NAMED.get(scoring) if isinstance(scoring, str) else None
     if scoring is None:
         kind = ("error" if score is ClassifierMixin.score and is_classifier else
@@ -196,6 +204,54 @@ class AucLoss:
         return None
 
 
+class ProbabilityLoss:
+    """A classifier's per-row Brier score or log loss (module docstring), on its
+    ``predict_proba`` rows; ``column[i]``: the column of row i's label."""
+
+    KINDS = ("neg_brier_score", "neg_log_loss")
+
+    def __init__(self, kind, column, weight):
+        self.kind = kind
+        self.column = column
+        self.weight = weight
+
+    @classmethod
+    def make(cls, model, kind, y, is_classifier, sample_weight):
+        y = np.asarray(y)
+        classes = getattr(model, "classes_", None)
+        if not is_classifier or classes is None or y.ndim != 1 or len(classes) < 2:
+            return None
+        where = {label: position for position, label in enumerate(np.asarray(classes).tolist())}
+        try:
+            column = np.array([where[label] for label in y.tolist()], dtype=np.intp)
+        except (KeyError, TypeError):
+            return None  # a label the model does not know: the scorer decides
+        weight = 1.0
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight, dtype=np.float64)
+            if sample_weight.shape != y.shape or not sample_weight.sum() > 0:
+                return None
+            weight = sample_weight * (y.shape[0] / sample_weight.sum())
+        return cls(kind, column, weight)
+
+    def read(self, outputs):
+        """The probabilities from a model's recorded outputs (None if not recorded)."""
+        if "predict_proba" not in outputs:
+            return None
+        return np.asarray(outputs["predict_proba"], dtype=np.float64)
+
+    def __call__(self, proba, truth, index):
+        proba = np.asarray(proba, dtype=np.float64)
+        column = self.column[index]
+        weight = self.weight if np.ndim(self.weight) == 0 else self.weight[index]
+        if self.kind == "neg_log_loss":
+            eps = np.finfo(proba.dtype).eps
+            chosen = np.clip(proba[np.arange(proba.shape[0]), column], eps, 1 - eps)
+            return weight * -np.log(chosen)
+        squared = np.square(proba).sum(axis=1) - 2 * proba[np.arange(proba.shape[0]), column] + 1
+        return weight * (squared / 2 if proba.shape[1] == 2 else squared)
+
+
 class RowDraws:
     """Accumulates the per-row draws D (n_groups, n_rows) from the rows each shuffle
     changed."""
@@ -247,13 +303,13 @@ def read_response(loss, model):
     """What ``loss`` reads of a model's outputs: the predictions, or the positive class's
     score; from a :class:`Recorder`'s recorded outputs, or by asking a stand-in model
     whose methods ignore X (the tree evaluator's)."""
-    auc = isinstance(loss, AucLoss)
+    probabilities = isinstance(loss, AucLoss | ProbabilityLoss)
     if isinstance(model, Recorder):
         outputs = model.outputs
     else:
-        outputs = ({"predict_proba": model.predict_proba(None)} if auc
+        outputs = ({"predict_proba": model.predict_proba(None)} if probabilities
                    else {"predict": model.predict(None)})
-    return loss.read(outputs) if auc else outputs.get("predict")
+    return loss.read(outputs) if probabilities else outputs.get("predict")
 
 
 class Recorder:

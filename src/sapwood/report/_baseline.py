@@ -21,7 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from sapwood.diagnostics import Finding
+from sapwood.importance._permutation_rows import ProbabilityLoss
 from sapwood.importance._result import t_interval
+
+from ._models import shown_score
 
 __all__ = ["Baseline", "baseline", "baseline_warning"]
 
@@ -61,12 +64,12 @@ def baseline(model, y_train, X_test, y_test, task: str, score_name: str, score: 
         return Baseline(0.5)
     kind = scoring or ("accuracy" if task == "classification" else "r2")
     try:
-        if scoring is None and task == "classification" and len(np.unique(y_test)) == 2:
+        if kind == "accuracy" and task == "classification" and len(np.unique(y_test)) == 2:
             found = _auc_skill(model, reference, X_test, y_test)
             if found is not None:
                 return found
-        if kind in ("neg_log_loss",):
-            gain, value = _log_loss_gain(model, reference, X_test, y_test)
+        if kind in ("neg_log_loss", "neg_brier_score"):
+            gain, value = _probability_gain(model, reference, X_test, y_test, kind, score)
         elif task == "classification":
             gain, value = _accuracy_gain(model, reference, X_test, y_test, kind, score)
         else:
@@ -155,16 +158,20 @@ def _error_gain(model, reference, X_test, y_test, kind):
     return constant_loss - model_loss, value
 
 
-def _log_loss_gain(model, reference, X_test, y_test):
-    """Per row: the constant's (training class shares') log loss minus the model's."""
-    classes = [str(c) for c in model.classes_]
-    truth = _labels(y_test)
-    column = np.array([classes.index(label) for label in truth])
-    probabilities = np.clip(np.asarray(model.predict_proba(X_test), dtype=np.float64),
-                            1e-15, 1.0)
+def _probability_gain(model, reference, X_test, y_test, kind, score):
+    """Per row: the constant's (the training class shares') log loss or Brier score
+    minus the model's."""
+    y_test = np.asarray(y_test)
+    loss = ProbabilityLoss.make(model, kind, y_test, True, None)
+    if loss is None:
+        return None, None
+    classes = _labels(model.classes_)
     shares = np.array([np.mean(_labels(reference) == c) for c in classes])
-    constant_loss = -np.log(np.clip(shares[column], 1e-15, 1.0))
-    model_loss = -np.log(probabilities[np.arange(len(truth)), column])
+    rows = np.arange(len(y_test))
+    model_loss = loss(np.asarray(model.predict_proba(X_test)), y_test, rows)
+    constant_loss = loss(np.tile(shares, (len(y_test), 1)), y_test, rows)
+    if abs(-model_loss.mean() - score) > 1e-9 * max(1.0, abs(score)):
+        return None, -float(constant_loss.mean())  # the score is not this per-row mean
     return constant_loss - model_loss, -float(constant_loss.mean())
 
 
@@ -195,16 +202,19 @@ def baseline_warning(found: Baseline | None, score_name: str, score: float,
     constant model, else None."""
     if found is None or found.beaten is not False:
         return None
+    words, value, _ = shown_score(score_name, score)
+    constant = shown_score(score_name, found.score)[1]
     return Finding(
         kind="baseline", features=(),
         message=(f"The model is not significantly better than a constant model on the "
-                 f"{n_test:,} held-out rows: held-out {score_name} {score:.3f} against "
-                 f"{found.score:.3f} for a constant model fit on the training rows "
+                 f"{n_test:,} held-out rows: held-out {words} {value:.3f} against "
+                 f"{constant:.3f} for a constant model fit on the training rows "
                  + (f"(95% interval of ROC AUC - 0.5, DeLong's: {found.low:.3g} to "
                     f"{found.high:.3g}). " if found.test == "roc_auc" else
                     f"(95% interval of the model's gain per row: {found.low:.3g} to "
                     f"{found.high:.3g}). ") + "It "
                  "has no skill to explain, so the verdict relies on nothing; the "
                  "importances describe noise."),
-        details={"baseline_score": found.score, "score": score, "gain_low": found.low,
+        details={"baseline_score": found.score, "score": score, "score_name": score_name,
+                 "gain_low": found.low,
                  "gain_high": found.high})

@@ -25,9 +25,11 @@ from ._compiled import uncompiled
 from ._data import Prepared, check_enough_rows, prepare_xy
 from ._models import (
     MODEL_NAMES,
+    PROBABILITY_SCORES,
     LoadedModel,
     build_model,
     default_model,
+    default_scoring,
     describe_model,
     load_model,
     score_model,
@@ -92,11 +94,14 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         fitted model, None (default) holds out all of X, y; a share holds out that share
         and reads the rest as its training rows (a table that may hold them).
     scoring : a scikit-learn scorer name (``"roc_auc"``, ``"neg_log_loss"``,
-        ``"balanced_accuracy"``, ``"r2"``, ``"neg_mean_absolute_error"``, ...) for the
-        model's score, held-out permutation, drop-column and the baseline; None: the
-        model's own ``score`` (accuracy or R²). The verdict's intervals over new rows
-        need a score that is a mean over rows or binary ROC AUC (accuracy, R², squared
-        or absolute error, roc_auc); with another, it says it cannot decide.
+        ``"accuracy"``, ``"balanced_accuracy"``, ``"r2"``, ``"neg_mean_absolute_error"``,
+        ...) for the model's score, held-out permutation, drop-column and the baseline.
+        None: the Brier score (``"neg_brier_score"``) for a classifier, R² for a
+        regressor (docs/measures.md, "The score": a proper score that a constant model
+        cannot win and that sees a rare class, where accuracy hides it; the held-out
+        accuracy is shown beside it). The verdict's intervals over new rows need a score
+        that is a mean over rows or binary ROC AUC (accuracy, Brier score, log loss, R²,
+        squared or absolute error, roc_auc); with another, it says it cannot decide.
     random_state : int, seeds the split, the model and the measures.
     n_jobs : threads for the fit and every measure (None: joblib's setting, one thread
         unless a ``joblib.parallel_config`` says otherwise; -1: every core).
@@ -418,10 +423,15 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
                          "if it was not trained on them")
     else:
         _fit(model, X_train, y_train, steps)
+    options = dataclasses.replace(options, scoring=options.scoring
+                                  or default_scoring(model, data.task))
     rows = "held-out" if held_out else "training"
     with steps.step(f"Scoring on {len(X_test)} {rows} rows"):
         try:
             score = score_model(model, X_test, y_test, data.task, options.scoring)
+            # Beside a probability score, the accuracy everyone reads.
+            accuracy = (score_model(model, X_test, y_test, data.task)
+                        if options.scoring in PROBABILITY_SCORES else None)
         except (ValueError, TypeError) as error:
             raise InputError(f"cannot score the model on this data: "
                              f"{str(error).splitlines()[0]}") from None
@@ -445,7 +455,7 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
                     n_train=0 if fitted else len(X_train), n_test=len(X_test),
                     score_name=options.scoring or getattr(model, "score_name", None)
                     or ("accuracy" if data.task == "classification" else "R²"),
-                    score=score, results=results, notes=notes,
+                    score=score, accuracy=accuracy, results=results, notes=notes,
                     fitted_here=not fitted, agreement=pairs, top_k=top_k,
                     pvalues=options.pvalues, held_out=held_out, seed=options.seed,
                     held_out_index=X_test.index if held_out else None,
@@ -453,7 +463,10 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
                     else None)
     train_score = None
     if not fitted and held_out:
-        train_score = score_model(model, X_train, y_train, data.task, options.scoring)
+        # Compared with the held-out score the report shows first (the accuracy beside
+        # a probability score) to see overfitting.
+        train_score = score_model(model, X_train, y_train, data.task,
+                                  None if accuracy is not None else options.scoring)
     report.baseline = baseline(model, y_train if given else None, X_test, y_test,
                                data.task, report.score_name, score,
                                options.scoring) if held_out else None

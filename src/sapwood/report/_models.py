@@ -10,9 +10,10 @@ from sapwood.importance._permutation_rows import AucScoreMixin
 
 from .._errors import InputError
 
-__all__ = ["MODEL_NAMES", "LoadedModel", "available_models", "build_model", "default_model",
-           "describe_ensemble", "describe_model", "describe_source", "load_model",
-           "model_class", "score_model"]
+__all__ = ["MODEL_NAMES", "PROBABILITY_SCORES", "LoadedModel", "available_models",
+           "build_model", "default_model", "default_scoring", "describe_ensemble",
+           "describe_model", "describe_source", "load_model", "model_class", "score_model",
+           "shown_score"]
 
 # --model name -> (sapwood.learners class for classification, for regression, label)
 MODEL_NAMES = {
@@ -196,13 +197,46 @@ def describe_ensemble(ensemble) -> str:
     return f"{trees}, {ensemble.n_features} features, {task}"
 
 
+#: The scores of a classifier's probabilities: accuracy is shown beside them.
+PROBABILITY_SCORES = ("neg_brier_score", "neg_log_loss")
+
+
+def default_scoring(model, task: str) -> str | None:
+    """The score :func:`sapwood.explain` judges a model by when not told:
+    ``"neg_brier_score"`` for a classifier with probabilities, else None (the model's own
+    ``score``: R², or an anomaly detector's ROC AUC).
+
+    The Brier score is proper (only the true probabilities minimise it, so a constant
+    model cannot win), defined for any number of classes, a mean over rows (so its
+    intervals over new rows exist) and bounded, so that a fully grown forest's
+    probability of 0 for a row's class costs that row at most 2, not the unbounded
+    -log 0 of log loss; and unlike accuracy it moves when a feature shifts the
+    probabilities without crossing 0.5, as on a rare class."""
+    anomaly = getattr(model, "anomaly", False)
+    if task == "classification" and not anomaly and hasattr(model, "predict_proba"):
+        return "neg_brier_score"
+    return None
+
+
+_LOSS_NAMES = {"brier_score": "Brier score", "log_loss": "log loss"}
+
+
+def shown_score(name: str, value: float) -> tuple:
+    """``(words, value, lower_is_better)`` for showing a score: scikit-learn's negated
+    losses (``neg_brier_score`` -0.05) as the loss itself (Brier score 0.05)."""
+    if name.startswith("neg_"):
+        loss = name[len("neg_"):]
+        return _LOSS_NAMES.get(loss, loss.replace("_", " ")), -value, True
+    return name, value, False
+
+
 def score_model(model, X, y, task: str, scoring: str | None = None) -> float:
     """The score by ``scoring`` (a scikit-learn scorer name), else the model's own:
     accuracy or R² on (X, y); works for estimators and loaded tree-format models."""
     if scoring is not None:
-        from sklearn.metrics import get_scorer
+        from sapwood.importance._scoring import scorer_for
 
-        return float(get_scorer(scoring)(model, X, y))
+        return float(scorer_for(model, scoring, y)(model, X, y))
     if hasattr(model, "score"):
         return float(model.score(X, y))
     from sklearn.metrics import accuracy_score, r2_score

@@ -38,8 +38,8 @@ class Report:
     model_text: str
     n_train: int
     n_test: int
-    score_name: str
-    score: float
+    score_name: str  # a scikit-learn scorer name, or the model's own score (accuracy, R²)
+    score: float  # scikit-learn's sign: greater is better (neg_brier_score -0.05)
     results: dict
     truth: dict | None = None
     notes: list = field(default_factory=list)
@@ -59,6 +59,7 @@ class Report:
     # explain(effects=True): the top features' PD / ICE and ALE curves and the strongest
     # interactions ({"effects": [...], "interactions": [...]}, JSON-ready)
     effects: dict | None = None
+    accuracy: float | None = None  # held-out, beside a probability score (Brier, log loss)
 
     @property
     def task(self) -> str:

@@ -23,6 +23,7 @@ import pandas as pd
 
 from .._text import shorten, visible
 from ._measures import MEASURES
+from ._models import shown_score
 from ._rows import print_rows, rows_to_json
 
 __all__ = ["AGREEMENT_RULE", "MAX_COMPACT_ROWS", "TEXT_COLUMNS", "agreement_frame",
@@ -84,11 +85,22 @@ def summary_lines(run) -> list:
         lines.append(f"Missing feature values kept as missing: {data.n_missing}")
     trained = f"trained on {run.n_train} rows, " if run.fitted_here else "loaded, "
     rows = "held-out" if run.held_out else "training"
-    constant = getattr(run, "baseline", None)
-    against = f" (a constant model: {constant.score:.3f})" if constant is not None else ""
-    lines.append(f"Model: {run.model_text}, {trained}{rows} {run.score_name} "
-                 f"{run.score:.3f} on {run.n_test} rows{against}")
+    lines.append(f"Model: {run.model_text}, {trained}{rows} {score_line(run)}")
     return lines + truth_lines(run)
+
+
+def score_line(run) -> str:
+    """``Brier score 0.084 on 250 rows (lower is better; a constant model: 0.210),
+    accuracy 0.872``."""
+    words, value, lower = shown_score(run.score_name, run.score)
+    constant = getattr(run, "baseline", None)
+    asides = ["lower is better"] if lower else []
+    if constant is not None:
+        asides.append(f"a constant model: {shown_score(run.score_name, constant.score)[1]:.3f}")
+    aside = f" ({'; '.join(asides)})" if asides else ""
+    accuracy = getattr(run, "accuracy", None)
+    also = f", accuracy {accuracy:.3f}" if accuracy is not None else ""
+    return f"{words} {value:.3f} on {run.n_test} rows{aside}{also}"
 
 
 def truth_lines(run) -> list:
@@ -253,8 +265,10 @@ def warning_summary(finding) -> str:
         return (f"only {d.get('n_test', 0)} held-out rows: every ranking is tentative"
                 if d.get("n_test") else "no rows held out: the numbers describe the fit")
     if kind == "baseline":
-        return (f"no better than a constant model ({d['score']:.3f} against "
-                f"{d['baseline_score']:.3f}): no skill to explain")
+        name = d.get("score_name", "")
+        return (f"no better than a constant model ({shown_score(name, d['score'])[1]:.3f} "
+                f"against {shown_score(name, d['baseline_score'])[1]:.3f}): no skill to "
+                "explain")
     return finding.message
 
 
@@ -455,6 +469,7 @@ def report_to_json(run) -> str:
                   "params": _params(run.model),
                   "n_train": run.n_train, "n_test": run.n_test,
                   "score_name": run.score_name, "score": run.score,
+                  "accuracy": getattr(run, "accuracy", None),
                   "baseline": None if run.baseline is None else run.baseline.to_dict()},
         "verdict": None if run.verdict is None else run.verdict.to_dict(),
         "warnings": [finding.to_dict() for finding in run.warnings],

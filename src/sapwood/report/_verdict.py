@@ -148,7 +148,7 @@ def _standing_of(run_like) -> dict | None:
     name = verdict_measure(run_like.results)
     if name is None:
         return None
-    accuracy = name == "permutation" and run_like.task == "classification"
+    accuracy = name == "permutation" and getattr(run_like, "score_name", "") == "accuracy"
     n_rows = run_like.n_test if name == "permutation" else None
     return standing(run_like.results[name], n_rows=n_rows, accuracy=accuracy,
                     used=_used(run_like.results) or None, name=name)
@@ -214,7 +214,7 @@ def disagreement(trained, held, standings: dict, *, n_distinct: dict, correlated
                             h_label, "causes": kinds})
 
 
-def small_data(n_test: int, held_out: bool, task: str) -> Finding | None:
+def small_data(n_test: int, held_out: bool, score_name: str) -> Finding | None:
     """The ``small-data`` warning, or None."""
     if not held_out:
         return Finding(kind="small-data", features=(), message=(
@@ -227,7 +227,7 @@ def small_data(n_test: int, held_out: bool, task: str) -> Finding | None:
             "rows moves every held-out importance at this size, which the 95% CI column of "
             "held-out permutation does not show (it covers the shuffles; the rank "
             "intervals and the verdict include the rows)")
-    if task == "classification":
+    if score_name == "accuracy":
         text += (f"; an accuracy drop below {MIN_NET_ROWS}/{n_test} = "
                  f"{MIN_NET_ROWS / n_test:.3f} cannot be told from chance")
     return Finding(kind="small-data", features=(), message=text + ". Use more data, or "
@@ -263,11 +263,14 @@ def find_warnings(run_like, *, X_train, y_train, X_test, y_test, encodings, mode
                 continue
             finding = disagreement(result, results[held_name], standings,
                                    n_distinct=n_distinct, correlated=correlated,
-                                   train_score=train_score, test_score=run_like.score,
+                                   train_score=train_score,
+                                   test_score=run_like.score if getattr(
+                                       run_like, "accuracy", None) is None
+                                   else run_like.accuracy,
                                    name=name, held_name=held_name)
             if finding is not None:
                 found.append(finding)
-    small = small_data(run_like.n_test, run_like.held_out, run_like.task)
+    small = small_data(run_like.n_test, run_like.held_out, run_like.score_name)
     if small is not None:
         found.append(small)
     return found
@@ -303,7 +306,9 @@ def _with_joint(finding, model, X_test, y_test, run_like):
     if "permutation" not in run_like.results or not run_like.held_out:
         return finding
     group = list(finding.features)
-    joint = permutation_importance(model, X_test, y_test, n_repeats=5,
+    # Scored as its members were.
+    scoring = run_like.results["permutation"].params.get("scoring")
+    joint = permutation_importance(model, X_test, y_test, n_repeats=5, scoring=scoring,
                                    random_state=run_like.seed, groups={"group": group})
     mean = float(joint.importances_mean[0])
     interval = verdict_interval("permutation", joint)
