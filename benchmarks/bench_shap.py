@@ -40,7 +40,9 @@ compute path-dependent values only, so shap is the only peer. Workloads: B9's fo
 max_depth=6)`` and ``LGBMClassifier(n_estimators=100)`` on D1 (1,000 test rows, 100
 background rows; raw, probability, log loss); and the XGBoost raw workload with 400
 background rows, raw and probability (time linear in the background: compare with
-100). sapwood: median of
+100); and a ``RandomForestClassifier(n_estimators=100, max_depth=10)`` on D1 (500 test
+rows, 100 background rows, log loss: each class probability rescaled on its own).
+sapwood: median of
 3 runs around shap's one; the values must equal shap's to 1e-6 of their largest size
 (shap's interventional kernel keeps leaf values and partial sums in float32).
 """
@@ -54,7 +56,7 @@ from functools import cache
 
 import numpy as np
 import shap
-from sklearn.ensemble import RandomForestRegressor
+from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
 from sapwood.importance import tree_shap
 
@@ -212,7 +214,22 @@ def interventional_workloads(quick: bool):
          d1.X_train[:4 * n_background], y, "raw"),
         ("B9-int-xgb-prob-4x", xgb + " on D1", booster, rows,
          d1.X_train[:4 * n_background], y, "probability"),
+        forest_loss_workload(quick),
     ]
+
+
+def forest_loss_workload(quick: bool):
+    """The interventional row of a forest classifier's log loss (the workload tuple of
+    :func:`interventional_workloads`), on D1."""
+    n_rows, n_background, n_trees = (100, 20, 10) if quick else (1_000, 100, 100)
+    d1 = load("D1", quick=quick)
+    forest = RandomForestClassifier(n_estimators=n_trees, max_depth=10, random_state=0,
+                                    n_jobs=2).fit(d1.X_train, d1.y_train)
+    forest.set_params(n_jobs=1)
+    half = n_rows // 2
+    return ("B9-int-rfc-loss", f"RandomForestClassifier({n_trees}, max_depth=10) on D1",
+            forest, d1.X_test[:half], d1.X_train[:n_background], d1.y_test[:half],
+            "log_loss")
 
 
 def run_interventional(quick: bool = False) -> list[dict]:

@@ -10,12 +10,13 @@ import xgboost
 from scipy.special import expit
 from sklearn.datasets import make_classification, make_regression
 from sklearn.ensemble import (
+    ExtraTreesClassifier,
     GradientBoostingClassifier,
     GradientBoostingRegressor,
     RandomForestClassifier,
     RandomForestRegressor,
 )
-from sklearn.tree import DecisionTreeRegressor
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 import sapwood
 from sapwood.adapters import as_ensemble
@@ -45,10 +46,15 @@ MODELS = {
     "sklearn-tree-reg": (DecisionTreeRegressor(max_depth=7, random_state=0), _regression,
                          ["raw"]),
     "sklearn-forest-reg": (RandomForestRegressor(10, random_state=0), _regression, ["raw"]),
+    "sklearn-tree-bin": (DecisionTreeClassifier(max_depth=6, random_state=0), _binary,
+                         ["log_loss"]),
     "sklearn-forest-bin": (RandomForestClassifier(10, max_depth=8, random_state=0), _binary,
-                           ["raw", "probability"]),
+                           ["raw", "probability", "log_loss"]),
     "sklearn-forest-multi": (RandomForestClassifier(10, max_depth=8, random_state=0),
-                             _multiclass, ["raw", "probability"]),
+                             _multiclass, ["raw", "probability", "log_loss"]),
+    "sklearn-extra-bin": (ExtraTreesClassifier(20, random_state=0), _binary, ["log_loss"]),
+    "sklearn-extra-multi": (ExtraTreesClassifier(20, min_samples_leaf=3, random_state=0),
+                            _multiclass, ["log_loss"]),
     "sklearn-boost-reg": (GradientBoostingRegressor(n_estimators=15, random_state=0),
                           _regression, ["raw"]),
     "sklearn-boost-bin": (GradientBoostingClassifier(n_estimators=15, random_state=0),
@@ -126,6 +132,9 @@ def test_values_add_up_to_the_explained_output(name, output):
         target = expit(margin[:, 0])
     elif output == "log_loss" and name.endswith("reg"):
         target = (margin[:, 0] - labels) ** 2
+    elif output == "log_loss" and phi.ndim == 3:
+        # A forest: every class probability through the logistic loss, the same label.
+        target = np.logaddexp(0.0, margin) - labels[:, None] * margin
     elif output == "log_loss":
         target = np.logaddexp(0.0, margin[:, 0]) - labels * margin[:, 0]
     else:
@@ -164,16 +173,25 @@ def test_every_background_row_is_used_as_shap_uses_them_given_a_masker():
                                rtol=1e-6)
 
 
-def test_sapwood_forest_equals_shap_on_the_same_scikit_learn_forest():
-    X, y = _multiclass()
-    ours = sapwood.RandomForestClassifier(n_estimators=8, random_state=0).fit(X, y)
-    theirs = RandomForestClassifier(n_estimators=8, random_state=0).fit(X, y)
+@pytest.mark.parametrize(("data", "output", "n_trees"), [
+    (_multiclass, "probability", 8), (_binary, "log_loss", 20), (_multiclass, "log_loss", 20)])
+def test_sapwood_forest_equals_shap_on_the_same_scikit_learn_forest(data, output, n_trees):
+    X, y = data()
+    ours = sapwood.RandomForestClassifier(n_estimators=n_trees, random_state=0).fit(X, y)
+    theirs = RandomForestClassifier(n_estimators=n_trees, random_state=0).fit(X, y)
+    rows, labels = X[200:300], (y[200:300] if output == "log_loss" else None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        reference = shap.TreeExplainer(theirs, X[:30], feature_perturbation="interventional",
-                                       model_output="probability").shap_values(X[:40])
-    result = tree_shap(ours, X[:40], data=X[:30], model_output="probability")
+        explainer = shap.TreeExplainer(theirs, X[:100], feature_perturbation="interventional",
+                                       model_output=output)
+        reference = explainer.shap_values(rows, labels)
+    result = tree_shap(ours, rows, data=X[:100], model_output=output, y=labels)
     _close_to_shap(result.extra["shap_values"], reference)
+    if output == "log_loss":
+        expected = np.array([explainer.expected_value(label) for label in labels])
+        assert result.extra["expected_value"].shape == (100, len(np.unique(y)))
+        np.testing.assert_allclose(result.extra["expected_value"], expected, rtol=1e-9,
+                                   atol=1e-12)
 
 
 # Tiny models, every value checked against the brute-force definition.
@@ -189,6 +207,10 @@ def _tiny(kind):
     if kind == "forest":
         return sapwood.RandomForestClassifier(n_estimators=4, max_depth=4,
                                               random_state=0).fit(X, y), X, y
+    if kind == "forest-multi":
+        y = np.digitize(X[:, 0] + X[:, 1], [-0.5, 0.5])
+        return sapwood.RandomForestClassifier(n_estimators=4, max_depth=4,
+                                              random_state=0).fit(X, y), X, y
     return sapwood.GradientBoostingClassifier(n_estimators=5, max_depth=3,
                                               random_state=0).fit(X, y), X, y
 
@@ -197,7 +219,9 @@ def _tiny(kind):
                                               ("forest", "probability"), ("boost", "raw"),
                                               ("boost", "probability"),
                                               ("boost", "log_loss"),
-                                              ("boost-reg", "log_loss")])
+                                              ("boost-reg", "log_loss"),
+                                              ("forest", "log_loss"),
+                                              ("forest-multi", "log_loss")])
 def test_values_equal_the_brute_force_definition(kind, output):
     model, X, y = _tiny(kind)
     ensemble = as_ensemble(model)
@@ -212,8 +236,16 @@ def test_values_equal_the_brute_force_definition(kind, output):
     elif output == "log_loss":
         def transform(margin, label):
             return np.logaddexp(0.0, margin) - label * margin
-    reference = naive_interventional_shap(ensemble.raw_predict, rows, background, transform,
-                                          labels.astype(float))
+    n_columns = ensemble.raw_predict(rows[:1]).reshape(1, -1).shape[1]
+    if transform is None or n_columns == 1:
+        reference = naive_interventional_shap(ensemble.raw_predict, rows, background,
+                                              transform, labels.astype(float))
+    else:
+        # A forest's loss: each class column rescaled on its own, with the same label.
+        reference = np.concatenate([naive_interventional_shap(
+            lambda hybrids, c=c: ensemble.raw_predict(hybrids).reshape(len(hybrids), -1)
+            [:, c:c + 1], rows, background, transform, labels.astype(float))
+            for c in range(n_columns)], axis=2)
     result = tree_shap(model, rows, data=background, model_output=output,
                        y=labels if output == "log_loss" else None)
     phi = result.extra["shap_values"]
@@ -275,8 +307,8 @@ def test_auto_is_interventional_with_data_and_path_dependent_without():
     ("xgboost-bin", {"data": "empty"}, "data has no rows"),
     ("xgboost-bin", {"data": True, "y": True}, "y is used only"),
     ("lightgbm-multi", {"model_output": "probability", "data": True}, "softmax"),
-    ("sklearn-forest-bin", {"model_output": "log_loss", "data": True, "y": True},
-     "log_loss"),
+    ("lightgbm-multi", {"model_output": "log_loss", "data": True, "y": True}, "log_loss"),
+    ("sklearn-forest-bin", {"model_output": "log_loss", "data": True}, "needs y"),
 ])
 def test_unsupported_combinations_are_refused_with_the_reason(name, kwargs, message):
     model, X, y = _fitted(name)
@@ -303,3 +335,49 @@ def test_log_loss_labels_are_the_classifier_s_classes():
         tree_shap(model, X[200:220], data=X[:20], model_output="log_loss",
                   y=labels[200:220])
     assert numeric.extra["expected_value"].shape == (20,)
+
+
+def test_forest_log_loss_reads_labels_as_class_indices():
+    # shap reads a label as its number; sapwood as its class's index, the same number
+    # for classes 0 .. k-1 and defined for any labels.
+    X, y = _multiclass()
+    names = np.array(["ash", "birch", "cedar"])[y]
+    numeric = RandomForestClassifier(10, max_depth=6, random_state=0).fit(X[:200], y[:200])
+    named = RandomForestClassifier(10, max_depth=6, random_state=0).fit(X[:200], names[:200])
+    ours = tree_shap(numeric, X[200:230], data=X[:30], model_output="log_loss", y=y[200:230])
+    theirs = tree_shap(named, X[200:230], data=X[:30], model_output="log_loss",
+                       y=names[200:230])
+    np.testing.assert_array_equal(theirs.extra["shap_values"], ours.extra["shap_values"])
+    np.testing.assert_array_equal(theirs.extra["expected_value"], ours.extra["expected_value"])
+    assert theirs.extra["output_names"] == ["ash", "birch", "cedar"]
+    with pytest.raises(ValueError, match="not one of the model's classes"):
+        tree_shap(named, X[200:230], data=X[:30], model_output="log_loss", y=y[200:230])
+
+
+def test_forest_probabilities_split_by_a_rounding_count_as_equal():
+    # A forest's class probability is a mean of leaf fractions: the same probability
+    # reached through different leaves can come out of the sums a rounding apart. shap
+    # (whose sums keep this tie) rescales such a pair by 1, as equal margins; the
+    # quotient of the two few-ulp differences would be noise.
+    X, y = _multiclass()
+    model = RandomForestClassifier(20, max_depth=8, random_state=0).fit(X[:200], y[:200])
+    rows, background, labels = X[200:300], X[:100], y[200:300]
+    ensemble = as_ensemble(model)
+    margins = [ensemble.raw_predict(part).reshape(len(part), -1)
+               for part in (rows, background)]
+    gap = np.abs(margins[0][:, None] - margins[1][None])
+    assert np.any((gap > 0) & (gap < 1e-14))  # the case this test is about
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = shap.TreeExplainer(model, background, feature_perturbation="interventional",
+                                    model_output="log_loss").shap_values(rows, labels)
+    ours = tree_shap(model, rows, data=background, model_output="log_loss", y=labels)
+    _close_to_shap(ours.extra["shap_values"], theirs)
+
+
+def test_multi_output_forest_log_loss_is_refused():
+    X, y = _binary()
+    model = RandomForestClassifier(5, max_depth=4, random_state=0).fit(
+        X[:200], np.column_stack([y[:200], 1 - y[:200]]))
+    with pytest.raises(ValueError, match="single-output classifier"):
+        tree_shap(model, X[200:210], data=X[:20], model_output="log_loss", y=y[200:210])

@@ -92,10 +92,15 @@ def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output=
         What is explained (``"probability"`` and ``"log_loss"`` interventional only, as in
         the ``shap`` package): the raw output (a forest's mean, boosting's margin); the
         probability (a forest classifier's raw output, or binary boosting's margin
-        through the logistic link); or the loss of each row against ``y`` (log loss of
-        logistic boosting, squared error of a squared-error regression).
+        through the logistic link); or the loss of each row against ``y``: log loss of
+        logistic boosting, squared error of squared-error boosting, and for a forest or
+        tree classifier what the ``shap`` package computes, the logistic loss
+        ``log(1 + e^p) - y p`` of each class probability p (one column per class, y the
+        label's class index in every column; not the log loss ``-log p_y``).
     y : array-like of shape (n_rows,), default=None
-        The labels of the rows of ``X``, for ``model_output="log_loss"`` only.
+        The labels of the rows of ``X``, for ``model_output="log_loss"`` only: a
+        classifier's classes (read as their index, 0 .. k-1, so 1 for the positive class
+        of a binary one), a regression's targets.
     interactions : bool, default=False
         Also compute SHAP interaction values (about d times the cost of the plain
         values, d the number of distinct features on a leaf's path); path-dependent
@@ -116,12 +121,13 @@ def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output=
         per-row ``|SHAP|`` (n_features, n_rows). ``extra`` holds ``"shap_values"`` (signed,
         (n_rows, n_features), with a last axis of output columns when the raw output
         has several, e.g. a forest classifier's class probabilities),
-        ``"expected_value"`` (scalar, or one per column; for the loss one per row) and, with
-        ``interactions=True``, ``"interaction_values"`` (n_rows, n_features,
-        n_features[, n_columns]). For the plots (:mod:`sapwood.plotting`) it also holds
-        ``"data"`` (``X`` as given), ``"output"`` (what the values add up to, e.g.
-        ``"log-odds"``, ``"probability"``, ``"log loss"``) and ``"output_names"`` (each
-        output column's class, or None).
+        ``"expected_value"`` (scalar, or one per column; for the loss one per row, or
+        per row and column) and, with ``interactions=True``, ``"interaction_values"``
+        (n_rows, n_features, n_features[, n_columns]). For the plots
+        (:mod:`sapwood.plotting`) it also holds ``"data"`` (``X`` as given),
+        ``"output"`` (what the values add up to, e.g. ``"log-odds"``,
+        ``"probability"``, ``"log loss"``) and ``"output_names"`` (each output column's
+        class, or None).
 
     Examples
     --------
