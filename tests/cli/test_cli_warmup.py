@@ -244,15 +244,14 @@ def test_the_compiled_measures_run_first_and_all_show_in_the_order_asked(monkeyp
                                                                           capsys):
     # On a first run the command runs the measures already compiled while the second
     # process compiles the others; what it shows keeps the order of --methods.
-    from sapwood.report import _explain as _run
-    from sapwood.report import _measures
+    from sapwood.report import _compiled, _measures
 
     ran = []
     compute = _measures.compute
     monkeypatch.setattr(_measures, "compute",
                         lambda name, *args, **kwargs: ran.append(name)
                         or compute(name, *args, **kwargs))
-    monkeypatch.setattr(_run, "uncompiled",
+    monkeypatch.setattr(_compiled, "uncompiled",
                         lambda methods: [name for name in methods if name == "permutation"])
     assert main(["demo", "--data", "iris", "--methods", "permutation,mdi,ufi", "--json"]) == 0
     assert ran == ["mdi", "ufi", "permutation"]
@@ -264,8 +263,7 @@ def test_a_measure_compiled_meanwhile_goes_before_one_still_compiling(monkeypatc
     # permutation, ufi and conditional are not compiled when the measures start; the
     # second process finishes conditional's kernels while mdi runs: conditional runs
     # before ufi, which is still compiling, though asked for after it.
-    from sapwood.report import _explain as _run
-    from sapwood.report import _measures
+    from sapwood.report import _compiled, _measures
 
     ran = []
     compute = _measures.compute
@@ -277,7 +275,7 @@ def test_a_measure_compiled_meanwhile_goes_before_one_still_compiling(monkeypatc
         still = {"permutation", "ufi"} if ran else {"permutation", "ufi", "conditional"}
         return [name for name in methods if name in still]
 
-    monkeypatch.setattr(_run, "uncompiled", uncompiled)
+    monkeypatch.setattr(_compiled, "uncompiled", uncompiled)
     methods = "permutation,ufi,mdi,conditional"
     assert main(["demo", "--data", "iris", "--methods", methods, "--json"]) == 0
     assert ran == ["mdi", "conditional", "permutation", "ufi"]

@@ -1,12 +1,13 @@
 """Which measures' Numba kernels are in the on-disk cache already, read from one small
-index file per measure: ``_warmup`` compiles the others ahead in a second process, and
-``_run`` runs the compiled ones first while they compile."""
+index file per measure: the command line's warm-up compiles the others ahead in a second
+process, and :func:`compiled_first` orders the measures so that the compiled ones run
+while the others compile."""
 
 from __future__ import annotations
 
 import importlib
 
-__all__ = ["PROBES", "uncompiled"]
+__all__ = ["PROBES", "compiled_first", "uncompiled"]
 
 # The largest kernel of each measure that has one: its on-disk cache says whether the
 # measure's kernels are compiled (they compile in the same calls).
@@ -33,3 +34,16 @@ def _cached(module, name) -> bool:
         return True
     # Empty when the index is missing or was written for other kernel sources.
     return bool(cache._cache_file._load_index())
+
+
+def compiled_first(names):
+    """Yield ``names``, those whose kernels are compiled first. On a first run a
+    measure whose kernels the second process has compiled meanwhile goes before those
+    still compiling (looked up again before each; once all are compiled, in order)."""
+    queue = list(names)
+    waiting = uncompiled(queue)
+    while queue:
+        if waiting:
+            waiting = uncompiled(queue)
+            queue.sort(key=lambda name: name in waiting)
+        yield queue.pop(0)

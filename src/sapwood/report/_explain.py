@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
+import time
 from contextlib import nullcontext
 from dataclasses import dataclass
 
@@ -21,7 +22,8 @@ from .._format import category_codes
 from . import _agreement, _measures, _verdict
 from ._baseline import baseline
 from ._columns import match_columns
-from ._compiled import uncompiled
+from ._compiled import compiled_first
+from ._cost import Timing, long_wait
 from ._data import Prepared, check_enough_rows, prepare_xy
 from ._models import (
     MODEL_NAMES,
@@ -414,6 +416,7 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
     else:
         check_enough_rows(data, options.test_size)
         X_train, X_test, y_train, y_test = _split(data, options.test_size, options.seed)
+    fit_seconds = None
     if fitted:
         _check_loaded(model, data)
         if X_train is not None and not n_train:
@@ -422,13 +425,15 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
                          f"{options.test_size:g}, seed {options.seed}), which is only honest "
                          "if it was not trained on them")
     else:
-        _fit(model, X_train, y_train, steps)
+        fit_seconds = _fit(model, X_train, y_train, steps)
     options = dataclasses.replace(options, scoring=options.scoring
                                   or default_scoring(model, data.task))
     rows = "held-out" if held_out else "training"
     with steps.step(f"Scoring on {len(X_test)} {rows} rows"):
         try:
+            started = time.perf_counter()
             score = score_model(model, X_test, y_test, data.task, options.scoring)
+            timing = Timing(fit=fit_seconds, score=time.perf_counter() - started)
             # Beside a probability score, the accuracy everyone reads.
             accuracy = (score_model(model, X_test, y_test, data.task)
                         if options.scoring in PROBABILITY_SCORES else None)
@@ -446,7 +451,7 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
                               max_rows=options.max_rows, n_jobs=options.n_jobs,
                               scoring=options.scoring,
                               estimator=None if fitted else clone(model))
-    results = _compute_all(model, options.methods, inputs, steps, notes, fitted)
+    results = _compute_all(model, options.methods, inputs, steps, notes, fitted, timing)
     if options.pvalues:
         results = {name: _with_pvalues(name, result, options, inputs, steps, notes)
                    for name, result in results.items()}
@@ -481,9 +486,11 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
 
 def _fit(model, X, y, steps: Steps):
     """Fit ``model``: tree by tree with the time left where the learner counts its trees
-    (forests, boosting: ``fit(..., progress=True)``), else under one pulsing bar."""
+    (forests, boosting: ``fit(..., progress=True)``), else under one pulsing bar.
+    Returns the seconds it took."""
     label = f"Fitting {describe_model(model)} on {len(X)} rows"
     counts_trees = "progress" in inspect.signature(model.fit).parameters
+    started = time.perf_counter()
     try:
         if counts_trees and steps.shown:
             steps.line(label)
@@ -493,6 +500,7 @@ def _fit(model, X, y, steps: Steps):
                 model.fit(X, y)
     except ValueError as error:
         raise InputError(f"cannot fit the model: {str(error).splitlines()[0]}") from None
+    return time.perf_counter() - started
 
 
 def _settle_top_k(top_k, n_features: int) -> int:
@@ -505,57 +513,30 @@ def _settle_top_k(top_k, n_features: int) -> int:
     return top_k
 
 
-def _compute_all(model, methods, inputs, steps, notes, fitted) -> dict:
+def _compute_all(model, methods, inputs, steps, notes, fitted, timing=None) -> dict:
     """The result of each measure of ``methods`` that applies, and a note (added to
-    ``notes``) for each that does not, in the order of ``methods``. The measures whose
-    kernels are compiled run first: on a first run the others compile meanwhile in a
-    second process (``_warmup.compile_ahead``)."""
-    results = {}
-    # Where each result and note is shown: its measure's place in methods (a fallback,
-    # its measure's place); the order the measures ran in depends on the cache.
+    ``notes``) for each that does not, in the order of ``methods``.
+
+    Two steps: the choice (which measures apply here, a fallback in the place of one
+    that does not) and the runs, in the order :func:`compiled_first` gives (on a first
+    run of the command line, the measures whose kernels are compiled go first while a
+    second process compiles the others); the results keep the order of ``methods``."""
     place = {name: position for position, name in enumerate(methods)}
     told = []  # (place, note)
-    not_compiled = uncompiled(methods)
-    queue = sorted(methods, key=lambda name: name in not_compiled)
-    while queue:
-        if not_compiled:
-            # A first run: a measure whose kernels the second process has compiled
-            # meanwhile goes before those still compiling (looked up again each time).
-            not_compiled = uncompiled(queue)
-            queue.sort(key=lambda name: name in not_compiled)
-        name = queue.pop(0)
-        if name in results:
-            continue
+    chosen = _choose(methods, model, inputs, steps, place, told)
+    results = {}
+    for name in compiled_first(chosen):
         measure = _measures.MEASURES[name]
-        if not _measures.is_available(name):
-            told.append((place[name], f"{name} importance is not available in this "
-                                      f"version of sapwood yet (sapwood.importance."
-                                      f"{measure.function}); skipped"))
-            continue
-        where = _measures.where(name)
-        if measure.rows == "held-out" and not inputs.held_out:
-            where = "on the training rows"
-        label = f"Computing {name} importance {where}"
+        wait = long_wait(measure, inputs, timing, inputs.X_test.shape[1],
+                         tree_model=_is_tree_model(model))
+        if wait is not None:
+            steps.line(wait)
+        label = _label(name, inputs)
         counted = measure.progress and steps.shown
         if counted:
             # The measure draws its own bar (steps, time left) under this line.
             steps.line(label)
         with steps.step(label) if not counted else NoStep() as step:
-            reason = _measures.why_not(name, model, inputs)
-            if reason is not None:
-                step.skipped()
-                if measure.fallback and _measures.why_not(measure.fallback, model,
-                                                          inputs) is None:
-                    # XGBoost, LightGBM: no node impurities for MDI; their split gain.
-                    instead = _measures.MEASURES[measure.fallback]
-                    told.append((place[name], f"{measure.title} skipped: {reason}; showing "
-                                               f"its {instead.title} importance instead"))
-                    if instead.name not in methods and instead.name not in results:
-                        place[instead.name] = place[name]
-                        queue.insert(0, instead.name)
-                else:
-                    told.append((place[name], f"{name} importance skipped: {reason}"))
-                continue
             try:
                 results[name] = _measures.compute(
                     name, model, dataclasses.replace(inputs, progress=counted))
@@ -574,6 +555,54 @@ def _compute_all(model, methods, inputs, steps, notes, fitted) -> dict:
         raise InputError("none of the requested importance measures could be computed: "
                          + ", ".join(methods) + (f" ({told[-1]})" if told else ""))
     return dict(sorted(results.items(), key=lambda item: place[item[0]]))
+
+
+def _choose(methods, model, inputs, steps, place, told) -> list:
+    """The measures of ``methods`` that apply to ``model`` and ``inputs``, each one that
+    does not replaced by its fallback where that applies (XGBoost and LightGBM record
+    no node impurities for MDI: their split gain), with a note for each left out."""
+    chosen = []
+    for name in methods:
+        measure = _measures.MEASURES[name]
+        if not _measures.is_available(name):
+            told.append((place[name], f"{name} importance is not available in this "
+                                      f"version of sapwood yet (sapwood.importance."
+                                      f"{measure.function}); skipped"))
+            continue
+        reason = _measures.why_not(name, model, inputs)
+        if reason is None:
+            chosen.append(name)
+            continue
+        with steps.step(_label(name, inputs)) as step:
+            step.skipped()
+        fallback = measure.fallback
+        if fallback and _measures.why_not(fallback, model, inputs) is None:
+            instead = _measures.MEASURES[fallback]
+            told.append((place[name], f"{measure.title} skipped: {reason}; showing "
+                                       f"its {instead.title} importance instead"))
+            if fallback not in methods and fallback not in chosen:
+                place[fallback] = place[name]
+                chosen.append(fallback)
+        else:
+            told.append((place[name], f"{name} importance skipped: {reason}"))
+    return chosen
+
+
+def _label(name, inputs) -> str:
+    where = _measures.where(name)
+    if _measures.MEASURES[name].rows == "held-out" and not inputs.held_out:
+        where = "on the training rows"
+    return f"Computing {name} importance {where}"
+
+
+def _is_tree_model(model) -> bool:
+    from sapwood.adapters import as_ensemble
+
+    try:
+        as_ensemble(model)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _first_line(error) -> str:
