@@ -300,3 +300,17 @@ def test_names_from_data_are_text_not_mathtext():
     assert ax.get_xlabel() == shown and ax.xaxis.label.get_parse_math() is False
     colorbar = [other for other in ax.figure.axes if other is not ax][0]
     assert colorbar.get_ylabel() == "rate [%]"
+
+
+def test_a_forest_loss_explanation_has_a_base_value_per_row_and_class():
+    from sklearn.ensemble import RandomForestClassifier
+
+    X, y = _frame(300)
+    labels = (y > y.median()).astype(int)
+    forest = RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0).fit(X, labels)
+    result = tree_shap(forest, X.iloc[:20], data=X.iloc[100:140], model_output="log_loss",
+                       y=labels.iloc[:20])
+    ax = waterfall(result, 4, output=1)
+    base = result.extra["expected_value"][4, 1]
+    total = base + result.extra["shap_values"][4, :, 1].sum()
+    assert sum(p.get_width() for p in ax.patches) == pytest.approx(total - base, abs=1e-9)

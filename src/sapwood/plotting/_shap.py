@@ -301,6 +301,8 @@ def _explanation(result, output, rows=None) -> _Explanation:
     base = np.asarray(result.extra["expected_value"], dtype=np.float64)
     if result.params.get("model_output") == "log_loss":
         base = base[rows] if rows is not None else base  # one per row (its label's loss)
+        if base.ndim == 2:  # a forest classifier's loss: one per row and class
+            base = base[:, column]
     else:
         base = np.full(len(values), base if base.ndim == 0 else base[column])
     numbers, categories = _numbers(result.extra.get("data"), rows, n_rows)
