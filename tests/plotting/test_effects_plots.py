@@ -77,6 +77,30 @@ def test_ale_draws_the_curve_and_its_band(fitted):
         plotting.ale(table["eff"])
 
 
+def test_ale_of_a_category_labels_each_by_name_in_the_ale_s_order():
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame({"colour": pd.Categorical(rng.choice(["red", "blue", "grey"], 300)),
+                      "x": rng.normal(size=300)})
+    y = (X["colour"] == "red") * 1.0 + X["x"]
+    model = HistGradientBoostingRegressor(max_iter=10, categorical_features="from_dtype",
+                                          random_state=0).fit(X, y)
+    table = effects.ale(model, X, "colour", include_CI=True)
+    ax = plotting.ale(table)
+    assert [t.get_text() for t in ax.get_xticklabels()] == [str(c) for c in table.index]
+    (points,) = [line for line in ax.get_lines() if line.get_label() == "ALE"]
+    np.testing.assert_allclose(points.get_ydata(), table["eff"])
+
+
+def test_second_order_ale_is_a_heatmap_of_the_pair_s_grid(fitted):
+    model, X = fitted
+    table = effects.ale(model, X, ("age", "dose"), grid_size=5)
+    ax = plotting.ale(table)
+    (mesh,) = ax.collections
+    np.testing.assert_allclose(np.asarray(mesh.get_array()).reshape(table.shape[::-1]),
+                               table.to_numpy().T)
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("age", "dose")
+
+
 def test_interactions_as_ranked_bars_and_heatmap(fitted):
     model, X = fitted
     table = effects.h_statistic(model, X.iloc[:50], n_bootstrap=5, random_state=0)

@@ -135,30 +135,68 @@ def _edges(centres):
 
 
 def ale(result, ax=None):
-    """An ALE curve from :func:`sapwood.effects.ale`'s DataFrame, with its confidence
-    band when the frame has one, and the rows' bin edges as a rug.
+    """An ALE from :func:`sapwood.effects.ale`'s DataFrame: a numeric feature's curve
+    with its confidence band when the frame has one and the bin edges as a rug; a
+    categorical feature's effect per category (in the ALE's order, labelled by name)
+    with its intervals; a pair's second-order effect as a heatmap over the two
+    features' bin edges.
 
     Returns
     -------
     matplotlib Axes
     """
-    if not isinstance(result, pd.DataFrame) or "eff" not in result.columns:
+    if not isinstance(result, pd.DataFrame):
         raise TypeError("result must be the DataFrame sapwood.effects.ale returns")
+    if "eff" not in result.columns:
+        if not (_numeric(result.index) and _numeric(result.columns)):
+            raise TypeError("result must be the DataFrame sapwood.effects.ale returns")
+        return _second_order(_axes(ax, (5.6, 4.8)), result)
     ax = _axes(ax)
-    x = result.index.to_numpy(dtype=np.float64)
+    x, labels = _positions(result.index.to_numpy())
+    effect = result["eff"].to_numpy(dtype=np.float64)
     lower = [c for c in result.columns if str(c).startswith("lowerCI_")]
     upper = [c for c in result.columns if str(c).startswith("upperCI_")]
+    band = None
     if lower and upper:
         level = str(lower[0])[len("lowerCI_"):]
-        ax.fill_between(x, result[lower[0]].to_numpy(dtype=np.float64),
-                        result[upper[0]].to_numpy(dtype=np.float64), color=_ICE_COLOUR,
-                        alpha=0.6, linewidth=0, label=f"{level} confidence interval")
-    ax.plot(x, result["eff"].to_numpy(dtype=np.float64), "-o", color=_PD_COLOUR,
-            markersize=3, linewidth=1.8, label="ALE")
-    ax.plot(x, np.zeros_like(x), "|", color="black", markersize=8,
-            transform=ax.get_xaxis_transform())
+        band = (result[lower[0]].to_numpy(dtype=np.float64),
+                result[upper[0]].to_numpy(dtype=np.float64), f"{level} confidence interval")
+    if labels is None:
+        if band is not None:
+            ax.fill_between(x, band[0], band[1], color=_ICE_COLOUR, alpha=0.6, linewidth=0,
+                            label=band[2])
+        ax.plot(x, effect, "-o", color=_PD_COLOUR, markersize=3, linewidth=1.8, label="ALE")
+        ax.plot(x, np.zeros_like(x), "|", color="black", markersize=8,
+                transform=ax.get_xaxis_transform())
+    else:
+        # Categories: one effect each, no line between them (their order is the ALE's,
+        # by similarity, not a scale); the first category's step has no interval.
+        if band is not None:
+            known = np.isfinite(band[0]) & np.isfinite(band[1])
+            ax.errorbar(x[known], effect[known],
+                        yerr=np.vstack([effect[known] - band[0][known],
+                                        band[1][known] - effect[known]]),
+                        fmt="none", ecolor="#4a6a8a", capsize=3, label=band[2])
+        ax.plot(x, effect, "o", color=_PD_COLOUR, markersize=6, label="ALE")
+        ax.axhline(0.0, color="black", linewidth=0.6)
+        ax.set_xticks(x, labels, rotation=45 if len(labels) > 6 else 0,
+                      ha="right" if len(labels) > 6 else "center", parse_math=False)
     ax.set_xlabel(shorten(str(result.index.name or "feature")), parse_math=False)
     ax.set_ylabel("accumulated local effect")
+    return ax
+
+
+def _second_order(ax, result):
+    """A pair's second-order ALE on the grid of its bin edges."""
+    x = result.index.to_numpy(dtype=np.float64)
+    w = result.columns.to_numpy(dtype=np.float64)
+    values = result.to_numpy(dtype=np.float64).T
+    reach = float(np.nanmax(np.abs(values))) or 1.0
+    image = ax.pcolormesh(x, w, values, shading="nearest", cmap="RdBu_r", vmin=-reach,
+                          vmax=reach)
+    ax.figure.colorbar(image, ax=ax, label="second-order ALE")
+    ax.set_xlabel(shorten(str(result.index.name or "feature")), parse_math=False)
+    ax.set_ylabel(shorten(str(result.columns.name or "feature")), parse_math=False)
     return ax
 
 
