@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit, softmax
 
-__all__ = ["RawOutputs", "predict", "predict_proba", "predict_raw"]
+__all__ = ["RawOutputs", "classes_per_output", "predict", "predict_proba", "predict_raw"]
 
 # scikit-learn binary classifiers that predict the positive class at margin 0 (the
 # rest, like argmax, pick the first class on a tie).
@@ -80,7 +80,7 @@ def predict_proba(ensemble, X):
                          f"{ensemble.task!r}")
     raw = ensemble.raw_predict(X, native=True)
     if ensemble.combine == "mean":
-        classes = _classes_per_output(ensemble, raw.shape[1])
+        classes = classes_per_output(ensemble, raw.shape[1])
         probas = []
         for k, labels in enumerate(classes):
             proba = raw[:, k, :len(labels)]
@@ -103,10 +103,10 @@ def predict(ensemble, X) -> np.ndarray:
     if ensemble.task == "classification":
         proba = predict_proba(ensemble, X)
         if isinstance(proba, list):
-            classes = _classes_per_output(ensemble, len(proba))
+            classes = classes_per_output(ensemble, len(proba))
             return np.column_stack([np.asarray(labels)[p.argmax(axis=1)]
                                     for labels, p in zip(classes, proba, strict=True)])
-        labels = _classes_per_output(ensemble, 1)[0]
+        labels = classes_per_output(ensemble, 1)[0]
         if ties_to_positive(ensemble) and proba.shape[1] == 2:
             return np.asarray(labels)[(predict_raw(ensemble, X) >= 0.0).astype(np.intp)]
         return np.asarray(labels)[proba.argmax(axis=1)]
@@ -120,7 +120,9 @@ def predict(ensemble, X) -> np.ndarray:
     raise ValueError(f"a regression model cannot have link {ensemble.link!r}")
 
 
-def _classes_per_output(ensemble, n_outputs):
+def classes_per_output(ensemble, n_outputs):
+    """The class labels of each of a classifier's ``n_outputs`` outputs (its
+    ``classes``, else 0, 1, ... as many as its trees' values hold)."""
     classes = ensemble.classes
     if classes is None:
         width = ensemble.trees[0].max_n_classes if ensemble.combine == "mean" else (

@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _prediction
-from .._prediction import _TIES_TO_POSITIVE, _classes_per_output
+from .._prediction import _TIES_TO_POSITIVE, classes_per_output
 from ._resolve import as_ensemble
 
 __all__ = ["predict", "predict_proba", "predict_raw", "_TIES_TO_POSITIVE",
-           "_classes_per_output"]
+           "classes_per_output"]
 
 
 def predict_raw(model, X) -> np.ndarray:

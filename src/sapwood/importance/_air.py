@@ -29,8 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._format import LEAF
 from .._progress import check_progress
-from ..adapters import as_ensemble
-from ..adapters._estimators import split_statistic
+from ..adapters import as_ensemble, split_statistic
 from ._mdi import _node_decrease
 from ._ranks import TREES_ONLY, covariance_draws
 from ._result import ImportanceResult

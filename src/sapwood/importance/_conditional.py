@@ -27,11 +27,10 @@ from sklearn.utils import check_array, check_random_state
 
 from .._kernels._conditional import conditional_tree_permutation, pairwise_correlation
 from .._kernels._permuted_traversal import lane_sets
-from .._prediction import ties_to_positive
+from .._prediction import classes_per_output, ties_to_positive
 from .._progress import counted, progress_bar
 from .._sklearn_compat import Interval, validate_params
 from ..adapters import as_ensemble
-from ..adapters._predict import _classes_per_output
 from ..learners._parallel import resolve_n_jobs
 from ._oob import _bootstrap_of, _feature_names, _row_draws, randomforest_summary
 from ._ranks import TREES_ONLY, row_blocks
@@ -217,7 +216,7 @@ def conditional_permutation_importance(model, X, y, *, threshold=0.2, n_repeats=
                              f"{bootstrap.n_samples}. A bootstrapped forest is "
                              "evaluated on each tree's out-of-bag rows of its training data.")
     classification = ensemble.task == "classification"
-    classes = _classes_per_output(ensemble, 1)[0] if classification else None
+    classes = classes_per_output(ensemble, 1)[0] if classification else None
     target = _encode_targets(y, n_samples, classes)
     pvalues, criterion = association_test(X)
     conditioning = (criterion > threshold).astype(np.uint8)
