@@ -19,6 +19,7 @@ import pandas as pd
 
 from .._errors import InputError
 from .._format import category_codes
+from ..importance._dask import is_dask_collection
 from . import _agreement, _measures, _verdict
 from ._baseline import baseline
 from ._columns import match_columns
@@ -78,8 +79,9 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
     ----------
     X : DataFrame or 2-D array of features. Text and categorical columns are encoded as
         ordinal codes (categories in sorted order, or a categorical's own order),
-        booleans as 0/1, dates as seconds since 1970; missing values stay missing.
-    y : the target (Series or 1-D array).
+        booleans as 0/1, dates as seconds since 1970; missing values stay missing. Or a
+        Dask DataFrame of numbers (docs/getting-started.md, "Tables larger than memory").
+    y : the target (Series or 1-D array); for a Dask X, a Dask Series or X's column name.
     model : None or ``"rf"``, ``"et"``, ``"gb"``, ``"tree"``: train that sapwood model (None:
         a random forest) on a split of X, y. An unfitted estimator: fitted on the split.
         A fitted model (scikit-learn, XGBoost, LightGBM, CatBoost, sapwood, or a
@@ -163,6 +165,13 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
                          "already (X, y are the held-out rows); leave test_size=None")
     if fitted and task not in ("auto", _task(model)):
         raise InputError(f"task={task!r}: the model is a {_task(model)} model")
+    held_back = None  # a Dask table's held-out rows, scored block by block after the run
+    if is_dask_collection(X) or is_dask_collection(y):
+        from ._dask import in_memory  # Dask is optional: imported for Dask input only
+
+        held_back, X, y, X_train, y_train, scoring = in_memory(
+            X, y, X_train, y_train, model=model, fitted=fitted, test_size=test_size,
+            scoring=scoring, task=task, random_state=random_state, rows=rows, steps=steps)
     rows = _checked_rows(rows, len(X))
     data, n_train = _prepared(X, y, X_train, y_train, _task(model) if fitted else task)
     # Where each row asked for is in the data: rows whose target is missing were left out.
@@ -191,6 +200,8 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
     with parallel_config(n_jobs=n_jobs) if n_jobs is not None else nullcontext():
         report = run_pipeline(data, model, options, steps=steps, source=source,
                               fitted=fitted, held_out=held_out, n_train=n_train)
+        if held_back is not None:
+            held_back.complete(report, steps)
         if rows:
             from ._rows import explain_rows
 
