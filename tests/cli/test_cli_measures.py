@@ -109,7 +109,8 @@ def test_drop_is_skipped_with_a_note_for_a_loaded_model(csv, tmp_path):
     document, err = run_json(["explain", str(csv), "--target", "y", "--model", str(path),
                               "--methods", "mdi,drop", "--json"])
     assert list(document["measures"]) == ["mdi"]
-    assert "note: drop importance skipped: drop refits the model without each column" in err
+    assert ("note: drop importance skipped: drop importance is computed by refitting "
+            "without each feature, so it needs a model sapwood trains") in err
     assert any(note.startswith("drop importance skipped") for note in document["notes"])
 
 
@@ -183,7 +184,8 @@ def test_air_is_skipped_with_a_note_for_a_loaded_model(csv, tmp_path):
     document, err = run_json(["explain", str(csv), "--target", "y", "--model", str(path),
                               "--methods", "mdi,air", "--json"])
     assert list(document["measures"]) == ["mdi"]
-    assert "note: air importance skipped: air grows a new forest with a shadow copy" in err
+    assert ("note: air importance skipped: air importance is computed by refitting with "
+            "a shadow copy of each feature") in err
 
 
 # -- p-values ------------------------------------------------------------------------
@@ -381,7 +383,7 @@ def test_one_registry_entry_adds_a_measure(csv, monkeypatch):
             feature_names=plain.feature_names, method="reversed")
 
     entry = _measures.Measure("reversed", "mdi", "MDI upside down", reversed_mdi,
-                              rows="train", janitza=True)
+                              null="symmetric")
     monkeypatch.setitem(_measures.MEASURES, "reversed", entry)
     document, _ = run_json(["explain", str(csv), "--target", "y", "--model", "tree",
                             "--methods", "mdi,reversed", "--pvalues", "janitza", "--json"])
@@ -399,8 +401,7 @@ def test_n_jobs_reaches_the_fits_and_measures_and_leaves_the_numbers_alone(csv,
         seen.append(joblib.effective_n_jobs(None))  # None: what the fits and measures get
         return importance.mdi(model)
 
-    entry = _measures.Measure("threads", "mdi", "MDI, noting joblib's n_jobs", threads_seen,
-                              rows="train")
+    entry = _measures.Measure("threads", "mdi", "MDI, noting joblib's n_jobs", threads_seen)
     monkeypatch.setitem(_measures.MEASURES, "threads", entry)
     documents = {}
     for n_jobs in ("1", "2", "-1"):

@@ -57,9 +57,8 @@ def _applies(model, inputs, **options):
 # -- ... and its registry entry ------------------------------------------------------
 
 SPLITS = Measure("splits", f"{__name__}.split_share",
-                 "share of each tree's splits made on the feature", _run, rows="train",
-                 applies=_applies, optional=True, intervals=True, rank_intervals=True,
-                 label="split share")
+                 "share of each tree's splits made on the feature", _run, applies=_applies,
+                 gives={"intervals", "rank_intervals"}, label="split share")
 
 
 @pytest.fixture
@@ -101,7 +100,8 @@ def test_a_registered_measure_is_in_the_help(splits, capsys):
     assert "splits: share of each tree's splits made on the feature" in text
     assert "comma-separated measures from: mdi, gain, friedman, permutation, drop, " \
            "conditional, air, oob, ufi, shap, mdi_plus, cpi, sage, splits" in text
-    # Optional, so the help lists it among those skipped where they do not apply.
+    # It can refuse (applies), so the help lists it among those skipped where they do
+    # not apply.
     assert "(gain, friedman, drop, conditional, air, oob, ufi, cpi, splits) are skipped" in text
 
 
@@ -195,8 +195,8 @@ def test_unregistered_it_is_unknown_again(csv, capsys):
 def test_register_refuses_a_name_taken(splits):
     with pytest.raises(ValueError, match="a measure named 'splits' is already registered"):
         importance.register(SPLITS)
-    other = Measure("splits2", f"{__name__}.split_share", "again", _run, rows="train",
-                    api_names={"tree_shap": {}})
+    other = Measure({"splits2": {}, "tree_shap": {}}, f"{__name__}.split_share", "again",
+                    _run)
     with pytest.raises(ValueError, match="'tree_shap' of measure 'splits2' is already taken"):
         importance.register(other)
     assert "splits2" not in importance.MEASURES

@@ -299,7 +299,7 @@ def test_a_run_that_compiles_says_so_and_a_cached_one_does_not(monkeypatch, caps
 def test_every_probe_is_a_kernel_of_a_measure():
     from sapwood.importance import MEASURES
 
-    for name, (module, attribute) in _compiled.PROBES.items():
+    for name, (module, attribute) in _compiled.probes().items():
         assert name in MEASURES
         assert hasattr(getattr(__import__(module, fromlist=[attribute]), attribute), "py_func")
 

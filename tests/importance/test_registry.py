@@ -1,7 +1,12 @@
 """The measure registry: its records say true things about the measures, and the
-names compare, altmann_pvalues and boruta accept come from it."""
+names compare, altmann_pvalues and boruta accept come from it. One record of at most
+12 fields per measure; adding a measure is one function and one record, and it shows in
+the command line, the report and ``compare``."""
 
+import contextlib
 import dataclasses
+import io
+import json
 
 import numpy as np
 import pandas as pd
@@ -10,8 +15,10 @@ from sklearn.base import clone
 
 import sapwood
 from sapwood import importance
-from sapwood.importance import MEASURES, Measure, MeasureInputs
-from sapwood.importance._registry import NEEDS, ROWS, replace
+from sapwood.adapters import as_ensemble
+from sapwood.cli import main
+from sapwood.importance import MEASURES, ImportanceResult, Measure, MeasureInputs
+from sapwood.importance._registry import GIVES, NEEDS, NULLS, REFIT_ROWS, ROWS, replace
 
 
 @pytest.fixture(scope="module")
@@ -36,16 +43,46 @@ def test_every_record_names_a_public_function_and_valid_fields():
                               "conditional", "air", "oob", "ufi", "shap", "mdi_plus", "cpi", "sage"]
     api_names = []
     for name, measure in MEASURES.items():
-        assert measure.name == name
+        assert measure.name == name == next(iter(measure.names))
+        assert measure.options == measure.names[name]
         assert callable(getattr(importance, measure.function)), measure.function
         assert measure.function in importance.__all__
-        assert measure.rows in ROWS and set(measure.needs) <= NEEDS
+        assert measure.rows in ROWS and set(measure.needs) <= NEEDS | set(ROWS)
+        assert measure.null in NULLS and set(measure.gives) <= GIVES
         assert not measure.fallback or measure.fallback in MEASURES
-        assert ("estimator" in measure.needs) == bool(measure.refits) == \
-               (measure.rows == "refit")
-        assert not measure.janitza or measure.centred
+        assert measure.refits == (measure.rows in REFIT_ROWS)
+        # The verdict rests on a measure that is zero for an unused feature and has
+        # intervals.
+        assert "verdict" not in measure.gives or (
+            measure.null != "uncentred" and "intervals" in measure.gives)
+        if measure.kernel:
+            module, _, kernel = measure.kernel.rpartition(".")
+            assert hasattr(getattr(__import__(module, fromlist=[kernel]), kernel), "py_func")
         api_names += list(measure.names)
     assert len(api_names) == len(set(api_names))
+
+
+def test_a_record_has_at_most_12_fields():
+    assert len(dataclasses.fields(Measure)) <= 12
+
+
+def test_what_the_command_line_reads_from_the_records():
+    # The facts it once kept in tables of its own, now derived from the records.
+    from sapwood.report import _compiled, _measures
+    from sapwood.report._verdict import verdict_measures
+
+    assert verdict_measures() == ["permutation", "oob", "conditional", "drop", "air"]
+    assert _measures.cross_validated() == ["drop"]
+    assert _measures.janitza_measures() == ["permutation", "conditional", "air", "oob"]
+    assert [name for name, m in MEASURES.items() if m.optional] == [
+        "gain", "friedman", "drop", "conditional", "air", "oob", "ufi", "cpi"]
+    assert sorted(_compiled.probes()) == sorted(
+        ["permutation", "oob", "ufi", "conditional", "shap", "sage"])
+    assert [MEASURES[name].short for name in ("permutation", "conditional", "mdi")] == [
+        "perm", "cond", "mdi"]
+    assert _measures.where("conditional") == "on the out-of-bag or held-out rows"
+    assert _measures.where("conditional", held_out=False) == "on the training rows"
+    assert _measures.where("air") == "by refitting with a shadow copy of each feature"
 
 
 @pytest.mark.parametrize("name", list(MEASURES))
@@ -61,13 +98,16 @@ def test_the_flags_describe_the_results(name, data):
     assert measure.why_not(model, inputs, **measure.options) is None
     result = measure.run(model, inputs, **measure.options)
     has_intervals = result.ci_low is not None and bool(np.isfinite(result.ci_low).any())
-    assert has_intervals == measure.intervals
-    assert (result.rank_intervals() is not None) == measure.rank_intervals
-    assert ("zscore" in result.extra) == measure.zscore
-    if measure.janitza:
+    assert has_intervals == ("intervals" in measure.gives)
+    assert (result.rank_intervals() is not None) == ("rank_intervals" in measure.gives)
+    assert ("zscore" in result.extra) == ("zscore" in measure.gives)
+    if "new_rows" in measure.gives:
+        # A draw per held-out row, or per cross-validation fold.
+        assert result.importances.shape[1] in (len(X_test), inputs.cv)
+    if measure.null == "symmetric":
         # Importances of irrelevant features scatter around zero: negatives possible.
         assert result.importances_mean.min() < 0.5 * result.importances_mean.max()
-    if not measure.centred:
+    if measure.null == "uncentred":
         assert (result.importances_mean >= 0).all() or name == "ufi"
     _draws_order_as_the_importance(result)
 
@@ -109,11 +149,24 @@ def test_predicates_give_reasons():
 
 
 def test_a_measure_record_checks_its_fields():
-    with pytest.raises(ValueError, match="'rows' field of Measure must be one of"):
-        Measure("x", "mdi", "x", lambda model, inputs: None, rows="test")
     with pytest.raises(ValueError, match=r"'needs' field .* got \['X'\]"):
-        Measure("x", "mdi", "x", lambda model, inputs: None, rows="train",
-                needs=frozenset({"X"}))
+        Measure("x", "mdi", "x", lambda model, inputs: None, needs=frozenset({"X"}))
+    with pytest.raises(ValueError, match=r"'needs' field .* at most one of .* got "
+                                         r"\['held-out', 'oob'\]"):
+        Measure("x", "mdi", "x", lambda model, inputs: None, needs={"oob", "held-out"})
+    with pytest.raises(ValueError, match=r"'null' field of Measure must be one of "
+                                         r"\['uncentred', 'centred', 'symmetric'\]; got 'zero'"):
+        Measure("x", "mdi", "x", lambda model, inputs: None, null="zero")
+    with pytest.raises(ValueError, match=r"'gives' field .* got \['ci'\]"):
+        Measure("x", "mdi", "x", lambda model, inputs: None, gives={"ci"})
+    with pytest.raises(ValueError, match="'kernel' field of Measure must be 'module.name'"):
+        Measure("x", "mdi", "x", lambda model, inputs: None, kernel="reroute_packed")
+    with pytest.raises(ValueError, match="'names' field of Measure must hold at least"):
+        Measure({}, "mdi", "x", lambda model, inputs: None)
+    record = Measure({"x": {"k": 1}, "long_x": {}}, "mdi", "x", lambda model, inputs: None)
+    assert (record.name, dict(record.options), record.rows) == ("x", {"k": 1}, "train")
+    with pytest.raises(TypeError):
+        record.options["k"] = 2  # read-only all the way down
     with pytest.raises(TypeError, match="register takes a Measure"):
         importance.register("mdi")
     with pytest.raises(ValueError, match="no measure named 'nothing'"):
@@ -159,7 +212,67 @@ def test_replacing_a_measure_keeps_the_registry_order():
         replace(original)
     assert list(MEASURES) == order and MEASURES["permutation"] is original
     with pytest.raises(ValueError, match="no measure named 'nothing'"):
-        replace(dataclasses.replace(original, name="nothing"))
+        replace(dataclasses.replace(original, names="nothing"))
     with pytest.raises(ValueError, match="already taken by another measure"):
-        replace(dataclasses.replace(original, api_names={"mdi": {}}))
+        replace(dataclasses.replace(original, names={"permutation": {}, "mdi": {}}))
 
+
+
+# -- a measure added by one function and one record ---------------------------------------
+
+def tree_share(model, feature_names=None) -> ImportanceResult:
+    """The share of the trees that split on each feature (a crude importance, chosen
+    because it is easy to recompute by hand)."""
+    ensemble = as_ensemble(model)
+    features = np.arange(ensemble.n_features)
+    per_tree = np.column_stack([np.isin(features, tree.feature[tree.children_left >= 0])
+                                for tree in ensemble.trees]).astype(np.float64)
+    names = feature_names or [f"x{j}" for j in features]
+    return ImportanceResult.from_draws(per_tree, feature_names=names, method="trees_using")
+
+
+def _run_tree_share(model, inputs, **options):
+    return tree_share(model, feature_names=[str(c) for c in inputs.X_train.columns])
+
+
+TREES_USING = Measure("trees_using", f"{__name__}.tree_share",
+                      "share of the trees that split on the feature", _run_tree_share,
+                      gives={"intervals", "rank_intervals"}, label="tree share")
+
+
+def test_one_function_and_one_record_add_a_measure_to_the_cli_the_report_and_compare(
+        data, tmp_path):
+    X, y, X_test, y_test = data
+    table = pd.concat([X, X_test]).assign(y=pd.concat([y, y_test]))
+    path = tmp_path / "data.csv"
+    table.to_csv(path, index=False)
+    assert "trees_using" not in MEASURES
+    with importance.registered(TREES_USING):
+        # compare
+        forest = sapwood.RandomForestClassifier(n_estimators=10, random_state=0).fit(X, y)
+        frame = importance.compare(forest, X, y, methods=["mdi", "trees_using"])
+        assert frame["method"].unique().tolist() == ["mdi", "trees_using"]
+        np.testing.assert_array_equal(frame[frame["method"] == "trees_using"]["importance"],
+                                      tree_share(forest).importances_mean)
+        # the library's explain: the Report
+        report = sapwood.explain(table.drop(columns="y"), table["y"], model="rf",
+                                 methods="mdi,trees_using")
+        assert list(report.results) == ["mdi", "trees_using"]
+        np.testing.assert_array_equal(report.results["trees_using"].importances_mean,
+                                      tree_share(report.model).importances_mean)
+        assert {"trees_using", "trees_using_rank"} <= set(report.to_frame().columns)
+        assert "trees_using: share of the trees that split on the feature" in \
+            report.to_text(details=True)
+        # the command line: the same model on the same split, so the same numbers
+        stdout, stderr = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            code = main(["explain", str(path), "--target", "y", "--model", "rf",
+                         "--methods", "mdi,trees_using", "--json"])
+        assert code == 0, stderr.getvalue()
+        document = json.loads(stdout.getvalue())
+        assert list(document["measures"]) == ["mdi", "trees_using"]
+        shown = {row["feature"]: row["importance"] for row in
+                 document["measures"]["trees_using"]}
+        result = report.results["trees_using"]
+        assert shown == dict(zip(result.feature_names, result.importances_mean, strict=True))
+    assert "trees_using" not in MEASURES

@@ -77,7 +77,7 @@ def test_every_registered_measure_gives_values_or_says_why_not(data, measure):
     and Friedman's importance are for boosting libraries' models)."""
     X, y, X_test, y_test, _ = data
     forest = _forest().fit(X, y)
-    held_out = MEASURES[measure].rows == "held-out" and measure != "conditional"
+    held_out = MEASURES[measure].rows == "held-out"
     rows = (X_test, y_test) if held_out else (X, y)
     getter = ImportanceGetter(measure, *rows, random_state=0)
     if measure == "gain":  # the measure's own check, before it runs
@@ -164,7 +164,7 @@ def test_getter_follows_rfe_by_squared_importances():
     X = np.random.default_rng(0).normal(size=(50, 6)) + means
     y = np.arange(50.0)
     with registered(Measure("column_means", "tests.column_means", "column means",
-                            _column_means, rows="held-out")):
+                            _column_means, needs={"held-out"})):
         getter = ImportanceGetter("column_means", X, y)
         rfe = RFE(LinearRegression(), n_features_to_select=2, step=1,
                   importance_getter=getter).fit(X, y)

@@ -97,6 +97,7 @@ def _measure_options(parser, default_methods):
         MEASURES,
         MIN_SHAP_ROWS,
         PVALUE_METHODS,
+        cross_validated,
     )
 
     parser.add_argument("--methods", default=",".join(default_methods), metavar="M1,M2,...",
@@ -109,8 +110,9 @@ def _measure_options(parser, default_methods):
                         help="permutations of the target for --pvalues altmann (default: "
                              f"{DEFAULT_N_PERMUTATIONS}); each one refits the model")
     parser.add_argument("--cv", type=_at_least_two, default=None, metavar="K",
-                        help="score drop by K-fold cross-validation on the training rows "
-                             "instead of on the held-out rows")
+                        help=f"score {', '.join(cross_validated())} by K-fold "
+                             "cross-validation on the training rows instead of on the "
+                             "held-out rows")
     parser.add_argument("--top-k", type=_positive_int, default=None, metavar="K",
                         help="how many top features the rank-agreement table compares "
                              "(default: 5, or one less than the number of features)")

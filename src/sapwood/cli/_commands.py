@@ -64,8 +64,8 @@ def _settings(args) -> dict:
     if args.n_permutations is not None and args.pvalues != "altmann":
         raise InputError(f"--n-permutations {args.n_permutations}: only --pvalues altmann "
                          f"permutes the target; got --pvalues {args.pvalues or '(none)'}")
-    if args.cv is not None and "drop" not in methods:
-        raise InputError(f"--cv {args.cv}: only the drop measure uses cross-validation; "
+    if args.cv is not None and not set(_measures.cross_validated()) & set(methods):
+        raise InputError(f"--cv {args.cv}: {_measures.only_cross_validated()}; "
                          f"got --methods {','.join(methods)}")
     return {"methods": methods, "random_state": args.seed, "pvalues": args.pvalues,
             "n_permutations": args.n_permutations, "cv": args.cv, "top_k": args.top_k,

@@ -41,7 +41,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 from sapwood._kernels._numba import exit_between_saves
 
-from ..report._compiled import PROBES, uncompiled
+from ..report._compiled import probes, uncompiled
 
 __all__ = ["AHEAD_COMMANDS", "PHASES", "compile_ahead", "run_unit", "serve", "start_ahead",
            "stop", "stop_when_stdin_closes", "warmup"]
@@ -90,7 +90,7 @@ def start_ahead(argv):
     it builds its parser: the process imports what the measures need (seconds) while
     the command imports the same and reads its data, then waits for
     :func:`compile_ahead` to send it the measures to compile."""
-    if not argv or argv[0] not in AHEAD_COMMANDS or not _may_help() or not uncompiled(PROBES):
+    if not argv or argv[0] not in AHEAD_COMMANDS or not _may_help() or not uncompiled(probes()):
         return None
     return _start()
 
@@ -298,7 +298,7 @@ def _every_measure(model, X, y, names=None):
                                random_state=0)
     for measure in (MEASURES.values() if names is None else
                     [MEASURES[name] for name in names]):
-        if "estimator" in measure.needs:
+        if measure.refits:
             continue
         try:
             if measure.why_not(model, inputs, **measure.options) is None:

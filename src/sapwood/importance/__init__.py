@@ -8,31 +8,80 @@ outside) makes it known to ``compare``, the p-value functions, ``boruta`` and th
 ``sapwood`` command.
 """
 
-from ._air import impurity_corrected
-from ._compare import compare
-from ._conditional import conditional_permutation_importance
-from ._cpi import cpi
-from ._drop_column import drop_column_importance
-from ._friedman import friedman_importance
-from ._knockoff_sampler import GaussianKnockoffs
-from ._mdi import mdi
-from ._mdi_plus import mdi_plus
-from ._native import native_importance
-from ._oob import oob_permutation_importance
-from ._permutation import permutation_importance
-from ._pvalues import altmann_pvalues, janitza_pvalues
-from ._registry import (
-    MEASURES,
-    Measure,
-    MeasureInputs,
-    register,
-    registered,
-    unregister,
-)
-from ._result import ImportanceResult, side_by_side
-from ._sage import sage
-from ._shap import tree_shap
-from ._ufi import unbiased_mdi
+import importlib
+from typing import TYPE_CHECKING
+
+# Every name loads on first use, and the registry imports a measure's module only when
+# the measure runs: the command line reads the records (which kernels to compile
+# ahead) before it imports pandas and scikit-learn, which the measures' modules import.
+# Name -> the module it comes from.
+_LAZY = {
+    "MEASURES": "._registry",
+    "Measure": "._registry",
+    "MeasureInputs": "._registry",
+    "register": "._registry",
+    "registered": "._registry",
+    "unregister": "._registry",
+    "GaussianKnockoffs": "._knockoff_sampler",
+    "ImportanceResult": "._result",
+    "side_by_side": "._result",
+    "altmann_pvalues": "._pvalues",
+    "janitza_pvalues": "._pvalues",
+    "compare": "._compare",
+    "conditional_permutation_importance": "._conditional",
+    "cpi": "._cpi",
+    "drop_column_importance": "._drop_column",
+    "friedman_importance": "._friedman",
+    "impurity_corrected": "._air",
+    "mdi": "._mdi",
+    "mdi_plus": "._mdi_plus",
+    "native_importance": "._native",
+    "oob_permutation_importance": "._oob",
+    "permutation_importance": "._permutation",
+    "sage": "._sage",
+    "tree_shap": "._shap",
+    "unbiased_mdi": "._ufi",
+}
+
+if TYPE_CHECKING:  # what the names are, for type checkers and editors
+    from ._air import impurity_corrected
+    from ._compare import compare
+    from ._conditional import conditional_permutation_importance
+    from ._cpi import cpi
+    from ._drop_column import drop_column_importance
+    from ._friedman import friedman_importance
+    from ._knockoff_sampler import GaussianKnockoffs
+    from ._mdi import mdi
+    from ._mdi_plus import mdi_plus
+    from ._native import native_importance
+    from ._oob import oob_permutation_importance
+    from ._permutation import permutation_importance
+    from ._pvalues import altmann_pvalues, janitza_pvalues
+    from ._registry import (
+        MEASURES,
+        Measure,
+        MeasureInputs,
+        register,
+        registered,
+        unregister,
+    )
+    from ._result import ImportanceResult, side_by_side
+    from ._sage import sage
+    from ._shap import tree_shap
+    from ._ufi import unbiased_mdi
+
+
+def __getattr__(name):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'sapwood.importance' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "MEASURES",

@@ -26,7 +26,7 @@ def compare(model, X, y, methods=("mdi", "permutation"), *, X_test=None, y_test=
         The data the model was fit on.
     y : array-like of shape (n_samples,)
     methods : sequence of str or callable, default=("mdi", "permutation")
-        Names of measures in :data:`MEASURES` (their ``api_names``), among them:
+        Names of measures in :data:`MEASURES` (their ``names``), among them:
 
         - ``"mdi"``: :func:`mdi` (training data, from the trees);
         - ``"native"``: :func:`native_importance` (the library's own kind);
@@ -114,7 +114,7 @@ def _run(found, method, model, X, y, X_test, y_test, random_state):
     """Measure ``method`` of ``model``: the registry's entry, on the rows compare has."""
     measure, options = found
     # Refitting measures refit a clone: the fitted model's hyper-parameters, unfitted.
-    estimator = clone(model) if "estimator" in measure.needs else None
+    estimator = clone(model) if measure.refits else None
     inputs = MeasureInputs(X_train=X, y_train=y, X_test=X_test, y_test=y_test,
                            random_state=random_state, estimator=estimator, max_rows=None)
     reason = measure.why_not(model, inputs, **options)

@@ -35,7 +35,7 @@ _INPUT_FIELDS = ("n_jobs", "progress")
 
 def _altmann_names() -> list:
     """The names ``altmann_pvalues`` accepts: every registered measure that offers
-    Altmann's test, by its ``api_names``."""
+    Altmann's test, by its ``names``."""
     return sorted(name for measure in MEASURES.values() if measure.altmann is not False
                   for name in measure.names)
 
@@ -164,7 +164,7 @@ def altmann_pvalues(estimator, X, y, *, measure, n_permutations=100, random_stat
         ``measure(model, X, y, **measure_kwargs) -> ImportanceResult``, called with
         the fitted model and the response it was fit on; or the name of a measure in
         :data:`~sapwood.importance.MEASURES` that offers Altmann's test (its
-        ``api_names``), computed on (X, y) as given; among them:
+        ``names``), computed on (X, y) as given; among them:
 
         - ``"mdi"``: :func:`mdi` *before* normalisation, the mean over trees of
           ``sum (w_i I_i - w_L I_L - w_R I_R) / w_root`` (``importances`` per tree),

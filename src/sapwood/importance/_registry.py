@@ -1,6 +1,7 @@
 """The measures by name: one :class:`Measure` record each, read by everything that
-offers a choice of measure (``compare``, ``altmann_pvalues``, ``boruta`` and the
-``sapwood`` command's ``--methods``, ``--help``, tables, ``--json`` and report).
+offers a choice of measure (``compare``, ``altmann_pvalues``, ``boruta``, the selectors,
+:func:`sapwood.explain` and the ``sapwood`` command's ``--methods``, ``--help``, tables,
+``--json``, report, verdict, compile-ahead and time estimates).
 
 A new measure is its own module (the function, with formula, paper and DOI; see
 docs/measures.md) plus one :func:`register` call here, or from outside::
@@ -11,7 +12,7 @@ docs/measures.md) plus one :func:`register` call here, or from outside::
         return my_importance(model, inputs.X_test, inputs.y_test, **options)
 
     register(Measure("mine", "mypackage.my_importance", "what it measures, in one line",
-                     run, rows="held-out", needs={"y"}))
+                     run, needs={"held-out", "y"}))
 
 ``registered(measure)`` does the same for the length of a ``with`` block (tests).
 """
@@ -21,39 +22,58 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 
 import numpy as np
 
-from ..adapters import as_ensemble
-from ._air import impurity_corrected
-from ._conditional import conditional_permutation_importance
-from ._cpi import cpi
-from ._drop_column import drop_column_importance
-from ._friedman import friedman_importance
-from ._mdi import _require_impurities, mdi, tree_impurity_decrease
-from ._mdi_plus import mdi_plus
-from ._native import native_importance
-from ._oob import oob_permutation_importance
-from ._permutation import permutation_importance
-from ._sage import sage
-from ._shap import tree_shap
-from ._ufi import unbiased_mdi
+# Each measure's module (and the model adapters) is imported when the measure runs, not
+# here: the command line reads the records before it imports pandas and scikit-learn.
 
-__all__ = ["MEASURES", "NEEDS", "ROWS", "Measure", "MeasureInputs", "by_api_name",
-           "register", "registered", "replace", "unnormalised_mdi", "unregister"]
+__all__ = ["GIVES", "HELD_OUT_ROWS", "MEASURES", "NEEDS", "NULLS", "REFIT_ROWS", "ROWS",
+           "Measure", "MeasureInputs", "by_api_name", "register", "registered", "replace",
+           "unnormalised_mdi", "unregister"]
 
-#: The rows a measure reads, and how to say so ("computing X importance ...").
+#: The kinds of rows a measure reads, and how a line says so ("computing X importance
+#: ..."), nearest to new data first after the fitted trees (the verdict prefers them in
+#: this order).
 ROWS = MappingProxyType({
     "train": "from the fitted trees",            # the fit on the training rows itself
     "held-out": "on the held-out rows",          # scores the model on rows it has not seen
     "oob": "on the out-of-bag rows",             # each tree's out-of-bag training rows
-    "refit": "by refitting without each feature",  # refits the model
+    # Each tree's out-of-bag rows of a bagged forest, else the held-out rows.
+    "oob-or-held-out": "on the out-of-bag or held-out rows",
+    "refit": "by refitting without each feature",  # refits, scores the held-out rows
+    "shadows": "by refitting with a shadow copy of each feature",  # on the training rows
 })
-#: What a measure may need besides a fitted model: the target, an unfitted estimator
-#: to refit, a bagged model (each tree's in-bag rows).
-NEEDS = frozenset({"y", "estimator", "bagging"})
+#: The kinds of rows a measure reads as held-out rows: where none were held out, the
+#: training rows stand in for them.
+HELD_OUT_ROWS = frozenset({"held-out", "oob-or-held-out"})
+#: The kinds of rows a measure reads by refitting the model: it needs an unfitted
+#: estimator. Only "refit" scores held-out rows, and so takes cross-validation folds
+#: (``MeasureInputs.cv``) instead.
+REFIT_ROWS = frozenset({"refit", "shadows"})
+#: What a measure may need besides a fitted model and its rows: the target, a bagged
+#: model (each tree's in-bag rows), a boosted one.
+NEEDS = frozenset({"y", "bagging", "boosting"})
+#: How the importance of a feature the model does not use behaves.
+NULLS = MappingProxyType({
+    # Nothing ties it to zero: impurity, split gain, |SHAP| are above zero for any
+    # feature the trees split on.
+    "uncentred": "not centred on zero",
+    "centred": "zero up to noise",
+    # ... and scattered symmetrically around zero, so Janitza's p-values apply.
+    "symmetric": "symmetric around zero",
+})
+#: What a measure's results give, and what a run of it gives besides.
+GIVES = frozenset({
+    "intervals",       # 95% intervals of the importances from its draws
+    "rank_intervals",  # simultaneous 95% rank intervals
+    "zscore",          # extra["zscore"]: importance / standard error (boruta ranks by it)
+    "progress",        # run draws a bar with its steps when inputs.progress is set
+    "new_rows",        # each draw (importances column) is new rows: a row, or a fold
+    "verdict",         # the command line's verdict can rest on it
+})
 
 
 @dataclass(frozen=True)
@@ -96,86 +116,125 @@ class Measure:
 
     Attributes
     ----------
-    name : the name on the command line (``--methods``) and the key in :data:`MEASURES`.
+    names : each name ``compare``, ``altmann_pvalues``, ``boruta``, the selectors,
+        ``explain`` and ``--methods`` accept for it, with the keyword arguments for
+        ``run`` it stands for. The first is the measure's one name (the command line's,
+        the key in :data:`MEASURES`: :attr:`name`, its settings :attr:`options`); the
+        others are long aliases, some with other settings (``conditional`` is permimp's
+        threshold 0.95 with 5 repeats, ``conditional_permutation`` the function's own
+        defaults). A string: that one name, without options.
     function : the name of its public function (formula, paper, DOI) in
         ``sapwood.importance``, or ``"module.name"`` for a measure defined elsewhere.
     description : one line saying what it measures (``--help``, table titles).
     run : ``run(model, inputs: MeasureInputs, **options) -> ImportanceResult``.
-    rows : which rows it reads, one of :data:`ROWS`.
-    needs : a subset of :data:`NEEDS`.
+    needs : what it needs besides a fitted model: the kind of rows it reads (at most
+        one of :data:`ROWS`; none: ``"train"``, the fitted trees, see :attr:`rows`), and
+        any of :data:`NEEDS`. A kind of :data:`REFIT_ROWS` needs an unfitted estimator.
     applies : ``applies(model, inputs, **options) -> None``, or the reason (a clause)
         why it does not apply to this model and these inputs. Reasons the measure's
         function finds only once it runs (e.g. no bagging record) come as its
         ValueError.
-    optional : applies to some models only (where it does not, the command line skips
-        it with a note instead of failing).
     fallback : the measure to show instead where ``applies`` refuses (MDI -> split gain
         for XGBoost and LightGBM trees, which record no impurities).
-    options : keyword arguments for ``run`` when asked for by ``name``.
-    api_names : the names ``compare``, ``altmann_pvalues`` and ``boruta`` accept, each
-        with the ``run`` options it stands for; None: ``{name: options}``. (Measures that
-        were in the library before the command line had long names there, and some
-        settings differ: ``conditional`` is permimp's threshold 0.95 with 5 repeats,
-        ``conditional_permutation`` the function's own defaults.)
-    refits : for measures that need an estimator, what they refit (a verb phrase).
-    centred : zero, up to noise, for a feature the model does not use.
-    janitza : importances of irrelevant features scatter symmetrically around zero, so
-        Janitza's p-values apply (implies ``centred``).
+    null : how the importance of a feature the model does not use behaves, one of
+        :data:`NULLS`: ``"uncentred"``, ``"centred"`` (zero up to noise, so "above
+        zero" means "used"), ``"symmetric"`` (centred, and the importances of irrelevant
+        features scatter symmetrically around zero, so Janitza's p-values apply).
     altmann : Altmann's p-values: True recomputes the measure itself on each refit,
         a callable ``f(model, X, y, **kwargs)`` recomputes that instead (MDI: before
         normalisation), False: not offered.
-    intervals : gives 95% intervals of the importances, from its draws (trees, repeats,
-        folds or rows; none where there is one draw: a single tree, drop-column
-        without cross-validation).
-    rank_intervals : gives simultaneous 95% rank intervals (from the same draws, or
-        from per-tree values that have no interval of their mean, as Friedman's).
-    zscore : its result carries ``extra["zscore"]`` (importance / standard error), which
-        ``boruta`` ranks by, as R's Boruta does.
-    progress : ``run`` draws a bar with its steps and the time left when
-        ``inputs.progress`` is set.
-    label : its name in prose, when not ``name`` (``MDI``).
-    where : how a progress line says where it looks, when ``rows`` does not say it well.
-    abbreviation : a column header for narrow tables, when ``name`` is long.
+    gives : a subset of :data:`GIVES`: ``"intervals"``, 95% intervals of the importances
+        from its draws (trees, repeats, folds or rows; none where there is one draw: a
+        single tree, drop-column without cross-validation); ``"rank_intervals"``,
+        simultaneous 95% rank intervals (from the same draws, or from per-tree values
+        that have no interval of their mean, as Friedman's); ``"zscore"``, its result
+        carries ``extra["zscore"]`` (importance / standard error), which ``boruta`` ranks
+        by, as R's Boruta does; ``"progress"``, ``run`` draws a bar with its steps and
+        the time left when ``inputs.progress`` is set; ``"new_rows"``, each of its draws
+        is other rows (a held-out row, or a cross-validation fold), so the interval over
+        two or more covers new rows; ``"verdict"``, the command line's verdict can rest
+        on it (it needs ``null`` centred and intervals over new rows).
+    label : its name in prose, when not :attr:`name` (``MDI``).
+    kernel : ``"module.name"`` of the Numba kernel whose on-disk cache says the
+        measure's kernels are compiled (its largest; they compile in the same calls),
+        or ``""`` for a measure without one. The command line compiles the others ahead
+        and runs the compiled ones first.
     """
 
-    name: str
+    names: Mapping | str
     function: str
     description: str
     run: Callable
-    rows: str
     needs: frozenset = frozenset()
     applies: Callable | None = None
-    optional: bool = False
     fallback: str = ""
-    options: Mapping = field(default_factory=dict)
-    api_names: Mapping | None = None
-    refits: str = ""
-    centred: bool = False
-    janitza: bool = False
+    null: str = "uncentred"
     altmann: bool | Callable = True
-    intervals: bool = False
-    rank_intervals: bool = False
-    zscore: bool = False
-    progress: bool = False
+    gives: frozenset = frozenset()
     label: str = ""
-    where: str = ""
-    abbreviation: str = ""
+    kernel: str = ""
 
     def __post_init__(self):
         # A record is read-only all the way down (it is shared by every caller).
+        names = {self.names: {}} if isinstance(self.names, str) else self.names
+        object.__setattr__(self, "names", MappingProxyType(
+            {name: MappingProxyType(dict(options)) for name, options in names.items()}))
         object.__setattr__(self, "needs", frozenset(self.needs))
-        object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
-        if self.api_names is not None:
-            object.__setattr__(self, "api_names", MappingProxyType(
-                {name: MappingProxyType(dict(options))
-                 for name, options in self.api_names.items()}))
-        if self.rows not in ROWS:
-            raise ValueError(f"The 'rows' field of Measure must be one of {list(ROWS)}; "
-                             f"got {self.rows!r}")
-        unknown = set(self.needs) - NEEDS
+        object.__setattr__(self, "gives", frozenset(self.gives))
+        if not self.names:
+            raise ValueError("The 'names' field of Measure must hold at least one name; "
+                             "got none")
+        kinds = sorted(self.needs & set(ROWS))
+        unknown = sorted(self.needs - set(ROWS) - NEEDS)
+        if unknown or len(kinds) > 1:
+            raise ValueError(f"The 'needs' field of Measure must hold at most one of "
+                             f"{list(ROWS)} and any of {sorted(NEEDS)}; got "
+                             f"{sorted(unknown or kinds)}")
+        if self.null not in NULLS:
+            raise ValueError(f"The 'null' field of Measure must be one of {list(NULLS)}; "
+                             f"got {self.null!r}")
+        unknown = sorted(self.gives - GIVES)
         if unknown:
-            raise ValueError(f"The 'needs' field of Measure must be a subset of "
-                             f"{sorted(NEEDS)}; got {sorted(unknown)}")
+            raise ValueError(f"The 'gives' field of Measure must be a subset of "
+                             f"{sorted(GIVES)}; got {unknown}")
+        if self.kernel and "." not in self.kernel:
+            raise ValueError(f"The 'kernel' field of Measure must be 'module.name' or ''; "
+                             f"got {self.kernel!r}")
+
+    @property
+    def name(self) -> str:
+        """Its one name: the first of :attr:`names`."""
+        return next(iter(self.names))
+
+    @property
+    def options(self) -> Mapping:
+        """The keyword arguments for ``run`` when asked for by :attr:`name`."""
+        return self.names[self.name]
+
+    @property
+    def rows(self) -> str:
+        """The kind of rows it reads, one of :data:`ROWS` (from ``needs``)."""
+        return next(iter(self.needs & set(ROWS)), "train")
+
+    @property
+    def held_out(self) -> bool:
+        """Whether it reads the rows it is given as held-out ones (``inputs.X_test``),
+        for which the training rows stand in where none were held out."""
+        return self.rows in HELD_OUT_ROWS
+
+    @property
+    def refits(self) -> bool:
+        """Whether it refits the model (so it needs an unfitted estimator)."""
+        return self.rows in REFIT_ROWS
+
+    @property
+    def optional(self) -> bool:
+        """Whether it applies to some models only (where it does not, the command line
+        skips it with a note instead of failing): it can refuse (``applies``, a refit,
+        a bagged or boosted model needed) and has no ``fallback`` to show instead."""
+        can_refuse = (self.applies is not None or self.refits
+                      or bool(self.needs & {"bagging", "boosting"}))
+        return can_refuse and not self.fallback
 
     @property
     def title(self) -> str:
@@ -184,21 +243,14 @@ class Measure:
 
     @property
     def short(self) -> str:
-        """A column header for narrow tables."""
-        return self.abbreviation or self.name
-
-    @property
-    def names(self) -> Mapping:
-        """The names ``compare``, ``altmann_pvalues``, ``boruta`` and ``explain`` accept
-        for it, each with its options: ``name`` itself (the command line's settings) and
-        every one of ``api_names`` (one measure, one name everywhere; the long names stay
-        as aliases)."""
-        return {self.name: self.options, **(self.api_names or {})}
+        """A column header for narrow tables: the name, cut to its first four letters
+        when longer than eight."""
+        return self.name[:4] if len(self.name) > 8 else self.name
 
     def why_not(self, model, inputs: MeasureInputs, **options) -> str | None:
         """None if the measure applies to ``model`` with ``inputs``, else the reason."""
-        if "estimator" in self.needs and inputs.estimator is None:
-            return (f"{self.name} {self.refits or 'refits the model'}, so it needs an "
+        if self.refits and inputs.estimator is None:
+            return (f"{self.name} importance is computed {ROWS[self.rows]}, so it needs an "
                     "unfitted estimator, not only a fitted model")
         return None if self.applies is None else self.applies(model, inputs, **options)
 
@@ -210,7 +262,7 @@ MEASURES = MappingProxyType(_MEASURES)
 
 
 def register(measure: Measure) -> Measure:
-    """Add ``measure`` to :data:`MEASURES`; its ``name`` and ``api_names`` must be new."""
+    """Add ``measure`` to :data:`MEASURES`; its ``names`` must be new."""
     if not isinstance(measure, Measure):
         raise TypeError(f"register takes a Measure; got {type(measure).__name__}")
     if measure.name in _MEASURES:
@@ -309,6 +361,9 @@ def _bagged(model) -> bool:
 def unnormalised_mdi(model, X, y, **kwargs):
     """MDI before normalisation: (1/N) sum_t sum_{splits i on j} (w_i I_i - w_L I_L -
     w_R I_R) / w_root (randomForest's ``MeanDecreaseGini`` per root weight)."""
+    from ..adapters import as_ensemble
+    from ._mdi import mdi, tree_impurity_decrease
+
     result = mdi(model, **kwargs)
     per_tree = np.column_stack([tree_impurity_decrease(tree) / tree.weighted_n_node_samples[0]
                                 for tree in as_ensemble(model).trees])
@@ -318,6 +373,9 @@ def unnormalised_mdi(model, X, y, **kwargs):
 
 
 def _records_impurities(model, inputs, **options):
+    from ..adapters import as_ensemble
+    from ._mdi import _require_impurities
+
     ensemble = as_ensemble(model)
     try:
         _require_impurities(ensemble)
@@ -331,6 +389,8 @@ def _records_impurities(model, inputs, **options):
 
 
 def _run_mdi_plus(model, inputs, **options):
+    from ._mdi_plus import mdi_plus
+
     return mdi_plus(model, inputs.X_train, inputs.y_train, **options)
 
 
@@ -342,16 +402,22 @@ def _held_out(model, inputs, **options):
 
 
 def _run_cpi(model, inputs, **options):
+    from ._cpi import cpi
+
     return cpi(model, inputs.X_test, inputs.y_test, random_state=inputs.random_state,
                **options)
 
 
 def _run_sage(model, inputs, **options):
+    from ._sage import sage
+
     X, y = _scored(inputs)
     return sage(model, X, y, random_state=inputs.random_state, **options)
 
 
 def _records_gains(model, inputs, *, kind=None, **options):
+    from ..adapters import as_ensemble
+
     # Only the split-gain kinds need gains; the library's default kind decides itself.
     trees = as_ensemble(model).trees
     if kind not in ("gain", "total_gain") or any(tree.has_gain for tree in trees) \
@@ -362,18 +428,26 @@ def _records_gains(model, inputs, *, kind=None, **options):
 
 
 def _run_mdi(model, inputs, **options):
+    from ._mdi import mdi
+
     return mdi(model, feature_names=_names(inputs.X_train), **options)
 
 
 def _run_native(model, inputs, **options):
+    from ._native import native_importance
+
     return native_importance(model, feature_names=_names(inputs.X_train), **options)
 
 
 def _run_friedman(model, inputs, **options):
+    from ._friedman import friedman_importance
+
     return friedman_importance(model, feature_names=_names(inputs.X_train), **options)
 
 
 def _run_permutation(model, inputs, **options):
+    from ._permutation import permutation_importance
+
     X, y = _scored(inputs)
     if inputs.scoring is not None:
         options = {"scoring": inputs.scoring, **options}
@@ -382,6 +456,8 @@ def _run_permutation(model, inputs, **options):
 
 
 def _run_drop(model, inputs, **options):
+    from ._drop_column import drop_column_importance
+
     if inputs.scoring is not None:
         options = {"scoring": inputs.scoring, **options}
     if inputs.cv is not None:
@@ -399,6 +475,8 @@ def _bagged_or_scored(model, inputs, **options):
 
 
 def _run_conditional(model, inputs, **options):
+    from ._conditional import conditional_permutation_importance
+
     # A bootstrapped forest is evaluated on each tree's out-of-bag rows of its training
     # data; any other model on the held-out rows.
     X, y = (inputs.X_train, inputs.y_train) if _bagged(model) else _scored(inputs)
@@ -407,12 +485,16 @@ def _run_conditional(model, inputs, **options):
 
 
 def _run_air(model, inputs, **options):
+    from ._air import impurity_corrected
+
     return impurity_corrected(inputs.estimator, inputs.X_train, inputs.y_train,
                               random_state=inputs.random_state, progress=inputs.progress,
                               **options)
 
 
 def _run_oob(model, inputs, **options):
+    from ._oob import oob_permutation_importance
+
     return oob_permutation_importance(model, inputs.X_train, inputs.y_train,
                                       random_state=inputs.random_state, n_jobs=inputs.n_jobs,
                                       progress=inputs.progress, **options)
@@ -427,12 +509,17 @@ def _ufi_rows(model, inputs, *, held_out_rows=False):
 def _run_ufi(model, inputs, *, held_out_rows=False):
     """UFI on the training rows (out-of-bag for a bagged forest); with
     ``held_out_rows``, on ``X_test`` for a model that is not bagged."""
+    from ._ufi import unbiased_mdi
+
     if held_out_rows and not _bagged(model):
         return unbiased_mdi(model, inputs.X_test, inputs.y_test, held_out=True)
     return unbiased_mdi(model, inputs.X_train, inputs.y_train)
 
 
 def _run_shap(model, inputs, **options):
+    from ..adapters import as_ensemble
+    from ._shap import tree_shap
+
     X, _ = _scored(inputs)
     n_available = len(X)
     limit = inputs.max_rows
@@ -447,84 +534,76 @@ def _run_shap(model, inputs, **options):
 
 
 register(Measure(
-    "mdi", "mdi", "mean decrease in impurity, on the training data", _run_mdi, rows="train",
-    applies=_records_impurities, fallback="gain", label="MDI", intervals=True, rank_intervals=True,
+    "mdi", "mdi", "mean decrease in impurity, on the training data", _run_mdi,
+    applies=_records_impurities, fallback="gain", gives={"intervals", "rank_intervals"},
+    label="MDI",
     # Altmann et al. test the unnormalised impurity decrease; normalised shares would
     # pass the informative features' share to the noise features under the null.
     altmann=unnormalised_mdi))
 register(Measure(
-    "gain", "native_importance",
-    "the library's own split-gain importance (XGBoost, LightGBM), on the training data",
-    # Only a loaded XGBoost or LightGBM model has it, and a loaded model cannot be refit.
-    _run_native, rows="train", applies=_records_gains, optional=True, label="split-gain",
-    altmann=False,
-    options={"kind": "gain"},
     # compare's "native": the library's default kind (scikit-learn's impurity, XGBoost's
     # gain, LightGBM's split count).
-    api_names={"gain": {"kind": "gain"}, "native": {}}))
+    {"gain": {"kind": "gain"}, "native": {}}, "native_importance",
+    "the library's own split-gain importance (XGBoost, LightGBM), on the training data",
+    # Only a loaded XGBoost or LightGBM model has it, and a loaded model cannot be refit.
+    _run_native, applies=_records_gains, label="split-gain", altmann=False))
 register(Measure(
     "friedman", "friedman_importance",
     "Friedman's relative influence sqrt(mean over trees of the squared-error "
     "improvement), on the training data (gradient boosting: gb)",
-    _run_friedman, rows="train", optional=True, rank_intervals=True,
-    label="Friedman's importance", abbreviation="fried"))
+    _run_friedman, needs={"boosting"}, gives={"rank_intervals"},
+    label="Friedman's importance"))
 register(Measure(
-    "permutation", "permutation_importance",
+    {"permutation": {"n_repeats": N_REPEATS}}, "permutation_importance",
     "drop in held-out score when the feature is shuffled", _run_permutation,
-    rows="held-out", needs=frozenset({"y"}), options={"n_repeats": N_REPEATS},
-    centred=True, janitza=True, intervals=True, rank_intervals=True, abbreviation="perm",
-    progress=True))
+    needs={"held-out", "y"}, null="symmetric",
+    gives={"intervals", "rank_intervals", "progress", "verdict"},
+    kernel="sapwood._kernels._permutation.reroute_packed"))
 register(Measure(
-    "drop", "drop_column_importance",
+    {"drop": {}, "drop_column": {}}, "drop_column_importance",
     "drop in held-out score (or cross-validated score with --cv) when the model is refit "
-    "without the feature", _run_drop, rows="refit", needs=frozenset({"y", "estimator"}),
-    refits="refits the model without each column", optional=True, centred=True,
-    intervals=True, rank_intervals=True, progress=True, api_names={"drop_column": {}},
+    "without the feature", _run_drop, needs={"refit", "y"}, null="centred",
+    gives={"intervals", "rank_intervals", "progress", "new_rows", "verdict"},
     # S refits of p + 1 refits each: not offered.
     altmann=False))
 register(Measure(
-    "conditional", "conditional_permutation_importance",
+    # compare's name: the function's defaults (party's threshold 0.2, one repeat).
+    {"conditional": {"threshold": CONDITIONAL_THRESHOLD, "n_repeats": N_REPEATS},
+     "conditional_permutation": {}},
+    "conditional_permutation_importance",
     "drop in score when the feature is shuffled only among rows alike in the features "
     "associated with it at the 5% level (Strobl et al. 2008); each tree's out-of-bag rows "
-    "for a bootstrapped forest, else the held-out rows", _run_conditional, rows="held-out",
-    needs=frozenset({"y"}), applies=_bagged_or_scored, optional=True, centred=True,
-    janitza=True, intervals=True, rank_intervals=True, where="on the held-out or out-of-bag rows",
-    abbreviation="cond", progress=True,
-    options={"threshold": CONDITIONAL_THRESHOLD, "n_repeats": N_REPEATS},
-    # compare's name: the function's defaults (party's threshold 0.2, one repeat).
-    api_names={"conditional_permutation": {}}))
+    "for a bootstrapped forest, else the held-out rows", _run_conditional,
+    needs={"oob-or-held-out", "y"}, applies=_bagged_or_scored, null="symmetric",
+    gives={"intervals", "rank_intervals", "progress", "verdict"},
+    kernel="sapwood._kernels._conditional.conditional_tree_permutation"))
 register(Measure(
-    "air", "impurity_corrected",
+    {"air": {}, "impurity_corrected": {}}, "impurity_corrected",
     "actual impurity reduction: impurity decrease minus that of a shuffled shadow copy "
     "of the feature, from a model refit with the shadows on the training data (AIR)",
-    _run_air, rows="refit", needs=frozenset({"y", "estimator"}),
-    refits="grows a new forest with a shadow copy of each column", optional=True,
-    centred=True, janitza=True, intervals=True, rank_intervals=True, label="AIR", progress=True,
-    where="by refitting with a shadow copy of each feature",
-    api_names={"impurity_corrected": {}}))
+    _run_air, needs={"shadows", "y"}, null="symmetric",
+    gives={"intervals", "rank_intervals", "progress", "verdict"}, label="AIR"))
 register(Measure(
-    "oob", "oob_permutation_importance",
+    {"oob": {}, "oob_permutation": {}}, "oob_permutation_importance",
     "drop in each tree's out-of-bag accuracy (or rise in error) when the feature is "
-    "shuffled (bagged forests: rf, et)", _run_oob, rows="oob",
-    needs=frozenset({"y", "bagging"}), optional=True, centred=True, janitza=True,
-    intervals=True, rank_intervals=True, zscore=True, progress=True,
-    api_names={"oob_permutation": {}}))
+    "shuffled (bagged forests: rf, et)", _run_oob, needs={"oob", "y", "bagging"},
+    null="symmetric", gives={"intervals", "rank_intervals", "zscore", "progress", "verdict"},
+    kernel="sapwood._kernels._oob.oob_tree_permutation_rows"))
 register(Measure(
-    "ufi", "unbiased_mdi",
+    # compare's name: a model that is not bagged is measured on X_test.
+    {"ufi": {}, "unbiased_mdi": {"held_out_rows": True}}, "unbiased_mdi",
     "impurity decrease re-measured on each tree's out-of-bag rows (bagged forests)",
     # A model that is not bagged has no out-of-bag rows: unbiased_mdi then reads the
     # rows it is given as held-out ones.
-    _run_ufi, rows="oob", needs=frozenset({"y"}), applies=_ufi_rows,
-    optional=True, intervals=True, rank_intervals=True, label="UFI",
-    # compare's name: a model that is not bagged is measured on X_test.
-    api_names={"unbiased_mdi": {"held_out_rows": True}}))
+    _run_ufi, needs={"oob", "y"}, applies=_ufi_rows,
+    gives={"intervals", "rank_intervals"}, label="UFI",
+    kernel="sapwood._kernels._traverse.decision_path_tree"))
 register(Measure(
-    "shap", "tree_shap",
+    {"shap": {}, "tree_shap": {}}, "tree_shap",
     "mean |SHAP value| on the held-out rows: the feature's average share of each "
     "prediction (path-dependent TreeSHAP, as the shap package computes it)",
-    _run_shap, rows="held-out", intervals=True, rank_intervals=True, label="mean |SHAP|",
-    progress=True,
-    api_names={"tree_shap": {}},
+    _run_shap, needs={"held-out"}, gives={"intervals", "rank_intervals", "progress"},
+    label="mean |SHAP|", kernel="sapwood._kernels._shap.shap_tables",
     # |SHAP| is never negative, so Janitza's mirrored null does not apply; Altmann's
     # refits on permuted labels would work but cost S forests: not offered.
     altmann=False))
@@ -532,14 +611,14 @@ register(Measure(
     "mdi_plus", "mdi_plus",
     "MDI+: R^2 of each feature's part of a ridge fit on every tree's decision stumps "
     "plus the raw feature, leave-one-out on the training data (Agarwal et al. 2024)",
-    _run_mdi_plus, rows="train", needs=frozenset({"y"}), centred=True, intervals=True,
-    rank_intervals=True, label="MDI+", abbreviation="mdi+"))
+    _run_mdi_plus, needs={"y"}, null="centred", gives={"intervals", "rank_intervals"},
+    label="MDI+"))
 register(Measure(
     "cpi", "cpi",
     "conditional predictive impact: rise in held-out loss when the feature is replaced "
     "by its Gaussian knockoff, with a one-sided t-test (Watson & Wright 2021)",
-    _run_cpi, rows="held-out", needs=frozenset({"y"}), applies=_held_out, optional=True,
-    centred=True, intervals=True, rank_intervals=True, label="CPI",
+    _run_cpi, needs={"held-out", "y"}, applies=_held_out, null="centred",
+    gives={"intervals", "rank_intervals", "new_rows"}, label="CPI",
     # CPI carries its own p-values (the t-test over rows); Altmann's refits add nothing.
     altmann=False))
 register(Measure(
@@ -547,7 +626,8 @@ register(Measure(
     "SAGE: the feature's Shapley share of the held-out loss the model saves, features "
     "left out drawn from a background sample (permutation sampling until the standard "
     "error is 2.5% of the values' range; Covert et al. 2020)",
-    _run_sage, rows="held-out", needs=frozenset({"y"}), centred=True, intervals=True,
-    rank_intervals=True, label="SAGE",
+    _run_sage, needs={"held-out", "y"}, null="centred",
+    gives={"intervals", "rank_intervals"}, label="SAGE",
+    kernel="sapwood._kernels._sage.coalition_totals",
     # Each refit would repeat the sampling: not offered.
     altmann=False))

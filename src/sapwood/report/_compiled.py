@@ -1,30 +1,31 @@
 """Which measures' Numba kernels are in the on-disk cache already, read from one small
-index file per measure: the command line's warm-up compiles the others ahead in a second
-process, and :func:`compiled_first` orders the measures so that the compiled ones run
-while the others compile."""
+index file per measure (the kernel its record names): the command line's warm-up
+compiles the others ahead in a second process, and :func:`compiled_first` orders the
+measures so that the compiled ones run while the others compile."""
 
 from __future__ import annotations
 
 import importlib
 
-__all__ = ["PROBES", "compiled_first", "uncompiled"]
+from ._measures import MEASURES
 
-# The largest kernel of each measure that has one: its on-disk cache says whether the
-# measure's kernels are compiled (they compile in the same calls).
-PROBES = {
-    "permutation": ("sapwood._kernels._permutation", "reroute_packed"),
-    "oob": ("sapwood._kernels._oob", "oob_tree_permutation_rows"),
-    "ufi": ("sapwood._kernels._traverse", "decision_path_tree"),
-    "conditional": ("sapwood._kernels._conditional", "conditional_tree_permutation"),
-    "shap": ("sapwood._kernels._shap", "shap_tables"),
-    "sage": ("sapwood._kernels._sage", "coalition_totals"),
-}
+__all__ = ["compiled_first", "probes", "uncompiled"]
+
+
+def probes(methods=None) -> dict:
+    """``name -> (module, kernel)`` for each measure of ``methods`` (default: every
+    registered one) whose record names a kernel: the largest of its kernels, whose
+    on-disk cache says whether the measure's kernels are compiled (they compile in the
+    same calls)."""
+    names = MEASURES if methods is None else methods
+    return {name: tuple(MEASURES[name].kernel.rsplit(".", 1)) for name in names
+            if name in MEASURES and MEASURES[name].kernel}
 
 
 def uncompiled(methods) -> list[str]:
     """The measures of ``methods`` whose kernels are not in Numba's on-disk cache for
     this version of the kernels: reads one small index file per measure."""
-    return [name for name in methods if name in PROBES and not _cached(*PROBES[name])]
+    return [name for name, kernel in probes(methods).items() if not _cached(*kernel)]
 
 
 def _cached(module, name) -> bool:

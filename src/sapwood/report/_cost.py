@@ -2,15 +2,19 @@
 already (one fit, one scoring of the held-out rows), so that a run can say so before a
 measure that will take more than about a minute (:data:`LONG`) keeps a user waiting.
 
-The guess counts the work each kind of measure does in units of those two timings:
-a measure that refits does its refits (drop-column: one per feature and one with all of
-them, per fold; AIR: one forest on twice the columns); a measure that shuffles scores
-the model once per feature and repeat, on the held-out rows or (out-of-bag) on about
-the third of the training rows each tree left out. A tree model is re-evaluated only in
-the trees that split on the shuffled feature, which :data:`REROUTED` allows for (the
-benchmarks put sapwood's permutation at about a tenth of scikit-learn's, which scores
-whole models). Measures whose cost neither timing tells (SHAP, SAGE, MDI+, CPI, the
-impurity measures) are not guessed: they bound their own work, or take seconds.
+The guess counts the work each kind of measure does in units of those two timings,
+read from its record (the rows it reads, its null, its options): a measure that refits
+does its refits (rows "refit", drop-column: one per feature and one with all of them,
+per fold; rows "shadows", AIR: one forest on twice the columns); a measure whose
+importances of irrelevant features scatter symmetrically around zero compares the
+model's score with each feature shuffled: it scores the model once per feature and
+repeat (its ``n_repeats``), on the held-out rows or (rows "oob") on about the third of
+the training rows each tree left out, and a conditional one (its ``threshold``) builds
+each feature's conditioning grid first. A tree model is re-evaluated only in the trees
+that split on the shuffled feature, which :data:`REROUTED` allows for (the benchmarks
+put sapwood's permutation at about a tenth of scikit-learn's, which scores whole
+models). Measures whose cost neither timing tells (SHAP, SAGE, MDI+, CPI, the impurity
+measures) are not guessed: they bound their own work, or take seconds.
 """
 
 from __future__ import annotations
@@ -41,23 +45,23 @@ def expected_seconds(measure, inputs, timing: Timing, n_features: int,
                      tree_model: bool = True) -> tuple | None:
     """``(seconds, what)`` for ``measure`` (a registry record) on ``inputs``, or None
     when the timings do not tell its cost. ``what`` says what the time is spent on."""
-    name, options = measure.name, measure.options
-    if name == "drop" and timing.fit is not None:
+    options = measure.options
+    if measure.rows == "refit" and timing.fit is not None:
         folds = inputs.cv or 1
         refits = (n_features + 1) * folds
         return refits * timing.fit, f"it refits the model {refits:,} times"
-    if name == "air" and timing.fit is not None:
+    if measure.rows == "shadows" and timing.fit is not None:
         return 2 * timing.fit, "it grows a forest on twice the columns"
-    repeats = options.get("n_repeats", 1)
-    if name not in ("permutation", "conditional", "oob"):
+    if measure.refits or measure.null != "symmetric":
         return None
+    repeats = options.get("n_repeats", 1)
     shuffles = repeats * n_features
     share = REROUTED if tree_model else 1.0
     seconds = shuffles * timing.score * share
-    if name == "oob":
+    if measure.rows == "oob":
         n_test = max(len(inputs.X_test), 1) if inputs.X_test is not None else 1
         seconds *= OUT_OF_BAG * len(inputs.X_train) / n_test
-    if name == "conditional":
+    if "threshold" in options:
         seconds *= 2  # the conditioning grid of each feature, then its shuffles
     return seconds, f"{shuffles:,} shuffles, each scoring the model again"
 

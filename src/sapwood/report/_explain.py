@@ -143,8 +143,8 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
     if n_permutations is not None and pvalues != "altmann":
         raise InputError(f"n_permutations={n_permutations}: only pvalues='altmann' permutes "
                          f"the target; got pvalues={pvalues!r}")
-    if cv is not None and "drop" not in names:
-        raise InputError(f"cv={cv}: only the drop measure uses cross-validation; got "
+    if cv is not None and not set(_measures.cross_validated()) & set(names):
+        raise InputError(f"cv={cv}: {_measures.only_cross_validated()}; got "
                          f"methods {','.join(names)}")
     if select not in (None, "knockoffs"):
         raise InputError(f"select must be None or 'knockoffs'; got {select!r}")
@@ -543,7 +543,7 @@ def _compute_all(model, methods, inputs, steps, notes, fitted, timing=None) -> d
         if wait is not None:
             steps.line(wait)
         label = _label(name, inputs)
-        counted = measure.progress and steps.shown
+        counted = "progress" in measure.gives and steps.shown
         if counted:
             # The measure draws its own bar (steps, time left) under this line.
             steps.line(label)
@@ -600,10 +600,7 @@ def _choose(methods, model, inputs, steps, place, told) -> list:
 
 
 def _label(name, inputs) -> str:
-    where = _measures.where(name)
-    if _measures.MEASURES[name].rows == "held-out" and not inputs.held_out:
-        where = "on the training rows"
-    return f"Computing {name} importance {where}"
+    return f"Computing {name} importance {_measures.where(name, inputs.held_out)}"
 
 
 def _is_tree_model(model) -> bool:
@@ -627,8 +624,8 @@ def _with_pvalues(name, result, options: Options, inputs, steps, notes):
 
     measure = _measures.MEASURES[name]
     if options.pvalues == "janitza":
-        if not measure.janitza:
-            applies = ", ".join(m.name for m in _measures.MEASURES.values() if m.janitza)
+        if measure.null != "symmetric":
+            applies = ", ".join(_measures.janitza_measures())
             notes.append(f"janitza p-values not computed for {name}: they need importances "
                          "that scatter around zero for irrelevant features "
                          f"({applies})")

@@ -18,6 +18,8 @@ import numpy as np
 
 from sapwood.importance._result import t_interval
 
+from ._measures import MEASURES
+
 __all__ = ["Interval", "verdict_interval"]
 
 
@@ -42,12 +44,13 @@ def verdict_interval(name: str, result) -> Interval:
     permutation of forests; AIR of a bagged forest, jackknife pseudo-draws), the
     Student-t interval of the importance with their standard error, ``mean -/+
     t(0.975, n - 1) sd / sqrt(n)``: the one the rank intervals use, over new rows and
-    new shuffles (for AIR, new training samples). Drop-column by cross-validation: the
-    interval over its folds, each a new set of held-out rows; CPI: the interval over
-    its per-row loss changes. Otherwise ``ci_low`` / ``ci_high``, which cover the
-    shuffles or the trees only (``rows`` False; SAGE's rows are drawn with replacement
-    from the held-out ones, as many as it needs, so its interval does not cover new
-    rows)."""
+    new shuffles (for AIR, new training samples). Where each of its draws is other
+    rows (the record gives ``"new_rows"``) and it has two or more: ``ci_low`` /
+    ``ci_high``, the interval over them (drop-column by cross-validation: its folds,
+    each a new set of held-out rows; CPI: its per-row loss changes). Otherwise
+    ``ci_low`` / ``ci_high``, which cover the shuffles or the trees only (``rows``
+    False; SAGE's rows are drawn with replacement from the held-out ones, as many as it
+    needs, so its interval does not cover new rows)."""
     notes = result.extra.get("intervals") or {}
     draws = result.rank_draws
     if draws is not None and draws.ndim == 2 and draws.shape[1] >= 2:
@@ -58,11 +61,13 @@ def verdict_interval(name: str, result) -> Interval:
     low = nan if result.ci_low is None else result.ci_low
     high = nan if result.ci_high is None else result.ci_high
     n_draws = 0 if result.importances is None else result.importances.shape[1]
-    if name == "drop" and n_draws >= 2:
-        return Interval(low, high, f"the {n_draws} cross-validation folds (each a new set of "
-                        "held-out rows, and a refit)", rows=True)
-    if name == "cpi" and n_draws >= 2:
-        # CPI's draws are its per-row loss changes: its interval is its t-test's.
+    measure = MEASURES[name]
+    if "new_rows" in measure.gives and n_draws >= 2:
+        # A measure that refits and scores held-out rows draws folds (by --cv); another
+        # draws its held-out rows one by one (CPI: its interval is its t-test's).
+        if measure.rows == "refit":
+            return Interval(low, high, f"the {n_draws} cross-validation folds (each a new "
+                            "set of held-out rows, and a refit)", rows=True)
         return Interval(low, high, f"the {n_draws} held-out rows, one draw per row",
                         rows=True)
     return Interval(low, high, _short(notes.get("ci", "its draws only")), rows=False)

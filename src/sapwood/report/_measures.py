@@ -1,10 +1,11 @@
 """The importance measures as the ``sapwood`` command offers them.
 
-Every measure is a record in :data:`sapwood.importance.MEASURES` (name, function,
-description, the rows it reads, what it needs, whether it applies, p-values, labels):
-``--methods``, ``--help``, the tables, ``--json``, the report, the p-values and the
-rank agreement read it there. This module holds only the command line's own choices
-(which measures by default and in the demo, which p-values) and the text it writes.
+Every measure is a record in :data:`sapwood.importance.MEASURES` (names, function,
+description, what it needs and reads, whether it applies, its null, p-values, what it
+gives, label, kernel): ``--methods``, ``--help``, ``--cv``, the tables, ``--json``, the
+report, the p-values, the rank agreement, the verdict, compile-ahead and the time
+estimates read it there. This module holds only the command line's own choices (which
+measures by default and in the demo, which p-values) and the text it writes.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from sapwood.importance._registry import (
 from .._errors import InputError
 
 __all__ = ["DEFAULT_MAX_ROWS", "DEFAULT_METHODS", "DEMO_METHODS", "MEASURES", "MIN_SHAP_ROWS",
-           "SHAP_LEAF_ROWS", "Inputs", "Measure", "PVALUE_METHODS", "compute", "is_available",
-           "methods_help", "parse_methods", "where"]
+           "SHAP_LEAF_ROWS", "Inputs", "Measure", "PVALUE_METHODS", "compute",
+           "cross_validated", "is_available", "janitza_measures", "methods_help",
+           "only_cross_validated", "parse_methods", "where"]
 
 DEFAULT_METHODS = ("mdi", "permutation")
 # The demo shows every measure that applies to the forest it fits, side by side.
@@ -102,20 +104,44 @@ def compute(name, model, inputs: MeasureInputs):
     return measure.run(model, inputs, **measure.options)
 
 
-def where(name: str) -> str:
-    """Where measure ``name`` looks, for progress lines: "on the held-out rows"."""
-    return MEASURES[name].where or ROWS[MEASURES[name].rows]
+def where(name: str, held_out: bool = True) -> str:
+    """Where measure ``name`` looks, for progress and verdict lines: "on the held-out
+    rows" (with ``held_out`` False, a measure of held-out rows reads the training rows)."""
+    measure = MEASURES[name]
+    if measure.held_out and not held_out:
+        return "on the training rows"
+    return ROWS[measure.rows]
+
+
+def cross_validated() -> list:
+    """The measures ``--cv`` / ``cv=`` applies to: those that refit and score held-out
+    rows, which take cross-validation folds instead."""
+    return [name for name, measure in MEASURES.items() if measure.rows == "refit"]
+
+
+def only_cross_validated() -> str:
+    """"only the drop measure uses cross-validation": what a ``--cv`` without such a
+    measure is told."""
+    names = cross_validated()
+    verb = "measure uses" if len(names) == 1 else "measures use"
+    return f"only the {', '.join(names)} {verb} cross-validation"
+
+
+def janitza_measures() -> list:
+    """The measures Janitza's p-values apply to: importances of irrelevant features
+    scatter symmetrically around zero."""
+    return [name for name, measure in MEASURES.items() if measure.null == "symmetric"]
 
 
 def why_not(name: str, model, inputs: MeasureInputs) -> str | None:
     """Why measure ``name`` does not apply here (None: it does), in the command line's
     words: a measure that refits cannot refit a loaded model file."""
     measure = MEASURES[name]
-    if "estimator" in measure.needs and inputs.estimator is None:
-        return (f"{name} {measure.refits or 'refits the model'}, so it needs a model sapwood "
-                "trains (--model tree|rf|et|gb, or an unfitted estimator), not a fitted "
-                "model")
-    reads_training_rows = measure.rows in ("oob", "refit") or (
+    if measure.refits and inputs.estimator is None:
+        return (f"{name} importance is computed {ROWS[measure.rows]}, so it needs a model "
+                "sapwood trains (--model tree|rf|et|gb, or an unfitted estimator), not a "
+                "fitted model")
+    reads_training_rows = measure.rows == "oob" or measure.refits or (
         measure.rows == "train" and "y" in measure.needs)
     if reads_training_rows and inputs.X_train is not None and len(inputs.X_train) == 0:
         return (f"{name} reads the rows the model was trained on, which were not given "
@@ -129,7 +155,7 @@ def methods_help(default_methods=DEFAULT_METHODS) -> str:
     for measure in MEASURES.values():
         lines += textwrap.wrap(f"{measure.name}: {measure.description}", width=86,
                                initial_indent="  ", subsequent_indent="      ")
-    janitza = ", ".join(m.name for m in MEASURES.values() if m.janitza)
+    janitza = ", ".join(janitza_measures())
     altmann = ", ".join(m.name for m in MEASURES.values() if m.altmann is not False)
     lines += ["", "p-values (--pvalues):"]
     lines += textwrap.wrap(

@@ -78,7 +78,7 @@ def plot_importances(result, name: str, ax=None, max_display: int = 20, status=N
     mean = result.importances_mean[order]
     interval = verdict_interval(name, result)
     low, high = interval.low[order], interval.high[order]
-    if not MEASURES[name].centred and not MEASURES[name].janitza:
+    if MEASURES[name].null == "uncentred":
         low = np.maximum(low, 0.0)  # e.g. mean |SHAP| cannot be below zero
     positions = np.arange(len(frame))
     colours = [COLOURS.get((status or {}).get(f), "#4c72b0") for f in frame["feature"]]

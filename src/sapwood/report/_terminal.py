@@ -119,7 +119,7 @@ def truth_lines(run) -> list:
 def measure_title(run, name: str) -> str:
     """``permutation: drop in held-out score when the feature is shuffled``."""
     text = f"{name}: {MEASURES[name].description}"
-    if not run.held_out and MEASURES[name].rows == "held-out":
+    if not run.held_out and MEASURES[name].held_out:
         text += " (here on the training rows: none were held out)"
     params = run.results[name].params
     if "n_rows_available" in params and params["n_rows"] < params["n_rows_available"]:

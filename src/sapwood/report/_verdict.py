@@ -34,19 +34,17 @@ import numpy as np
 
 from sapwood.diagnostics import Finding, find_correlated, find_identifiers, find_leakage
 from sapwood.importance import permutation_importance
+from sapwood.importance._registry import ROWS
 
 from .._text import quoted, shorten
 from ._agreement import significantly_above
 from ._baseline import baseline_warning
 from ._intervals import Interval, verdict_interval
-from ._measures import MEASURES
+from ._measures import MEASURES, where
 
-__all__ = ["VERDICT_MEASURES", "Interval", "Verdict", "disagreement", "find_warnings",
-           "small_data", "standing", "verdict", "verdict_interval", "verdict_measure"]
+__all__ = ["Interval", "Verdict", "disagreement", "find_warnings", "small_data", "standing",
+           "verdict", "verdict_interval", "verdict_measure", "verdict_measures"]
 
-# The held-out measures a verdict can rest on, in order of preference: each reports an
-# interval per feature and scatters around zero for a feature the model does not use.
-VERDICT_MEASURES = ("permutation", "oob", "conditional", "drop", "air")
 # An importance below this share of the largest one is negligible.
 NEGLIGIBLE = 0.01
 # A held-out accuracy drop must change the prediction of at least this many rows (net)
@@ -132,10 +130,20 @@ def standing(result, *, n_rows=None, accuracy=False, used=None, name="permutatio
     return out
 
 
+def verdict_measures() -> list:
+    """The measures a verdict can rest on (their record gives ``"verdict"``: each reports
+    an interval per feature and is zero for a feature the model does not use), in order
+    of preference: by the rows they read, nearest to new data first (the order of
+    ``ROWS``: held-out, out-of-bag, ..., refits), then as registered."""
+    kinds = list(ROWS)
+    named = [name for name, measure in MEASURES.items() if "verdict" in measure.gives]
+    return sorted(named, key=lambda name: kinds.index(MEASURES[name].rows))
+
+
 def verdict_measure(results: dict) -> str | None:
-    """The first of :data:`VERDICT_MEASURES` that ran with an interval over new rows
+    """The first of :func:`verdict_measures` that ran with an interval over new rows
     (:func:`verdict_interval`), else the first that ran with any interval."""
-    ran = [name for name in VERDICT_MEASURES if results.get(name) is not None]
+    ran = [name for name in verdict_measures() if results.get(name) is not None]
     for rows in (True, False):
         for name in ran:
             interval = verdict_interval(name, results[name])
@@ -148,8 +156,11 @@ def _standing_of(run_like) -> dict | None:
     name = verdict_measure(run_like.results)
     if name is None:
         return None
-    accuracy = name == "permutation" and getattr(run_like, "score_name", "") == "accuracy"
-    n_rows = run_like.n_test if name == "permutation" else None
+    # A measure of the held-out rows by the run's score: an accuracy drop there counts
+    # changed predictions among n_test rows.
+    scored = MEASURES[name].rows == "held-out"
+    accuracy = scored and getattr(run_like, "score_name", "") == "accuracy"
+    n_rows = run_like.n_test if scored else None
     return standing(run_like.results[name], n_rows=n_rows, accuracy=accuracy,
                     used=_used(run_like.results) or None, name=name)
 
@@ -331,7 +342,7 @@ def verdict(run_like, warnings: list) -> Verdict:
     groups_out = [_group(f) for f in groups]
     if name is None:
         lines = ["Verdict: none of the measures run is a held-out measure with intervals "
-                 f"({', '.join(VERDICT_MEASURES)}), so no claim here rests on new data; "
+                 f"({', '.join(verdict_measures())}), so no claim here rests on new data; "
                  "add --methods permutation."]
         first = next(iter(run_like.results.values()))
         features = [_placed(f, "uncertain", None, None, None, entangled)
@@ -362,11 +373,8 @@ def verdict(run_like, warnings: list) -> Verdict:
         features.append(_placed(f, "relies_on" if through else placed,
                                 result.importances_mean[j], interval.low[j],
                                 interval.high[j], entangled, through))
-    rows = "held-out" if run_like.held_out else "training"
-    where = {"oob": "out-of-bag", "conditional": "out-of-bag or held-out",
-             "air": "training"}.get(name, rows)
-    lines = [f"Verdict ({name} importance on the {where} rows; 95% intervals over "
-             f"{interval.covers}):"]
+    lines = [f"Verdict ({name} importance {where(name, run_like.held_out)}; 95% "
+             f"intervals over {interval.covers}):"]
     through = [e["feature"] for e in features if e["through_group"]]
     if no_skill:
         relied = ("nothing: the model has no skill to explain (not significantly better "

@@ -48,17 +48,18 @@ def _named_importances() -> dict:
     """The names ``importance`` accepts: ``name -> (measure, options, z-score or not)``.
 
     Every measure in :data:`sapwood.importance.MEASURES` that reads only the rows the
-    model was fit on (training or out-of-bag rows, no refit), by its ``api_names``;
+    model was fit on (training or out-of-bag rows, no refit), by its ``names``;
     one that reports a z-score (out-of-bag permutation importance) is ranked by it, as
     R's Boruta does by default (``getImpRfZ``), and by its mean under ``name_raw``
     (``getImpRfRaw``)."""
     named = {}
     for measure in MEASURES.values():
-        if measure.rows not in ("train", "oob") or "estimator" in measure.needs:
+        if measure.rows not in ("train", "oob") or measure.refits:
             continue
+        zscore = "zscore" in measure.gives
         for name, options in measure.names.items():
-            named[name] = (measure, options, measure.zscore)
-            if measure.zscore:
+            named[name] = (measure, options, zscore)
+            if zscore:
                 named[f"{name}_raw"] = (measure, options, False)
     return named
 
@@ -301,7 +302,7 @@ def boruta(X, y, *, estimator=None, importance="oob_permutation", max_rounds=100
         continuous, with ``n_estimators=100`` and ``n_jobs``.
     importance : str or callable, default="oob_permutation"
         By name, any measure in :data:`sapwood.importance.MEASURES` that reads only
-        the training or out-of-bag rows (see ``Measure.api_names``), among them:
+        the training or out-of-bag rows (see ``Measure.names``), among them:
 
         - ``"oob_permutation"``: the z-score ``PI / SD`` of
           :func:`~sapwood.importance.oob_permutation_importance`, as R's default

@@ -55,10 +55,10 @@ class ImportanceGetter:
 
     Which rows. ``X`` and ``y`` are the rows the measure reads (``Measure.rows``):
 
-    - ``"held-out"`` (permutation, shap, conditional): rows the estimator was not fit
-      on. Exception: conditional on a bagged forest scores each tree's out-of-bag
-      rows, so it needs the training rows.
-    - ``"oob"`` (oob, ufi) and ``"refit"`` (drop, air; refit from
+    - ``"held-out"`` (permutation, shap, cpi, sage) and ``"oob-or-held-out"``
+      (conditional): rows the estimator was not fit on. Exception: conditional on a
+      bagged forest scores each tree's out-of-bag rows, so it needs the training rows.
+    - ``"oob"`` (oob, ufi), ``"refit"`` (drop) and ``"shadows"`` (air; these two refit
       ``sklearn.base.clone(estimator)``): the rows the estimator was fit on, in the
       same order. ``RFECV`` fits its selections on cross-validation folds, whose
       rows the getter is not told: these measures then fail with the measure's own
@@ -195,12 +195,12 @@ class ImportanceGetter:
                 X = np.asarray(self.X)[:, columns]
             self.columns_ = columns
         measure = self.measure
-        held_out = measure.rows == "held-out"
+        held_out = measure.held_out
         inputs = MeasureInputs(
             X_train=X, y_train=self.y, X_test=X if held_out else None,
             y_test=self.y if held_out else None, random_state=self.random_state,
             max_rows=None,  # per-row measures (SHAP) explain every row of X
-            estimator=clone(estimator) if "estimator" in measure.needs else None,
+            estimator=clone(estimator) if measure.refits else None,
             n_jobs=self.n_jobs)
         reason = measure.why_not(estimator, inputs, **self.options)
         if reason is not None:

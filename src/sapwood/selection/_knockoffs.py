@@ -59,10 +59,10 @@ __all__ = ["KnockoffResult", "knockoff_threshold", "knockoffs", "minimum_selecti
 def statistics() -> dict:
     """The statistic names ``knockoffs`` accepts: ``name -> (measure, options)`` for
     every measure in :data:`sapwood.importance.MEASURES` that needs no refit, by its
-    ``api_names`` (held-out measures score the rows the model was fitted on: [X, X~]
+    ``names`` (held-out measures score the rows the model was fitted on: [X, X~]
     has no held-out rows)."""
     return {name: (measure, options) for measure in MEASURES.values()
-            if "estimator" not in measure.needs
+            if not measure.refits
             for name, options in measure.names.items()}
 
 
