@@ -34,6 +34,7 @@ from ._models import (
     default_model,
     default_scoring,
     describe_model,
+    large_table_note,
     load_model,
     score_model,
 )
@@ -83,7 +84,10 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         Dask DataFrame of numbers (docs/getting-started.md, "Tables larger than memory").
     y : the target (Series or 1-D array); for a Dask X, a Dask Series or X's column name.
     model : None or ``"rf"``, ``"et"``, ``"gb"``, ``"tree"``: train that sapwood model (None:
-        a random forest) on a split of X, y. An unfitted estimator: fitted on the split.
+        a random forest) on a split of X, y; a forest on more than 100,000 training rows
+        grows each tree on 100,000 of them (``max_samples``, shown in the Model line;
+        docs/getting-started.md, "Large tables"). An unfitted estimator: fitted on the
+        split, as it is.
         A fitted model (scikit-learn, XGBoost, LightGBM, CatBoost, sapwood, or a
         :class:`~sapwood.TreeEnsemble` from :func:`sapwood.load` / :func:`sapwood.from_model`):
         judged on X, y as held-out rows.
@@ -188,7 +192,13 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         if model is None:
             model = default_model(data.task)
         if isinstance(model, str):
-            model = build_model(model, data.task, random_state=random_state)
+            # On a large table a forest draws fewer rows per tree than it has (notes say).
+            fit_rows = _training_rows(len(data.y), n_train, held_out, share)
+            note = large_table_note(model, fit_rows)
+            model = build_model(model, data.task, random_state=random_state,
+                                n_train=fit_rows)
+            if note is not None:
+                data = dataclasses.replace(data, notes=[*data.notes, note])
         else:
             from sklearn.base import clone
 
@@ -226,6 +236,16 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
                                          DEFAULT_FDR if fdr is None else fdr,
                                          seed=random_state, steps=steps, notes=report.notes)
     return report
+
+
+def _training_rows(n_rows: int, n_train: int, held_out: bool, share: float) -> int:
+    """How many rows :func:`run_pipeline` will fit the model on: the given training
+    rows, all rows, or what ``train_test_split`` leaves beside its held-out share."""
+    if n_train:
+        return n_train
+    if not held_out:
+        return n_rows
+    return n_rows - math.ceil(share * n_rows)
 
 
 def _methods(methods) -> list:

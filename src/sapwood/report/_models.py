@@ -10,10 +10,10 @@ from sapwood.importance._permutation_rows import AucScoreMixin
 
 from .._errors import InputError
 
-__all__ = ["MODEL_NAMES", "PROBABILITY_SCORES", "LoadedModel", "available_models",
-           "build_model", "default_model", "default_scoring", "describe_ensemble",
-           "describe_model", "describe_source", "load_model", "model_class", "score_model",
-           "shown_score"]
+__all__ = ["LARGE_TABLE_ROWS", "MODEL_NAMES", "PROBABILITY_SCORES", "LoadedModel",
+           "available_models", "build_model", "default_model", "default_scoring",
+           "describe_ensemble", "describe_model", "describe_source", "large_table_note",
+           "large_table_params", "load_model", "model_class", "score_model", "shown_score"]
 
 # --model name -> (sapwood.learners class for classification, for regression, label)
 MODEL_NAMES = {
@@ -24,8 +24,19 @@ MODEL_NAMES = {
 }
 # The one default the CLI sets itself: a single tree grown to full depth memorises the
 # training rows (every held-out row then meets a one-row leaf), so `--model tree` stops
-# at depth 8. Every other model uses its sapwood.learners class's own defaults.
+# at depth 8. Every other model uses its sapwood.learners class's own defaults, but on a
+# large table (LARGE_TABLE_ROWS).
 DEFAULT_TREE_DEPTH = 8
+# Above this many training rows each tree of a forest trained by name (rf, et, the
+# default) is grown on this many rows drawn with replacement, not on as many draws as
+# there are rows. A fully grown tree has about one leaf per distinct row it draws, so
+# without a bound the forest's nodes, its memory and its fit grow with the table: 100
+# trees on 750,000 rows held about 10 GB and took nine minutes on 2 cores. With it they
+# stop growing past this size; what it costs in held-out accuracy on the benchmark
+# tables is measured in docs/getting-started.md, section "Large tables".
+LARGE_TABLE_ROWS = 100_000
+# The forests the bound applies to: their trees are grown in full by default.
+_BOUNDED_FORESTS = ("rf", "et")
 
 
 def model_class(name: str, task: str):
@@ -45,10 +56,14 @@ def default_model(task: str) -> str:
     return "rf" if model_class("rf", task) is not None else "tree"
 
 
-def build_model(name: str, task: str, *, max_depth=None, random_state=0):
+def build_model(name: str, task: str, *, max_depth=None, random_state=0, n_train=None):
     """An unfitted sapwood estimator for ``--model name``: the class's own defaults
     (gb: depth 3, learning rate 0.1, 100 stages; rf, et: 100 trees grown in full), but
-    ``tree`` at depth :data:`DEFAULT_TREE_DEPTH`; ``max_depth`` replaces the depth."""
+    ``tree`` at depth :data:`DEFAULT_TREE_DEPTH`; ``max_depth`` replaces the depth.
+
+    ``n_train``, the number of rows the model will be trained on, when known: above
+    :data:`LARGE_TABLE_ROWS` a forest (rf, et) grows each tree on that many rows drawn
+    with replacement (:func:`large_table_params`)."""
     cls = model_class(name, task)
     if cls is None:
         wanted = MODEL_NAMES[name][0 if task == "classification" else 1]
@@ -60,7 +75,35 @@ def build_model(name: str, task: str, *, max_depth=None, random_state=0):
     params = {"random_state": random_state}
     if max_depth is not None:
         params["max_depth"] = max_depth
+    params.update(large_table_params(name, n_train))
     return cls(**params)
+
+
+def large_table_params(name: str, n_train=None) -> dict:
+    """The parameters a model trained by name takes beyond its class's defaults on
+    ``n_train`` training rows: none up to :data:`LARGE_TABLE_ROWS` rows (or when
+    ``n_train`` is None, not known); above, for a forest (rf, et), ``max_samples`` of
+    :data:`LARGE_TABLE_ROWS` rows per tree, and ``bootstrap=True`` for extra trees,
+    whose trees otherwise see every row and which take ``max_samples`` only with it."""
+    if name not in _BOUNDED_FORESTS or n_train is None or n_train <= LARGE_TABLE_ROWS:
+        return {}
+    params = {"max_samples": LARGE_TABLE_ROWS}
+    if name == "et":
+        params["bootstrap"] = True
+    return params
+
+
+def large_table_note(name: str, n_train=None) -> str | None:
+    """Why the forest built by name on ``n_train`` training rows draws fewer rows per
+    tree than the class's default, for the report's notes; None when it does not."""
+    if not large_table_params(name, n_train):
+        return None
+    return (f"each tree of the forest is grown on {LARGE_TABLE_ROWS:,} rows drawn from the "
+            f"{n_train:,} training rows (max_samples={LARGE_TABLE_ROWS}), sapwood's default "
+            f"above {LARGE_TABLE_ROWS:,} training rows: the fit's time and memory then stop "
+            "growing with the table, for a small loss of held-out accuracy "
+            "(docs/getting-started.md, section 'Large tables'); an estimator passed as "
+            "model= (on the command line, --max-depth) is grown as given")
 
 
 class LoadedModel:
@@ -261,4 +304,21 @@ def describe_model(model) -> str:
     params = get_params()
     shown = [f"{key}={params[key]!r}" for key in ("n_estimators", "max_depth")
              if key in params]
+    # The rows each tree draws, when not the class's default (a large table's default
+    # forest, or the user's own), so that the line says what was grown.
+    defaults = _default_params(type(model))
+    shown += [f"{key}={params[key]!r}" for key in ("bootstrap", "max_samples")
+              if key in params and key in defaults and params[key] != defaults[key]]
     return f"{name}({', '.join(shown)})"
+
+
+def _default_params(cls) -> dict:
+    """The defaults of ``cls.__init__``'s keyword parameters."""
+    import inspect
+
+    try:
+        signature = inspect.signature(cls.__init__)
+    except (TypeError, ValueError):
+        return {}
+    return {name: parameter.default for name, parameter in signature.parameters.items()
+            if parameter.default is not inspect.Parameter.empty}
