@@ -93,6 +93,17 @@ class AucScoreMixin:
                                    sample_weight=sample_weight))
 
 
+def row_weights(y, sample_weight):
+    """Each row's share of the weighted mean, times n: 1.0 without weights, None when
+    the weights do not fit y or sum to nothing."""
+    if sample_weight is None:
+        return 1.0
+    sample_weight = np.asarray(sample_weight, dtype=np.float64)
+    if sample_weight.shape != np.shape(y) or not sample_weight.sum() > 0:
+        return None
+    return sample_weight * (sample_weight.shape[0] / sample_weight.sum())
+
+
 def row_loss(model, scoring, y, is_classifier, sample_weight=None):
     """The per-row loss whose mean change is the drop in the score, as a function
     ``loss(predicted, truth, index)`` of the predictions and labels of the rows
@@ -114,13 +125,11 @@ def row_loss(model, scoring, y, is_classifier, sample_weight=None):
     y = np.asarray(y)
     if y.ndim != 1 or y.dtype == object and kind != "error":
         return None
-    # Each row's share of the weighted mean, times n (1 without weights).
-    weight = 1.0
+    weight = row_weights(y, sample_weight)
+    if weight is None:
+        return None
     if sample_weight is not None:
         sample_weight = np.asarray(sample_weight, dtype=np.float64)
-        if sample_weight.shape != y.shape or not sample_weight.sum() > 0:
-            return None
-        weight = sample_weight * (y.shape[0] / sample_weight.sum())
 
     def at(index):
         return weight if np.ndim(weight) == 0 else weight[index]
@@ -226,13 +235,8 @@ class ProbabilityLoss:
             column = np.array([where[label] for label in y.tolist()], dtype=np.intp)
         except (KeyError, TypeError):
             return None  # a label the model does not know: the scorer decides
-        weight = 1.0
-        if sample_weight is not None:
-            sample_weight = np.asarray(sample_weight, dtype=np.float64)
-            if sample_weight.shape != y.shape or not sample_weight.sum() > 0:
-                return None
-            weight = sample_weight * (y.shape[0] / sample_weight.sum())
-        return cls(kind, column, weight)
+        weight = row_weights(y, sample_weight)
+        return None if weight is None else cls(kind, column, weight)
 
     def read(self, outputs):
         """The probabilities from a model's recorded outputs (None if not recorded)."""
