@@ -101,8 +101,9 @@ def large_table_note(name: str, n_train=None) -> str | None:
     return (f"each tree of the forest is grown on {LARGE_TABLE_ROWS:,} rows drawn from the "
             f"{n_train:,} training rows (max_samples={LARGE_TABLE_ROWS}), sapwood's default "
             f"above {LARGE_TABLE_ROWS:,} training rows: the fit's time and memory then stop "
-            "growing with the table, for a small loss of held-out accuracy "
-            "(docs/getting-started.md, section 'Large tables'); an estimator passed as "
+            "growing with the table, for a small loss of held-out accuracy (R² 0.9466 "
+            "against 0.9515 on 750,000 rows of a benchmark table; docs/getting-started.md, "
+            "section 'Large tables'); an estimator passed as "
             "model= (on the command line, --max-depth) is grown as given")
 
 
