@@ -94,40 +94,53 @@ def _cpu_seconds() -> float:
 
 def child(n_rows: int, full_rows: int) -> dict:
     """One run, in its own process: the table, a small untimed run, then the timed
-    ``sapwood.explain(X, y, n_jobs=-1, progress=True)`` with its steps timed."""
+    ``sapwood.explain(X, y, n_jobs=-1, progress=True)`` with its steps timed and the
+    peak memory of each (the fit, each measure, the rest of the call) read apart."""
     import sapwood
     from sapwood.report import _explain, _measures
 
     X, y = make_table(n_rows, full_rows)
     sapwood.explain(X.iloc[:WARM_ROWS], y.iloc[:WARM_ROWS], n_jobs=-1)
-    steps = {}
+    steps, peaks = {}, {}
+
+    def close(label):
+        """The peak since the last reset counts for ``label``; the count restarts."""
+        peak = peak_rss_mb()
+        if peak is not None:
+            peaks[label] = max(peaks.get(label, 0.0), peak)
+        reset_peak_rss()
 
     def timed(name, function):
         def call(*args, **kwargs):
+            label = args[0] if name == "measure" else name
+            close("rest")
             started = time.perf_counter()
             try:
                 return function(*args, **kwargs)
             finally:
-                label = args[0] if name == "measure" else name
                 steps[label] = time.perf_counter() - started
+                close(label)
         return call
 
     # The benchmark's own stopwatch on the fit and on each measure's run.
     _explain._fit = timed("fit", _explain._fit)
     _measures.compute = timed("measure", _measures.compute)
-    table_mb = _rss_mb()
+    before_mb, before_peak_mb = _rss_mb(), peak_rss_mb()
     bars = io.StringIO()
     stderr, sys.stderr = sys.stderr, bars  # the bars go to sys.stderr when drawn
-    reset = reset_peak_rss()
+    reset_peak_rss()
     cpu, started = _cpu_seconds(), time.perf_counter()
     try:
         report = sapwood.explain(X, y, n_jobs=-1, progress=True)
     finally:
         sys.stderr = stderr
     seconds, cpu = time.perf_counter() - started, _cpu_seconds() - cpu
+    close("rest")
     shown = [line.rstrip() for line in bars.getvalue().splitlines() if _BAR.match(line)]
     return {"n_rows": n_rows, "seconds": seconds, "cpu_seconds": cpu, "steps": steps,
-            "rss_before_mb": table_mb, "call_peak_mb": peak_rss_mb() if reset else None,
+            "rss_before_mb": before_mb, "step_peaks_mb": peaks,
+            "call_peak_mb": max(peaks.values()) if peaks else None,
+            "process_peak_mb": max([before_peak_mb or 0.0, *peaks.values()]),
             "model": report.model_text, "n_train": report.n_train, "n_test": report.n_test,
             "params": {key: value for key, value in report.model.get_params().items()
                        if key in ("n_estimators", "max_depth", "max_samples")},
@@ -151,7 +164,9 @@ def _run_child(n_rows: int, full_rows: int) -> dict:
         tail = stderr.strip().splitlines()[-1:] or [f"status {status}"]
         raise RuntimeError(f"explain on {n_rows:,} rows failed: {tail[0]}")
     result = json.loads(stdout.strip().splitlines()[-1])
-    result["peak_mb"] = usage.ru_maxrss / 1024  # kilobytes on Linux
+    # The kernel's count restarts with each step's (reset_peak_rss), so the process's
+    # peak is the highest of the child's own readings and the count at its exit.
+    result["peak_mb"] = max(usage.ru_maxrss / 1024, result["process_peak_mb"])  # kB on Linux
     return result
 
 
@@ -160,6 +175,10 @@ def _steps_text(result: dict) -> str:
     rest = result["seconds"] - sum(steps.values())
     shown = ", ".join(f"{name} {seconds:.1f}" for name, seconds in steps.items())
     return f"{shown}, the rest {rest:.1f}"
+
+
+def _peaks_text(result: dict) -> str:
+    return ", ".join(f"{name} {peak:,.0f}" for name, peak in result["step_peaks_mb"].items())
 
 
 def run(quick: bool = False) -> list[dict]:
@@ -172,7 +191,8 @@ def run(quick: bool = False) -> list[dict]:
         _progress(f"  explain on {n_rows:,} rows (load {os.getloadavg()[0]:.1f}) ...")
         results[n_rows] = result = _run_child(n_rows, full_rows)
         _progress(f"    {result['seconds']:.1f} s ({result['cpu_seconds']:.1f} s CPU), "
-                  f"{_steps_text(result)}; peak {result['peak_mb']:,.0f} MB; "
+                  f"{_steps_text(result)}; peak {result['peak_mb']:,.0f} MB "
+                  f"({_peaks_text(result)}); "
                   f"{result['model']}")
     rows = []
     for n_rows, result in results.items():
@@ -184,9 +204,9 @@ def run(quick: bool = False) -> list[dict]:
             "check": (f"{result['model']} on {result['n_train']:,} rows, "
                       f"{result['nodes']:,} nodes, held-out R² {result['score']:.4f}; "
                       f"seconds: {_steps_text(result)}; CPU {result['cpu_seconds']:.0f} s; "
-                      f"peak {result['peak_mb']:,.0f} MB (the call alone "
-                      f"{result['call_peak_mb'] or float('nan'):,.0f} MB, "
-                      f"{result['rss_before_mb'] or float('nan'):,.0f} MB before it)"),
+                      f"peak {result['peak_mb']:,.0f} MB ({result['rss_before_mb'] or 0:,.0f} "
+                      f"MB before the call; the peak in each step, MB: "
+                      f"{_peaks_text(result)})"),
             "sapwood_runs": [result["seconds"]], "raw": result})
     small, large = results[small_rows], results[full_rows]
     ratio = large["seconds"] / small["seconds"]
