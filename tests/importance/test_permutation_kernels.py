@@ -201,7 +201,8 @@ def test_chunked_evaluator_equals_the_whole_forest_bit_for_bit(monkeypatch, task
     from sklearn.inspection import permutation_importance as sklearn_permutation_importance
 
     from sapwood.adapters import as_ensemble
-    from sapwood.importance._engine import _chunked_evaluator, permutation_importance
+    from sapwood.importance import permutation_importance
+    from sapwood.importance._engine import _chunked_evaluator
     from sapwood.importance._engine._chunked_evaluator import (
         ChunkedTreeEvaluator,
         forest_part,
