@@ -33,9 +33,10 @@ def fitted():
 
 
 def _wrap_evaluator_tasks(monkeypatch, counter):
-    """Count the threads of the tree-aware permutation evaluator's kernel calls."""
+    """Count the threads of the tree-aware permutation evaluator's kernel calls (every
+    one goes through its ``_parallel``)."""
     evaluator = evaluator_module.TreeEvaluator
-    parallel, start = evaluator._parallel, evaluator._start
+    parallel = evaluator._parallel
 
     def wrapped(task):
         function, args, kwargs = task
@@ -44,8 +45,6 @@ def _wrap_evaluator_tasks(monkeypatch, counter):
     monkeypatch.setattr(evaluator, "_parallel",
                         lambda self, tasks, meanwhile=None: parallel(
                             self, [wrapped(t) for t in tasks], meanwhile))
-    monkeypatch.setattr(evaluator, "_start",
-                        lambda self, task: start(self, wrapped(task)))
 
 
 def _run(name, forest, X, y, n_jobs, monkeypatch, counter):

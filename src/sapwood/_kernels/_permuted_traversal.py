@@ -43,9 +43,9 @@ from ._arrays import empty, zeros
 from ._numba import kernel, leaf_kernel
 from ._traverse import LEAF, OP_CAT, OP_LE, OP_LT, in_category_set
 
-__all__ = ["apply_lanes", "fast_layout", "lane_sets", "low_categories", "make_fast",
-           "pack_nodes", "pack_tree", "route_lanes", "route_permuted", "route_rows",
-           "row_offsets", "set_bits_of"]
+__all__ = ["apply_lanes", "apply_rows", "fast_layout", "lane_sets", "low_categories",
+           "make_fast", "pack_nodes", "pack_tree", "route_lanes", "route_permuted",
+           "route_rows", "row_offsets", "set_bits_of"]
 
 _FOUR = np.uint64(4)
 _TWO = np.uint64(2)
@@ -351,6 +351,34 @@ def route_lanes(n_items, item_origin, start_node, start_base, item_value, column
                 break
             node = after
         leaves[k] = node
+
+
+@kernel
+def apply_rows(X, nodes, thresholds, roots, cat_bitsets):
+    """Global leaf ids, shape (n_trees, n_samples), on any packed layout
+    (:func:`pack_nodes`', or :func:`make_fast`'s on finite data): every sample of ``X``
+    (C-contiguous) routed from each root by :func:`route_rows`, missing values and
+    category sets going where the splits send them. For data the lanes do not take:
+    the packed records are all it reads, so the separate node arrays need not be kept
+    to route more rows later."""
+    n_trees = roots.shape[0]
+    n_samples = X.shape[0]
+    leaves = empty((n_trees, n_samples), np.intp)
+    sample = empty(n_samples, np.uint32)
+    root = empty(n_samples, np.int32)  # as the other routes' start nodes
+    base = empty(n_samples, np.intp)
+    for i in range(n_samples):
+        sample[i] = i
+        base[i] = i * X.shape[1]
+    in_group = zeros(X.shape[1], np.uint8)  # no column read from another row
+    flat_X = X.reshape(-1)
+    flat_nodes = nodes.reshape(-1)
+    for t in range(n_trees):
+        for i in range(n_samples):
+            root[i] = roots[t]
+        route_rows(n_samples, sample, root, base, base, in_group, flat_X, flat_nodes,
+                   thresholds, cat_bitsets, leaves[t])
+    return leaves
 
 
 @kernel

@@ -24,8 +24,8 @@ from ._numba import kernel
 from ._permuted_traversal import low_categories
 from ._traverse import LEAF, OP_CAT, OP_LE
 
-__all__ = ["entry_nodes", "keeps_leaf", "largest_tree", "leaf_intervals", "preorder_spans",
-           "sort_by_leaf"]
+__all__ = ["entry_nodes", "entry_nodes_of", "keeps_leaf", "largest_tree", "leaf_intervals",
+           "preorder_spans", "preorder_spans_of", "sort_by_leaf", "sort_by_leaf_into"]
 
 
 @kernel
@@ -40,18 +40,34 @@ def largest_tree(roots, n_nodes):
 
 @kernel
 def preorder_spans(children_left, children_right, roots):
-    """Pre-order rank of every node within its tree and the end of its subtree's ranks.
+    """Pre-order rank of every node within its tree and the end of its subtree's ranks
+    (uint32: ranks are below a tree's size).
 
     The subtree of node ``i`` is exactly the nodes of its tree ranked
     ``[rank[i], span_end[i])``.
     """
     n_nodes = children_left.shape[0]
-    rank = empty(n_nodes, np.intp)
-    span_end = empty(n_nodes, np.intp)
-    largest = largest_tree(roots, n_nodes)
+    rank = empty(n_nodes, np.uint32)
+    span_end = empty(n_nodes, np.uint32)
+    preorder_spans_of(children_left, children_right, roots, 0, roots.shape[0], rank,
+                      span_end)
+    return rank, span_end
+
+
+@kernel
+def preorder_spans_of(children_left, children_right, roots, tree_lo, tree_hi, rank,
+                      span_end):
+    """:func:`preorder_spans` of trees ``tree_lo .. tree_hi`` written into ``rank`` and
+    ``span_end`` (every node's entries, uint32): each tree is walked on its own, so
+    disjoint tree ranges can run on different threads."""
+    n_nodes = children_left.shape[0]
+    largest = 0
+    for t in range(tree_lo, tree_hi):
+        end = roots[t + 1] if t + 1 < roots.shape[0] else n_nodes
+        largest = max(largest, end - roots[t])
     stack = empty(largest + 1, np.intp)
     sequence = empty(largest, np.intp)
-    for t in range(roots.shape[0]):
+    for t in range(tree_lo, tree_hi):
         stack[0] = roots[t]
         top = 1
         count = 0
@@ -71,7 +87,6 @@ def preorder_spans(children_left, children_right, roots):
                 span_end[node] = rank[node] + 1
             else:
                 span_end[node] = span_end[children_right[node]]
-    return rank, span_end
 
 
 @kernel
@@ -83,10 +98,26 @@ def entry_nodes(children_left, children_right, feature, roots, feature_group_ptr
     ``feature_groups[feature_group_ptr[f]:feature_group_ptr[f + 1]]`` lists the groups
     column ``f`` belongs to.
     """
+    return entry_nodes_of(children_left, children_right, feature, roots, 0, roots.shape[0],
+                          feature_group_ptr, feature_groups, n_groups)
+
+
+@kernel
+def entry_nodes_of(children_left, children_right, feature, roots, tree_lo, tree_hi,
+                   feature_group_ptr, feature_groups, n_groups):
+    """:func:`entry_nodes` of trees ``tree_lo .. tree_hi``: CSR over
+    ``(t - tree_lo) * n_groups + g``. Each tree is walked on its own, so disjoint tree
+    ranges can run on different threads and their CSRs be put end to end."""
     n_nodes = children_left.shape[0]
-    n_trees = roots.shape[0]
+    n_trees = tree_hi - tree_lo
+    first_node = roots[tree_lo] if n_trees > 0 else 0
+    end_node = roots[tree_hi] if tree_hi < roots.shape[0] else n_nodes
     capacity = 0
-    for node in range(n_nodes):
+    largest = 0
+    for t in range(tree_lo, tree_hi):
+        end = roots[t + 1] if t + 1 < roots.shape[0] else n_nodes
+        largest = max(largest, end - roots[t])
+    for node in range(first_node, end_node):
         if children_left[node] != LEAF:
             f = feature[node]
             capacity += feature_group_ptr[f + 1] - feature_group_ptr[f]
@@ -95,8 +126,8 @@ def entry_nodes(children_left, children_right, feature, roots, feature_group_ptr
     n_records = 0
     ancestors_in_group = zeros(n_groups, np.intp)
     # A negative stack entry ~node marks leaving node's subtree.
-    stack = empty(2 * largest_tree(roots, n_nodes) + 1, np.intp)
-    for t in range(n_trees):
+    stack = empty(2 * largest + 1, np.intp)
+    for t in range(tree_lo, tree_hi):
         stack[0] = roots[t]
         top = 1
         while top > 0:
@@ -114,7 +145,7 @@ def entry_nodes(children_left, children_right, feature, roots, feature_group_ptr
             for k in range(feature_group_ptr[f], feature_group_ptr[f + 1]):
                 g = feature_groups[k]
                 if ancestors_in_group[g] == 0:
-                    record_key[n_records] = t * n_groups + g
+                    record_key[n_records] = (t - tree_lo) * n_groups + g
                     record_node[n_records] = node
                     n_records += 1
                 ancestors_in_group[g] += 1
@@ -149,10 +180,28 @@ def sort_by_leaf(leaves, rank):
     order = empty((n_trees, n_samples), np.uint32)
     sorted_rank = empty((n_trees, n_samples), np.uint32)
     sorted_leaf = empty((n_trees, n_samples), np.uint32)
+    sort_by_leaf_into(leaves, rank, order, sorted_rank, sorted_leaf)
+    return order, sorted_rank, sorted_leaf
+
+
+@kernel
+def sort_by_leaf_into(leaves, rank, order, sorted_rank, sorted_leaf):
+    """:func:`sort_by_leaf` written into ``order``, ``sorted_rank`` and ``sorted_leaf``
+    (uint32, the shape of ``leaves``): a caller fills the rows of a range of trees of
+    arrays it holds, with no copy to put the ranges' results together.
+
+    A counting sort over the ranks costs a pass over as many counters as the tree has
+    nodes; for fewer rows than a quarter of that (a window of rows of a large tree) a
+    radix sort of the ranks, eleven bits at a time, costs a few passes over the rows
+    instead. Both are stable: the same order either way."""
+    n_trees, n_samples = leaves.shape
     largest = 0
     for t in range(n_trees):
         for i in range(n_samples):
             largest = max(largest, rank[leaves[t, i]] + 1)
+    if 4 * n_samples < largest:
+        _radix_sort_by_leaf(leaves, rank, largest, order, sorted_rank, sorted_leaf)
+        return
     start = empty(largest + 1, np.intp)
     for t in range(n_trees):
         start[:] = 0
@@ -168,7 +217,49 @@ def sort_by_leaf(leaves, rank):
             order[t, k] = i
             sorted_rank[t, k] = key
             sorted_leaf[t, k] = leaf
-    return order, sorted_rank, sorted_leaf
+
+
+_DIGIT_BITS = 11
+_DIGITS = 1 << _DIGIT_BITS
+
+
+@kernel
+def _radix_sort_by_leaf(leaves, rank, largest, order, sorted_rank, sorted_leaf):
+    """:func:`sort_by_leaf_into` by a least-significant-digit radix sort of the ranks
+    (all below ``largest``): stable, as each pass is."""
+    n_trees, n_samples = leaves.shape
+    n_passes = 1
+    while (largest - 1) >> (_DIGIT_BITS * n_passes) > 0:
+        n_passes += 1
+    key = empty(n_samples, np.uint32)
+    item = empty(n_samples, np.uint32)
+    next_key = empty(n_samples, np.uint32)
+    next_item = empty(n_samples, np.uint32)
+    start = empty(_DIGITS + 1, np.intp)
+    for t in range(n_trees):
+        for i in range(n_samples):
+            key[i] = rank[leaves[t, i]]
+            item[i] = i
+        for p in range(n_passes):
+            shift = np.uint32(_DIGIT_BITS * p)
+            start[:] = 0
+            for i in range(n_samples):
+                start[((key[i] >> shift) & np.uint32(_DIGITS - 1)) + 1] += 1
+            for d in range(_DIGITS):
+                start[d + 1] += start[d]
+            for i in range(n_samples):
+                digit = (key[i] >> shift) & np.uint32(_DIGITS - 1)
+                k = start[digit]
+                start[digit] = k + 1
+                next_key[k] = key[i]
+                next_item[k] = item[i]
+            key, next_key = next_key, key
+            item, next_item = next_item, item
+        for k in range(n_samples):
+            i = item[k]
+            order[t, k] = i
+            sorted_rank[t, k] = key[k]
+            sorted_leaf[t, k] = leaves[t, i]
 
 
 @kernel(inline="always", _nrt=False)

@@ -52,7 +52,7 @@ from ..learners._parallel import resolve_n_jobs
 from ._engine._dask import is_dask_collection
 from ._engine._groups import resolve_groups
 from ._engine._permutation_dask import dask_scores
-from ._engine._permutation_engine import tree_evaluator
+from ._engine._permutation_engine import DEFAULT_MAX_MEMORY, memory_budget, tree_evaluator
 from ._engine._permutation_rows import Recorder, RowDraws, interval_notes, read_response, row_loss
 from ._engine._ranks import row_blocks
 from ._engine._result import ImportanceResult
@@ -75,12 +75,13 @@ __all__ = ["permutation_importance"]
                         Interval(RealNotInt, 0, 1, closed="right")],
         "groups": [dict, None],
         "progress": ["boolean"],
+        "max_memory": [Interval(Integral, 1, None, closed="left"), str, None],
     },
     prefer_skip_nested_validation=True,
 )
 def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=None,
                            random_state=None, sample_weight=None, max_samples=1.0,
-                           groups=None, progress=False):
+                           groups=None, progress=False, max_memory=DEFAULT_MAX_MEMORY):
     """Permutation importance of each feature (or group of features) on held-out data.
 
     The drop in score when a column's values are shuffled among the rows, averaged over
@@ -148,6 +149,22 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
     progress : bool, default=False
         A bar on stderr counting the permuted scores (columns or groups times repeats)
         as they are computed, with the time left. The numbers do not depend on it.
+    max_memory : int, str or None, default="128MB"
+        The tree-aware evaluator's budget for its working memory on the evaluated rows:
+        a number of bytes, or a string such as ``"512MB"`` or ``"2GiB"`` (units B, kB,
+        MB, GB, TB, KiB, MiB, GiB, TiB), or None for no limit. When the rows' index and
+        buffers do not fit it, the rows are indexed and re-routed a window at a time,
+        and the (column, repeat) shuffles go in batches that each pass over the windows,
+        collecting every changed row: the numbers are those of the one-piece
+        computation, bit for bit (a row's output depends only on its own values and the
+        values the shuffle brings it, and the shuffles are drawn for all the rows at
+        once, as above). A smaller budget costs time: every batch indexes the windows
+        again, and routes their rows again when every row's leaves (4 bytes a row and
+        tree) do not fit a quarter of the budget. Held whatever the budget: the trees'
+        own index (about 32 bytes a node, and 8 per output value: per class of a
+        classifier), and per evaluated row the baseline outputs, the shuffles (8 bytes a
+        row and repeat) and, where the rank intervals rest on per-row draws, 8 bytes a
+        row and column or group. The generic evaluator and Dask input do not use it.
 
     Returns
     -------
@@ -184,6 +201,7 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
     >>> result.importances.shape
     (4, 3)
     """
+    budget = memory_budget(max_memory)
     if is_dask_collection(X):
         return _dask_permutation_importance(model, X, y, scoring, n_repeats, random_state,
                                             sample_weight, max_samples, groups, progress)
@@ -211,7 +229,7 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
     scorer = scorer_for(model, scoring, y)
     n_jobs = resolve_n_jobs(n_jobs)
 
-    evaluator = tree_evaluator(model, X, n_jobs, uses_estimator_score(scorer))
+    evaluator = tree_evaluator(model, X, n_jobs, uses_estimator_score(scorer), budget)
     # Per-row draws for the rank intervals, where the score is a (weighted) mean over the
     # evaluated rows of a loss, or binary ROC AUC (see _permutation_rows).
     loss = row_loss(model, scoring, *_subset(rows, y),

@@ -14,7 +14,7 @@ import copy
 import numpy as np
 from joblib import delayed
 
-from ..._kernels._permutation import reroute_packed
+from ..._kernels._permutation import QUEUE_ITEMS, reroute_packed
 from ..._kernels._permuted_sums import add_leaf_values, add_new_leaf_values
 from ..._kernels._permuted_traversal import apply_lanes, lane_sets, make_fast, pack_nodes
 from ..._kernels._traverse import apply_packed
@@ -90,15 +90,22 @@ class ChunkedTreeEvaluator(TreeEvaluator):
     permuted outputs keep one running total per (slot, row) and add each tree's new or
     baseline leaf to it in tree order (``add_new_leaf_values``): the additions of
     ``sum_leaf_values``, so the outputs are bit for bit those of :class:`TreeEvaluator`
-    (and of the model). Only every tree's leaf per row (4 bytes) is kept throughout.
+    (and of the model). Only every tree's leaf per row (4 bytes) is kept throughout;
+    ``max_memory`` (bytes, None for no limit) narrows the running totals and the rounds'
+    buffers, not those leaves.
     """
 
     def __init__(self, model, estimators, ensemble, X, n_jobs, fast=None, piece_trees=None,
-                 given=None):
+                 given=None, max_memory=None):
         self.model = model
         self.ensemble = ensemble  # the first tree only: task, link, init
         self.estimators = list(estimators)
         self.n_jobs = n_jobs
+        self.max_memory = max_memory
+        self._totals_budget, self._round_budget = _TOTALS_BUDGET, _ROUND_BUDGET
+        if max_memory is not None:
+            self._totals_budget = max(1, min(_TOTALS_BUDGET, max_memory // 2))
+            self._round_budget = max(1, min(_ROUND_BUDGET, max_memory // 8))
         self._pool = None
         self.X = X = np.ascontiguousarray(X)
         self.is_classifier = ensemble.task == "classification"
@@ -134,7 +141,7 @@ class ChunkedTreeEvaluator(TreeEvaluator):
         if self.piece_trees is not None:
             return self.piece_trees
         by_nodes = _PIECE_NODES // max(1, self.largest_tree)
-        by_buffers = _ROUND_BUDGET // max(1, bytes_per_tree) // max(1, self.n_jobs)
+        by_buffers = self._round_budget // max(1, bytes_per_tree) // max(1, self.n_jobs)
         return max(1, min(by_nodes, by_buffers))
 
     def _rounds(self, piece_trees):
@@ -156,7 +163,8 @@ class ChunkedTreeEvaluator(TreeEvaluator):
         n_repeats, m = sources.shape
         n_columns = self.init.shape[0]
         slots = [(g, r) for g in range(self.n_groups) for r in range(n_repeats)]
-        batch_size = max(1, min(len(slots), _TOTALS_BUDGET // (m * (8 * n_columns + 1))))
+        batch_size = max(1, min(len(slots),
+                                self._totals_budget // (m * (8 * n_columns + 1))))
         sources = np.ascontiguousarray(sources, dtype=np.intp)
         for start in range(0, len(slots), batch_size):
             batch = slots[start:start + batch_size]
@@ -212,11 +220,12 @@ class ChunkedTreeEvaluator(TreeEvaluator):
         # The buffer's first n_trees trees (a C-contiguous block when it holds more).
         new_leaves = buffer.reshape(-1)[:buffer.shape[0] * n_trees * buffer.shape[2]].reshape(
             buffer.shape[0], n_trees, buffer.shape[2]) if n_trees < buffer.shape[1] else buffer
-        reroute_packed(self.X_eval, permuted, sources, slot_repeat, batch_groups,
+        reroute_packed(self.X_eval, 0, permuted, sources, slot_repeat, batch_groups,
                        batch_slot_ptr, self.group_ptr, self.group_columns, entry_ptr,
-                       entry_node, self.n_groups, nodes, piece.threshold, piece.operator,
-                       piece.cat_bitsets, piece.roots, rank, span_end, order, sorted_rank,
-                       sorted_leaf, 0, n_trees, piece.max_tree_nodes, False, piece.node_values,
-                       piece.tree_column, new_leaves, _NO_DELTA, changed, self.fast,
-                       _NO_SKIP, lane_sets(piece.cat_bitsets))
+                       entry_node.astype(np.int32), span_end[entry_node], self.n_groups, nodes,
+                       piece.threshold, piece.operator, piece.cat_bitsets, piece.roots, rank,
+                       order, sorted_rank, sorted_leaf, 0, n_trees,
+                       piece.max_tree_nodes, False, piece.node_values, piece.tree_column,
+                       new_leaves, _NO_DELTA, changed, self.fast, _NO_SKIP, QUEUE_ITEMS,
+                       lane_sets(piece.cat_bitsets))
         return leaves, new_leaves, piece.node_values, piece.tree_column, used

@@ -11,7 +11,8 @@ scikit-learn's. The path, one way down:
 - :mod:`._chunked_evaluator` -- :class:`ChunkedTreeEvaluator`, a large scikit-learn
   forest a few trees at a time (a :class:`TreeEvaluator` that never holds every tree).
 - :mod:`._tree_evaluator` -- :class:`TreeEvaluator`: routes the rows once, re-routes per
-  permutation, re-sums the changed rows.
+  permutation, re-sums the changed rows; under a memory budget (``max_memory``, parsed
+  by :func:`memory_budget`) a window of rows at a time.
 - :mod:`._permuted_model` -- the scorer's stand-in: the outputs as the model's
   ``predict`` / ``predict_proba``.
 - the kernels: :mod:`sapwood._kernels._tree_index` (which rows a group can move),
@@ -28,6 +29,8 @@ scikit-learn's. The path, one way down:
 
 from __future__ import annotations
 
+import numbers
+import re
 import warnings
 
 import numpy as np
@@ -37,15 +40,52 @@ from ...adapters import as_ensemble
 from ._chunked_evaluator import ChunkedTreeEvaluator, forest_part, large_forest
 from ._tree_evaluator import TreeEvaluator
 
-__all__ = ["tree_evaluator"]
+__all__ = ["DEFAULT_MAX_MEMORY", "memory_budget", "tree_evaluator"]
+
+# The default budget of the evaluation's working memory for the held-out rows: with the
+# trees' own index and the measure's per-row arrays on top, a full-depth 20-tree forest
+# on a quarter of a million held-out rows of 20 columns stays under half a gigabyte
+# above the model (benchmark B15), and held-out sets of tens of thousands of rows fit it
+# in one piece, as fast as with no limit.
+DEFAULT_MAX_MEMORY = "128MB"
+
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+_MEMORY = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-z]*)\s*$", re.IGNORECASE)
 
 
-def tree_evaluator(model, X, n_jobs, scorer_uses_score):
+def memory_budget(max_memory, name="max_memory"):
+    """``max_memory`` in bytes (an int), or None for no limit.
+
+    Accepts None, a positive integer (bytes) or a string: a positive number and a unit,
+    decimal (``B``, ``kB``, ``MB``, ``GB``, ``TB``) or binary (``KiB``, ``MiB``, ``GiB``,
+    ``TiB``), case ignored, such as ``"512MB"`` or ``"1.5 GiB"``. Anything else raises
+    a ValueError naming ``name``, what it accepts and the value.
+    """
+    if max_memory is None:
+        return None
+    if isinstance(max_memory, numbers.Integral) and not isinstance(max_memory, bool):
+        if max_memory >= 1:
+            return int(max_memory)
+    elif isinstance(max_memory, str):
+        match = _MEMORY.match(max_memory)
+        if match and match.group(2).lower() in _UNITS:
+            value = float(match.group(1)) * _UNITS[match.group(2).lower()]
+            if value >= 1:
+                return int(value)
+    raise ValueError(
+        f"{name} must be None (no limit), a number of bytes (an int >= 1) or a string "
+        f"such as '512MB' or '2GiB' (units B, kB, MB, GB, TB, KiB, MiB, GiB, TiB) of at "
+        f"least one byte; got {max_memory!r}")
+
+
+def tree_evaluator(model, X, n_jobs, scorer_uses_score, max_memory=None):
     """A :class:`TreeEvaluator` for ``model`` on ``X``, or None when the model is not in
     the tree format or the evaluator cannot reproduce its predictions exactly.
 
     ``X`` is the data as the user gave it (ndarray or DataFrame), ``scorer_uses_score``
-    whether the scorer calls the model's ``score`` method.
+    whether the scorer calls the model's ``score`` method, ``max_memory`` the budget in
+    bytes for the evaluation's working memory on the rows (None: no limit).
     """
     estimators = large_forest(model)
     try:
@@ -66,10 +106,11 @@ def tree_evaluator(model, X, n_jobs, scorer_uses_score):
         return None
     if estimators is not None:
         evaluator = ChunkedTreeEvaluator(model, estimators, ensemble,
-                                         np.ascontiguousarray(values), n_jobs, given=X)
+                                         np.ascontiguousarray(values), n_jobs, given=X,
+                                         max_memory=max_memory)
     else:
         evaluator = TreeEvaluator(model, ensemble, np.ascontiguousarray(values), n_jobs,
-                                  given=X)
+                                  given=X, max_memory=max_memory)
     mismatch = evaluator.mismatch
     if mismatch is not None:
         evaluator.close()
