@@ -19,7 +19,7 @@ import sapwood
 from sapwood import FormatError
 from sapwood.adapters import from_model, predict, predict_proba, predict_raw
 from sapwood.importance import permutation_importance, tree_shap
-from sapwood.importance._native import native_importance
+from sapwood.importance._gain import native_importance
 
 from ._data import assert_close, make_data
 

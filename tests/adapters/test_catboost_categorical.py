@@ -23,7 +23,7 @@ from sapwood import FormatError
 from sapwood._cityhash import catboost_hash, city_hash64
 from sapwood.adapters import from_model, predict, predict_proba, predict_raw
 from sapwood.importance import permutation_importance, tree_shap
-from sapwood.importance._native import native_importance
+from sapwood.importance._gain import native_importance
 
 from ._data import assert_close
 from .test_fuzz_readers import _fuzz_json_values

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from sapwood import FormatError
 from sapwood.adapters import from_model, predict, predict_proba, predict_raw
 from sapwood.adapters._lightgbm import _ZERO, _routing
-from sapwood.importance._native import native_importance
+from sapwood.importance._gain import native_importance
 
 from ._data import assert_close, datasets, make_data
 

@@ -6,7 +6,7 @@ from sklearn.ensemble import RandomForestRegressor
 
 from sapwood import TreeArrays, TreeEnsemble
 from sapwood.adapters import from_model
-from sapwood.importance._native import native_importance
+from sapwood.importance._gain import native_importance
 
 from ._data import make_data
 

@@ -9,7 +9,7 @@ from sklearn.linear_model import LinearRegression
 
 from sapwood import FormatError
 from sapwood.adapters import as_ensemble, from_model, predict, predict_proba, predict_raw
-from sapwood.importance._native import native_importance
+from sapwood.importance._gain import native_importance
 
 from ._data import assert_close, datasets, make_data
 

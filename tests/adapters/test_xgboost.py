@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 
 from sapwood import FormatError
 from sapwood.adapters import from_model, predict, predict_proba, predict_raw
-from sapwood.importance._native import native_importance
+from sapwood.importance._gain import native_importance
 
 from ._data import assert_close, datasets, make_data
 

@@ -19,7 +19,7 @@ from sapwood.importance import (
     oob_permutation_importance,
 )
 from sapwood.importance._conditional import association_test
-from sapwood.importance._oob import randomforest_summary
+from sapwood.importance._engine._bagging import randomforest_summary
 from tests.reference.naive_conditional import naive_conditional_importance, naive_conditioning
 
 

@@ -10,10 +10,10 @@ import pytest
 from sklearn.datasets import make_classification
 
 import sapwood.importance._conditional as conditional_module
-import sapwood.importance._drop_column as drop_column_module
+import sapwood.importance._drop as drop_column_module
+import sapwood.importance._engine._tree_evaluator as evaluator_module
 import sapwood.importance._oob as oob_module
 import sapwood.importance._shap as shap_module
-import sapwood.importance._tree_evaluator as evaluator_module
 from sapwood.importance import (
     conditional_permutation_importance,
     drop_column_importance,

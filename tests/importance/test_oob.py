@@ -16,7 +16,7 @@ import sapwood
 from sapwood import TreeArrays
 from sapwood._kernels._oob import oob_tree_permutation, oob_tree_permutation_fast
 from sapwood.importance import ImportanceResult, oob_permutation_importance
-from sapwood.importance._oob import _inbag_counter, randomforest_summary
+from sapwood.importance._engine._bagging import inbag_counter, randomforest_summary
 from tests.reference.naive_oob import naive_oob_importance
 
 FORESTS = {
@@ -89,7 +89,7 @@ def test_weighted_and_subsampled_bootstrap_rows(kind):
     ``max_samples``: the in-bag counts are the forest's own ``estimators_samples_``."""
     X, y = _data("classification")
     forest = _fit(kind, "classification", X, y, class_weight="balanced", max_samples=0.6)
-    counts = _inbag_counter(forest)
+    counts = inbag_counter(forest)
     for t, drawn in enumerate(forest.estimators_samples_):
         np.testing.assert_array_equal(counts(t), np.bincount(drawn, minlength=len(y)))
     result = oob_permutation_importance(forest, X, y, random_state=0)

@@ -19,7 +19,7 @@ from sklearn.metrics import get_scorer, make_scorer, r2_score, recall_score
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from sapwood.importance import ImportanceResult, permutation_importance
-from sapwood.importance._permutation_rows import AucScoreMixin
+from sapwood.importance._engine._permutation_rows import AucScoreMixin
 from tests.reference.naive_permutation import (
     as_format_model,
     as_opaque_model,
@@ -270,7 +270,7 @@ def test_mismatched_conversion_falls_back_to_generic():
 def test_scikit_learn_trees_are_checked_tree_by_tree(kind, monkeypatch):
     # A scikit-learn tree or forest of its own class is checked tree by tree against
     # ``tree_.predict``; a conversion that differs sends it to the generic evaluator.
-    import sapwood.importance._permutation_engine as tree_module
+    import sapwood.importance._engine._permutation_engine as tree_module
 
     model, X, y = _fit(kind, frame=False)
     other = MODELS[kind]().set_params(random_state=7).fit(X, y[::-1])

@@ -10,7 +10,7 @@ from sklearn.base import RegressorMixin
 from sklearn.inspection import permutation_importance as sklearn_permutation_importance
 
 from sapwood.importance import permutation_importance
-from sapwood.importance._tree_evaluator import TreeEvaluator
+from sapwood.importance._engine._tree_evaluator import TreeEvaluator
 
 
 def _data(seed, n_samples=900, n_features=7, nan_fraction=0.0):
@@ -139,7 +139,7 @@ def test_baseline_from_the_mask_kernel_equals_the_model(nan_fraction):
     """Given the sources, a boosted model's evaluator takes its baseline sums from the
     mask kernel's pass (no second routing of every row): equal bit for bit to the sums
     of the routed leaves and to the library's own predictions."""
-    from sapwood.importance._permutation_engine import tree_evaluator
+    from sapwood.importance._engine._permutation_engine import tree_evaluator
 
     X_train, y_train, X_test, y_test = _data(7, n_samples=1500, nan_fraction=nan_fraction)
     models = _models(30, 5)

@@ -8,7 +8,7 @@ from sapwood import TreeArrays, TreeEnsemble
 from sapwood._format import LEAF
 from sapwood._kernels._permuted_traversal import make_fast
 from sapwood._kernels._tree_index import entry_nodes, preorder_spans
-from sapwood.importance._tree_evaluator import TreeEvaluator
+from sapwood.importance._engine._tree_evaluator import TreeEvaluator
 from tests.reference.naive_permutation import as_format_model
 
 
@@ -201,8 +201,9 @@ def test_chunked_evaluator_equals_the_whole_forest_bit_for_bit(monkeypatch, task
     from sklearn.inspection import permutation_importance as sklearn_permutation_importance
 
     from sapwood.adapters import as_ensemble
-    from sapwood.importance import _chunked_evaluator, permutation_importance
-    from sapwood.importance._chunked_evaluator import (
+    from sapwood.importance import permutation_importance
+    from sapwood.importance._engine import _chunked_evaluator
+    from sapwood.importance._engine._chunked_evaluator import (
         ChunkedTreeEvaluator,
         forest_part,
         large_forest,

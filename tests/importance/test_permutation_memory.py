@@ -32,13 +32,13 @@ from sapwood._kernels._tree_index import (
     sort_by_leaf,
     sort_by_leaf_into,
 )
-from sapwood.importance import _tree_evaluator, permutation_importance
-from sapwood.importance._permutation_engine import (
+from sapwood.importance._engine import _tree_evaluator, permutation_importance
+from sapwood.importance._engine._permutation_engine import (
     DEFAULT_MAX_MEMORY,
     memory_budget,
     tree_evaluator,
 )
-from sapwood.importance._tree_evaluator import TreeEvaluator
+from sapwood.importance._engine._tree_evaluator import TreeEvaluator
 
 
 def _count_windows(monkeypatch):
@@ -170,7 +170,7 @@ def test_a_full_reroute_queue_is_routed_and_emptied(monkeypatch):
 
 
 def test_a_large_forest_read_a_few_trees_at_a_time_honours_the_budget(monkeypatch):
-    from sapwood.importance import _chunked_evaluator
+    from sapwood.importance._engine import _chunked_evaluator
 
     _, model, X, y, _ = _CASES[0]
     expected = permutation_importance(model, X, y, n_repeats=3, random_state=0,

@@ -11,8 +11,8 @@ from sklearn.metrics import brier_score_loss
 
 import sapwood
 from sapwood.importance import permutation_importance
-from sapwood.importance._permutation_rows import ProbabilityLoss
-from sapwood.importance._scoring import scorer_for
+from sapwood.importance._engine._permutation_rows import ProbabilityLoss
+from sapwood.importance._engine._scoring import scorer_for
 
 
 def _data(n_classes, labels=None):

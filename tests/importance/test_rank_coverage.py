@@ -41,7 +41,7 @@ from sapwood.importance import (
     unbiased_mdi,
 )
 from sapwood.importance._air import infinitesimal_jackknife
-from sapwood.importance._ranks import covariance_draws, rank_intervals, row_blocks
+from sapwood.importance._engine._ranks import covariance_draws, rank_intervals, row_blocks
 
 BETA = np.array([2.0, 1.0, 1.0, 0.5, 0.5, 0.0, 0.0, 0.0])
 NOMINAL = 0.95
@@ -453,7 +453,7 @@ def test_many_rows_are_summed_into_blocks():
 def test_blocks_add_their_rows_in_row_order():
     # Each block's sum is its rows added in row order from zero, as np.add.at adds them:
     # the same bits, whatever the bincount that computes it.
-    from sapwood.importance._ranks import SEED
+    from sapwood.importance._engine._ranks import SEED
 
     rng = np.random.default_rng(6)
     draws = rng.normal(size=(4, 7_001)) * rng.choice([1e-8, 1.0, 1e8], size=(4, 7_001))

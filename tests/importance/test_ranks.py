@@ -7,7 +7,7 @@ from scipy import stats
 
 from sapwood import RandomForestClassifier
 from sapwood.importance import ImportanceResult, permutation_importance
-from sapwood.importance._ranks import rank_intervals
+from sapwood.importance._engine._ranks import rank_intervals
 from tests.reference.naive_ranks import naive_rank_intervals
 
 

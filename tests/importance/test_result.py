@@ -14,7 +14,7 @@ from sapwood.importance import (
     permutation_importance,
     tree_shap,
 )
-from sapwood.importance._result import mean_interval
+from sapwood.importance._engine._result import mean_interval
 
 
 def _reference(draws, level=0.95):

@@ -270,7 +270,7 @@ def test_a_row_alone_gets_the_numbers_it_gets_in_a_batch_and_on_any_thread_count
 def test_masks_told_apart_by_sorting_give_the_same_values(monkeypatch, output):
     # Leaves with more than _DENSE_FEATURES path features sort the rows' masks instead
     # of using an array of 2^d slots: force that path on every leaf.
-    import sapwood.importance._shap_interventional as module
+    import sapwood.importance._engine._shap_interventional as module
 
     model, X, _ = _fitted("xgboost-bin")
     dense = tree_shap(model, X[200:240], data=X[:40], model_output=output)

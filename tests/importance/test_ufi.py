@@ -11,12 +11,12 @@ from sklearn.tree import DecisionTreeClassifier as SkDecisionTreeClassifier
 import sapwood
 from sapwood.datasets import make_ground_truth
 from sapwood.importance import unbiased_mdi
-from sapwood.importance._oob import _inbag_counter
+from sapwood.importance._engine._bagging import inbag_counter
 from tests.reference.naive_issue5 import naive_ufi
 
 
 def _naive_oob(forest, X, y, classification):
-    counts = _inbag_counter(forest)
+    counts = inbag_counter(forest)
     n_trees = len(forest.estimators_)
     inbag = [counts(t) for t in range(n_trees)]
     oob = [np.flatnonzero(c == 0) for c in inbag]

@@ -21,7 +21,7 @@ from sapwood._kernels._permuted_traversal import (
 )
 from sapwood._kernels._tree_index import keeps_leaf, leaf_intervals
 from sapwood.adapters import as_ensemble
-from sapwood.importance._tree_evaluator import TreeEvaluator
+from sapwood.importance._engine._tree_evaluator import TreeEvaluator
 from tests.reference.naive_categorical import (
     NaiveCategoricalModel,
     awkward_codes,

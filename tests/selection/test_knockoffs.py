@@ -10,7 +10,7 @@ from scipy import stats
 
 from sapwood import RandomForestClassifier, RandomForestRegressor
 from sapwood.importance import GaussianKnockoffs
-from sapwood.importance._knockoff_sampler import equicorrelated_s, estimate_covariance
+from sapwood.importance._engine._knockoff_sampler import equicorrelated_s, estimate_covariance
 from sapwood.selection import KnockoffResult, knockoffs
 from sapwood.selection._knockoffs import (
     ebh,
@@ -95,7 +95,7 @@ def test_sdp_construction():
     """The SDP answer is feasible, at least as large as the equicorrelated one, equal
     to it on an equicorrelated matrix (by symmetry), and 1 for independent features."""
     pytest.importorskip("cvxpy")
-    from sapwood.importance._knockoff_sampler import sdp_s
+    from sapwood.importance._engine._knockoff_sampler import sdp_s
 
     correlation = ar1(8, 0.5)
     s = sdp_s(correlation)

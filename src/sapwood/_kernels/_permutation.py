@@ -13,7 +13,7 @@ move a row's lead of its class, and :func:`reroute_packed` leaves out the (group
 pairs whose lead is larger (``skip``).
 
 All kernels take arrays of the packed forest (global node ids, ``roots``) and are
-arrays-in / arrays-out with no validation; ``sapwood.importance._tree_evaluator``
+arrays-in / arrays-out with no validation; ``sapwood.importance._engine._tree_evaluator``
 prepares their inputs.
 """
 

@@ -191,7 +191,7 @@ def accuracy_change(rows, totals, n_trees, offset, y_code, correct):
 # -- a few trees at a time -------------------------------------------------------------
 # For large forests the evaluator never holds every tree's nodes: it reads a few trees,
 # indexes, re-routes and adds them into running totals, and drops them (see
-# ``sapwood.importance._chunked_evaluator.ChunkedTreeEvaluator``). Every total gets its
+# ``sapwood.importance._engine._chunked_evaluator.ChunkedTreeEvaluator``). Every total gets its
 # trees' values added one tree at a time in tree order by ``add_leaf_values``, the
 # additions ``sum_leaf_values`` makes, so the bits do not depend on how the trees are cut.
 

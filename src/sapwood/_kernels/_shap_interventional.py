@@ -24,7 +24,7 @@ min(m, 2^d): linear in m and n for a fixed depth (Woodelf tabulates the 3^d pair
 patterns instead; here only the pairs that occur are met).
 
 With a non-identity output transform each pair carries its own weight (the ``shap``
-package's rescaling, see :mod:`sapwood.importance._shap_interventional`), so a group's
+package's rescaling, see :mod:`sapwood.importance._engine._shap_interventional`), so a group's
 weight is summed per explained row over the group's members: one addition per
 background row that can reach the leaf with x.
 """

@@ -5,12 +5,14 @@ saved files); :func:`as_ensemble` is what every measure calls on its ``model`` a
 :func:`predict`, :func:`predict_proba` and :func:`predict_raw` apply the ensemble's link
 as the source library does; :func:`save` writes any of these models to a sapwood file.
 :func:`split_statistic` says how an (unfitted) estimator's trees will measure a split,
-for measures that refit it.
+for measures that refit it; :func:`forest_estimators` and :func:`own_trees` hand a
+scikit-learn forest's own trees to evaluators that check a conversion against them.
 """
 
 from ._estimators import split_statistic
 from ._predict import predict, predict_proba, predict_raw
 from ._resolve import as_ensemble, from_model, save
+from ._sklearn import forest_estimators, own_trees
 
-__all__ = ["as_ensemble", "from_model", "predict", "predict_proba", "predict_raw", "save",
-           "split_statistic"]
+__all__ = ["as_ensemble", "forest_estimators", "from_model", "own_trees", "predict",
+           "predict_proba", "predict_raw", "save", "split_statistic"]

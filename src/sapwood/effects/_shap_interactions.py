@@ -10,7 +10,7 @@ import pandas as pd
 
 from .._sklearn_compat import Interval, validate_params
 from ..importance import tree_shap
-from ..importance._result import mean_interval
+from ..importance._engine._result import mean_interval
 from ._engine import Rows, read_model
 
 __all__ = ["shap_interaction_importance"]

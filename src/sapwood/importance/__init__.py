@@ -1,11 +1,14 @@
 """Feature-importance measures. Each returns an :class:`ImportanceResult`.
 
-A new measure goes in a private module here (``_name.py``) with its formula, paper and
-DOI in the docstring, reads models only through :func:`sapwood.adapters.as_ensemble`
-(or the estimator API for model-agnostic measures), and is exported below; one
+One module per measure, named as the measure is named on the command line and in
+:data:`MEASURES` (``_permutation.py``, ``_drop.py``, ``_gain.py``, ...), holding its
+public function with the formula, paper and DOI in the docstring; the machinery they
+share (evaluators, per-row draws, ranks, results, names) is in ``_engine``, whose
+docstring maps it. A new measure is one module here, reading models only through
+:func:`sapwood.adapters.as_ensemble` (or the estimator API, to refit), and one
 :class:`Measure` record in :data:`MEASURES` (``_registry.py``, or :func:`register` from
-outside) makes it known to ``compare``, the p-value functions, ``boruta`` and the
-``sapwood`` command.
+outside), which makes it known to ``compare``, the p-value functions, ``boruta``, the
+report and the ``sapwood`` command. ``tests/importance/test_layout.py`` keeps the rooms.
 """
 
 import importlib
@@ -22,20 +25,20 @@ _LAZY = {
     "register": "._registry",
     "registered": "._registry",
     "unregister": "._registry",
-    "GaussianKnockoffs": "._knockoff_sampler",
-    "ImportanceResult": "._result",
-    "side_by_side": "._result",
+    "GaussianKnockoffs": "._engine._knockoff_sampler",
+    "ImportanceResult": "._engine._result",
+    "side_by_side": "._engine._result",
     "altmann_pvalues": "._pvalues",
     "janitza_pvalues": "._pvalues",
     "compare": "._compare",
     "conditional_permutation_importance": "._conditional",
     "cpi": "._cpi",
-    "drop_column_importance": "._drop_column",
+    "drop_column_importance": "._drop",
     "friedman_importance": "._friedman",
     "impurity_corrected": "._air",
     "mdi": "._mdi",
     "mdi_plus": "._mdi_plus",
-    "native_importance": "._native",
+    "native_importance": "._gain",
     "oob_permutation_importance": "._oob",
     "permutation_importance": "._permutation",
     "sage": "._sage",
@@ -48,12 +51,13 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
     from ._compare import compare
     from ._conditional import conditional_permutation_importance
     from ._cpi import cpi
-    from ._drop_column import drop_column_importance
+    from ._drop import drop_column_importance
+    from ._engine._knockoff_sampler import GaussianKnockoffs
+    from ._engine._result import ImportanceResult, side_by_side
     from ._friedman import friedman_importance
-    from ._knockoff_sampler import GaussianKnockoffs
+    from ._gain import native_importance
     from ._mdi import mdi
     from ._mdi_plus import mdi_plus
-    from ._native import native_importance
     from ._oob import oob_permutation_importance
     from ._permutation import permutation_importance
     from ._pvalues import altmann_pvalues, janitza_pvalues
@@ -65,7 +69,6 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
         registered,
         unregister,
     )
-    from ._result import ImportanceResult, side_by_side
     from ._sage import sage
     from ._shap import tree_shap
     from ._ufi import unbiased_mdi

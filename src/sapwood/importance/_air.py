@@ -28,11 +28,11 @@ from sklearn.utils import check_array, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._format import LEAF
+from .._impurity import node_decrease
 from .._progress import check_progress
 from ..adapters import as_ensemble, split_statistic
-from ._mdi import _node_decrease
-from ._ranks import TREES_ONLY, covariance_draws
-from ._result import ImportanceResult
+from ._engine._ranks import TREES_ONLY, covariance_draws
+from ._engine._result import ImportanceResult
 
 __all__ = ["impurity_corrected", "infinitesimal_jackknife"]
 
@@ -259,7 +259,7 @@ def _tree_decreases(tree, use_gain):
     if use_gain:
         split = np.flatnonzero(tree.children_left != LEAF)
         return split, tree.feature[split], tree.gain[split], tree.cover[0]
-    split, _, _, decrease = _node_decrease(tree)
+    split, _, _, decrease = node_decrease(tree)
     return split, tree.feature[split], decrease, tree.weighted_n_node_samples[0]
 
 

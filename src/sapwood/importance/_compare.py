@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sklearn.base import clone
 
+from ._engine._result import ImportanceResult, side_by_side
 from ._registry import MEASURES, MeasureInputs, by_api_name
-from ._result import ImportanceResult, side_by_side
 
 __all__ = ["compare"]
 

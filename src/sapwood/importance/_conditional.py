@@ -32,9 +32,10 @@ from .._progress import counted, progress_bar
 from .._sklearn_compat import Interval, validate_params
 from ..adapters import as_ensemble
 from ..learners._parallel import resolve_n_jobs
-from ._oob import _bootstrap_of, _feature_names, _row_draws, randomforest_summary
-from ._ranks import TREES_ONLY, row_blocks
-from ._result import ImportanceResult, mean_interval
+from ._engine._bagging import bootstrap_of, oob_row_draws, randomforest_summary
+from ._engine._names import column_names
+from ._engine._ranks import TREES_ONLY, row_blocks
+from ._engine._result import ImportanceResult, mean_interval
 
 __all__ = ["association_test", "conditional_permutation_importance"]
 
@@ -200,7 +201,7 @@ def conditional_permutation_importance(model, X, y, *, threshold=0.2, n_repeats=
             ensemble.link not in ("logistic", "softmax")):
         raise ValueError("a boosted classifier needs link 'logistic' or 'softmax' to predict "
                          f"classes; got {ensemble.link!r}")
-    feature_names = _feature_names(X, model, ensemble.n_features)
+    feature_names = column_names(X, model, ensemble.n_features)
     X = np.ascontiguousarray(check_array(ensemble.encode(X), dtype=ensemble.input_dtype,
                                          ensure_all_finite="allow-nan"))
     n_samples, n_features = X.shape
@@ -209,7 +210,7 @@ def conditional_permutation_importance(model, X, y, *, threshold=0.2, n_repeats=
                          f"{ensemble.n_features}")
     bagged = ensemble.kind.bagged
     if bagged:
-        _, bootstrap = _bootstrap_of(ensemble)
+        _, bootstrap = bootstrap_of(ensemble)
         counts = bootstrap.counts
         if n_samples != bootstrap.n_samples:
             raise ValueError(f"X has {n_samples} rows; the forest was fit on "
@@ -322,7 +323,7 @@ def _score_per_tree(ensemble, per_tree, target, classification, n_repeats, n_fea
     per-row draws (n_features, n_samples): each tree scored on its own predictions
     (class with the largest leaf value, or leaf mean), every loss change also counted
     at both rows it involves, the row that read the permuted value and the row it came
-    from, as for the out-of-bag importance (:func:`._oob._row_draws`)."""
+    from, as for the out-of-bag importance (:func:`._engine._bagging.oob_row_draws`)."""
     n_trees = ensemble.n_trees
     importances = np.zeros((n_features, n_trees))
     n_cells = np.zeros((n_features, n_trees), dtype=np.intp)
@@ -349,7 +350,7 @@ def _score_per_tree(ensemble, per_tree, target, classification, n_repeats, n_fea
         weight = change / (n_repeats * m)
         np.add.at(by_row, (rows[position], feature), weight)  # as receivers
         np.add.at(by_row, (rows[source], feature), weight)  # as givers
-    return importances, n_cells, _row_draws(by_row, n_trees)
+    return importances, n_cells, oob_row_draws(by_row, n_trees)
 
 
 def _score_model(ensemble, per_tree, X, target, classification, n_repeats, n_features):

@@ -34,9 +34,9 @@ from .._sklearn_compat import (
     validate_params,
 )
 from ..learners._inputs import check_rows
-from ._knockoff_sampler import GaussianKnockoffs, as_sampler, numeric_matrix, seed
-from ._permutation import _resolve_groups
-from ._result import ImportanceResult
+from ._engine._groups import resolve_groups
+from ._engine._knockoff_sampler import GaussianKnockoffs, as_sampler, numeric_matrix, seed
+from ._engine._result import ImportanceResult
 
 __all__ = ["cpi"]
 
@@ -241,7 +241,7 @@ None, default=None
     n_samples = X.shape[0]
     if n_samples < 2:
         raise ValueError(f"cpi needs at least 2 held-out rows; got {n_samples}")
-    names, units = _resolve_groups(X, model, groups)
+    names, units = resolve_groups(X, model, groups)
     loss = _default_loss(model) if loss is None else loss
     rng = check_random_state(random_state)
     knockoff = sampler != "permutation"

@@ -31,8 +31,8 @@ import pandas as pd
 
 from .._format import LEAF
 from ..adapters import as_ensemble
-from ._mdi import feature_names_of
-from ._result import ImportanceResult
+from ._engine._names import feature_names_of
+from ._engine._result import ImportanceResult
 
 __all__ = ["friedman_importance"]
 

@@ -29,7 +29,8 @@ from .._impurity import (
 )
 from .._impurity import node_decrease as _node_decrease
 from ..adapters import as_ensemble
-from ._result import ImportanceResult, mean_interval
+from ._engine._names import feature_names_of
+from ._engine._result import ImportanceResult, mean_interval
 
 __all__ = ["mdi", "tree_impurity_decrease"]
 
@@ -177,18 +178,3 @@ def _require_impurities(ensemble):
             "split-gain importance, or permutation_importance")
 
 
-def feature_names_of(ensemble, feature_names=None, X=None):
-    """The names a measure reports: ``feature_names`` if given, else ``X``'s columns
-    (a DataFrame), else the model's, else x0, x1, ..."""
-    if feature_names is not None:
-        names = list(feature_names)
-    elif hasattr(X, "columns"):
-        names = [str(c) for c in X.columns]
-    elif ensemble.feature_names is not None:
-        names = list(ensemble.feature_names)
-    else:
-        names = [f"x{j}" for j in range(ensemble.n_features)]
-    if len(names) != ensemble.n_features:
-        raise ValueError(f"feature_names has {len(names)} entries; the model has "
-                         f"{ensemble.n_features} features")
-    return names

@@ -48,8 +48,8 @@ from threadpoolctl import threadpool_limits
 from .._sklearn_compat import StrOptions, validate_params
 from ..adapters import as_ensemble
 from ..learners._inputs import check_rows
-from ._mdi import feature_names_of
-from ._result import ImportanceResult, mean_interval
+from ._engine._names import feature_names_of
+from ._engine._result import ImportanceResult, mean_interval
 
 __all__ = ["mdi_plus"]
 

@@ -49,13 +49,14 @@ from .._sklearn_compat import (
 )
 from ..learners._inputs import check_rows
 from ..learners._parallel import resolve_n_jobs
-from ._dask import is_dask_collection
-from ._permutation_dask import dask_scores
-from ._permutation_engine import DEFAULT_MAX_MEMORY, memory_budget, tree_evaluator
-from ._permutation_rows import Recorder, RowDraws, interval_notes, read_response, row_loss
-from ._ranks import row_blocks
-from ._result import ImportanceResult
-from ._scoring import scorer_for
+from ._engine._dask import is_dask_collection
+from ._engine._groups import resolve_groups
+from ._engine._permutation_dask import dask_scores
+from ._engine._permutation_engine import DEFAULT_MAX_MEMORY, memory_budget, tree_evaluator
+from ._engine._permutation_rows import Recorder, RowDraws, interval_notes, read_response, row_loss
+from ._engine._ranks import row_blocks
+from ._engine._result import ImportanceResult
+from ._engine._scoring import scorer_for
 
 __all__ = ["permutation_importance"]
 
@@ -215,7 +216,7 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
         raise ValueError("max_samples must be <= n_samples")
     if max_samples < 1:
         raise ValueError(f"max_samples selects no rows of the {n_samples} samples")
-    names, columns = _resolve_groups(X, model, groups)
+    names, columns = resolve_groups(X, model, groups)
     rows, sources = _random_stream(seed, n_samples, max_samples, n_repeats)
     if scoring is None and is_outlier_detector(model):
         # An anomaly detector has no score method and no one reading of y: labels may
@@ -260,7 +261,7 @@ def _dask_permutation_importance(model, X, y, scoring, n_repeats, random_state,
         raise ValueError(f"max_samples must be 1.0 for Dask input (a row subset would "
                          f"reorder the table); got {max_samples!r}")
     seed = check_random_state(random_state).randint(np.iinfo(np.int32).max + 1)
-    names, columns = _resolve_groups(X, model, groups)
+    names, columns = resolve_groups(X, model, groups)
     with progress_bar(len(columns) * n_repeats, "permuted scores", progress) as steps:
         baseline, scores = dask_scores(model, X, y, sample_weight, scoring, seed,
                                        n_repeats, columns, steps)
@@ -288,42 +289,6 @@ def _results(baseline, scores, names, params, labels, by_row=None):
                               names, {**params, "scorer": name}, labels)
                 for name in baseline}
     return _result(baseline, scores, names, params, labels, by_row)
-
-
-def _resolve_groups(X, model, groups):
-    """Names and column-position arrays of the units to permute."""
-    n_features = X.shape[1]
-    if hasattr(X, "columns"):
-        feature_names = [str(c) for c in X.columns]
-    elif getattr(model, "feature_names_in_", None) is not None \
-            and len(model.feature_names_in_) == n_features:
-        feature_names = [str(c) for c in model.feature_names_in_]
-    else:
-        feature_names = [f"x{j}" for j in range(n_features)]
-    if groups is None:
-        return feature_names, [np.array([j]) for j in range(n_features)]
-    if not groups:
-        raise ValueError("groups must name at least one group of columns; got {}")
-    labels = list(X.columns) if hasattr(X, "columns") else None
-    names, columns = [], []
-    for name, members in groups.items():
-        if isinstance(members, (str, numbers.Integral)) or len(members) == 0:
-            raise ValueError(f"groups[{name!r}] must be a non-empty list of columns; "
-                             f"got {members!r}")
-        positions = []
-        for member in members:
-            if labels is not None and member in labels:
-                positions.append(labels.index(member))
-            elif isinstance(member, numbers.Integral) and 0 <= member < n_features:
-                positions.append(int(member))
-            else:
-                raise ValueError(f"groups[{name!r}] names column {member!r}, which X does "
-                                 f"not have (X has {n_features} columns)")
-        if len(set(positions)) != len(positions):
-            raise ValueError(f"groups[{name!r}] lists a column twice: {list(members)!r}")
-        names.append(str(name))
-        columns.append(np.array(positions, dtype=np.intp))
-    return names, columns
 
 
 def _random_stream(seed, n_samples, max_samples, n_repeats):

@@ -24,8 +24,8 @@ from sklearn.utils.parallel import Parallel, delayed
 from .._progress import progress_bar
 from .._sklearn_compat import HasMethods, Interval, _safe_indexing, validate_params
 from ..learners._parallel import resolve_n_jobs
+from ._engine._result import ImportanceResult
 from ._registry import MEASURES, MeasureInputs, by_api_name
-from ._result import ImportanceResult
 
 __all__ = ["altmann_pvalues", "janitza_pvalues"]
 

@@ -434,7 +434,7 @@ def _run_mdi(model, inputs, **options):
 
 
 def _run_native(model, inputs, **options):
-    from ._native import native_importance
+    from ._gain import native_importance
 
     return native_importance(model, feature_names=_names(inputs.X_train), **options)
 
@@ -456,7 +456,7 @@ def _run_permutation(model, inputs, **options):
 
 
 def _run_drop(model, inputs, **options):
-    from ._drop_column import drop_column_importance
+    from ._drop import drop_column_importance
 
     if inputs.scoring is not None:
         options = {"scoring": inputs.scoring, **options}

@@ -56,8 +56,8 @@ from .._kernels._sage import (
 from .._sklearn_compat import Interval, StrOptions, validate_params
 from ..adapters import as_ensemble
 from ..learners._inputs import check_rows
-from ._mdi import feature_names_of
-from ._result import ImportanceResult
+from ._engine._names import feature_names_of
+from ._engine._result import ImportanceResult
 
 __all__ = ["sage"]
 

@@ -45,12 +45,12 @@ from .._kernels._shap import leaf_tables, shap_interactions, shap_tables, shap_v
 from .._progress import check_progress, counted, progress_bar
 from ..adapters import as_ensemble
 from ..learners._parallel import resolve_n_jobs
-from ._dask import dask_rows, is_dask_collection
-from ._oob import _feature_names
-from ._result import ImportanceResult, t_interval
-from ._shap_interventional import MODEL_OUTPUTS, interventional_tree_shap
-from ._shap_output import explanation_extra
-from ._shap_trees import explained_rows, shap_trees, tree_walks
+from ._engine._dask import dask_rows, is_dask_collection
+from ._engine._names import column_names
+from ._engine._result import ImportanceResult, t_interval
+from ._engine._shap_interventional import MODEL_OUTPUTS, interventional_tree_shap
+from ._engine._shap_output import explanation_extra
+from ._engine._shap_trees import explained_rows, shap_trees, tree_walks
 
 __all__ = ["tree_shap"]
 
@@ -64,7 +64,7 @@ def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output=
     left out follows the training data down each tree in proportion to the nodes'
     cover. With background ``data``, interventional TreeSHAP (Lundberg et al. 2020): a
     feature left out takes the background rows' values, and the values are the mean
-    over the background rows (see :mod:`sapwood.importance._shap_interventional`), of
+    over the background rows (see :mod:`sapwood.importance._engine._shap_interventional`), of
     the raw output, the probability or the loss. The values equal the ``shap``
     package's ``TreeExplainer`` with the same arguments on the same model.
 
@@ -155,7 +155,7 @@ def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output=
     if perturbation == "interventional":
         return interventional_tree_shap(model, ensemble, X, data, model_output, y,
                                         resolve_n_jobs(n_jobs), progress)
-    feature_names = _feature_names(X, model, ensemble.n_features)
+    feature_names = column_names(X, model, ensemble.n_features)
     rows = explained_rows(X, ensemble, "X")
     tree_arrays = _tree_arrays(ensemble)
     n_threads = max(1, min(resolve_n_jobs(n_jobs), rows.shape[0]))
@@ -359,7 +359,7 @@ def dask_tree_shap(model, X, interactions, n_jobs) -> ImportanceResult:
 
     ensemble = as_ensemble(model)
     blocks = dask_rows(X)
-    feature_names = _feature_names(X, model, ensemble.n_features)
+    feature_names = column_names(X, model, ensemble.n_features)
     if blocks.shape[1] != ensemble.n_features:
         raise ValueError(f"X has {blocks.shape[1]} features; the model was fit on "
                          f"{ensemble.n_features}")

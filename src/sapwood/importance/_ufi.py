@@ -28,9 +28,10 @@ from sklearn.utils import check_array
 
 from .._format import LEAF
 from ..adapters import as_ensemble
-from ._oob import _feature_names, _inbag_counter
-from ._ranks import TREES_ONLY, row_blocks
-from ._result import ImportanceResult
+from ._engine._bagging import inbag_counter
+from ._engine._names import column_names
+from ._engine._ranks import TREES_ONLY, row_blocks
+from ._engine._result import ImportanceResult
 
 __all__ = ["unbiased_mdi"]
 
@@ -120,7 +121,7 @@ def unbiased_mdi(model, X, y, *, held_out=None) -> ImportanceResult:
                          f"{task}; the model uses {criterion!r}")
     if held_out is None:
         held_out = not getattr(model, "bootstrap", False)
-    feature_names = _feature_names(X, model, ensemble.n_features)
+    feature_names = column_names(X, model, ensemble.n_features)
     X = np.ascontiguousarray(check_array(X, dtype=np.float32, ensure_all_finite="allow-nan"))
     if X.shape[1] != ensemble.n_features:
         raise ValueError(f"X has {X.shape[1]} features; the model was fit on "
@@ -130,7 +131,7 @@ def unbiased_mdi(model, X, y, *, held_out=None) -> ImportanceResult:
         def rows_of(t):
             return np.arange(X.shape[0])
     else:
-        counts = _inbag_counter(model)
+        counts = inbag_counter(model)
         if X.shape[0] != model._n_samples:
             raise ValueError(f"X has {X.shape[0]} rows; the forest was fit on "
                              f"{model._n_samples}. Out-of-bag rows need the training data "

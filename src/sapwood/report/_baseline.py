@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from sapwood.diagnostics import Finding
-from sapwood.importance._permutation_rows import ProbabilityLoss
-from sapwood.importance._result import t_interval
+from sapwood.importance._engine._permutation_rows import ProbabilityLoss
+from sapwood.importance._engine._result import t_interval
 
 from ._models import shown_score
 

@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import InputError
-from ..importance._dask import is_dask_collection
+from ..importance._engine._dask import is_dask_collection
 from . import _agreement, _measures, _verdict
 from ._data import MIN_PER_SIDE, detect_task, did_you_mean
 from ._models import LoadedModel, score_model
@@ -268,7 +268,7 @@ def in_memory(X, y, X_train, y_train, *, model, fitted, test_size, scoring, task
 
 
 def _checked_scoring(scoring):
-    from ..importance._permutation_dask import EXACT_SCORERS
+    from ..importance._engine._permutation_dask import EXACT_SCORERS
 
     if scoring is not None and scoring not in EXACT_SCORERS:
         raise InputError(f"scoring must be None or one of {', '.join(sorted(EXACT_SCORERS))} "
@@ -282,7 +282,7 @@ def _default_scoring(model, task, notes):
     the model's own R² for a regressor whose score is scikit-learn's, else ``"r2"``."""
     from sklearn.base import RegressorMixin
 
-    from ..importance._permutation_dask import EXACT_SCORERS
+    from ..importance._engine._permutation_dask import EXACT_SCORERS
 
     if task == "classification":
         notes.append("scored by accuracy, not the Brier score explain uses in memory: "
@@ -455,7 +455,7 @@ def _constant(task, X, y):
 
 def _summed(model, X, y, scoring) -> float:
     """``model``'s score on the Dask rows X, y, summed block by block."""
-    from ..importance._permutation_dask import dask_scores
+    from ..importance._engine._permutation_dask import dask_scores
 
     try:
         baseline, _ = dask_scores(model, X, y, None, scoring, 0, 0, [], None)

@@ -19,7 +19,7 @@ import pandas as pd
 
 from .._errors import InputError
 from .._format import category_codes
-from ..importance._dask import is_dask_collection
+from ..importance._engine._dask import is_dask_collection
 from . import _agreement, _measures, _verdict
 from ._baseline import baseline
 from ._columns import match_columns

@@ -16,7 +16,7 @@ import dataclasses
 
 import numpy as np
 
-from sapwood.importance._result import t_interval
+from sapwood.importance._engine._result import t_interval
 
 from ._measures import MEASURES
 

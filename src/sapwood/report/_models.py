@@ -6,7 +6,7 @@ from pathlib import Path
 
 from sklearn.base import ClassifierMixin, RegressorMixin
 
-from sapwood.importance._permutation_rows import AucScoreMixin
+from sapwood.importance._engine._permutation_rows import AucScoreMixin
 
 from .._errors import InputError
 
@@ -176,7 +176,7 @@ class _LoadedAnomalyDetector(AucScoreMixin, LoadedModel):
     """A loaded anomaly detector (scikit-learn's IsolationForest, whose raw output is
     the mean path length), scored by ROC AUC against the target's two labels, the
     greater one the inliers (scikit-learn's ``predict`` labels 1 inliers, -1 outliers):
-    :class:`~sapwood.importance._permutation_rows.AucScoreMixin`'s score of
+    :class:`~sapwood.importance._engine._permutation_rows.AucScoreMixin`'s score of
     ``decision_function``, here the mean path length, which orders the rows as the
     estimator's own ``decision_function`` does (it increases with the path length), so
     the number is that of scikit-learn's ``roc_auc`` scorer on the estimator."""
@@ -278,7 +278,7 @@ def score_model(model, X, y, task: str, scoring: str | None = None) -> float:
     """The score by ``scoring`` (a scikit-learn scorer name), else the model's own:
     accuracy or R² on (X, y); works for estimators and loaded tree-format models."""
     if scoring is not None:
-        from sapwood.importance._scoring import scorer_for
+        from sapwood.importance._engine._scoring import scorer_for
 
         return float(scorer_for(model, scoring, y)(model, X, y))
     if hasattr(model, "score"):

@@ -50,7 +50,7 @@ from .._sklearn_compat import (
     validate_params,
 )
 from ..importance import MEASURES, GaussianKnockoffs, ImportanceResult, MeasureInputs
-from ..importance._knockoff_sampler import as_sampler, numeric_matrix, seed
+from ..importance._engine._knockoff_sampler import as_sampler, numeric_matrix, seed
 from ._boruta import _default_estimator
 
 __all__ = ["KnockoffResult", "knockoff_threshold", "knockoffs", "minimum_selection",

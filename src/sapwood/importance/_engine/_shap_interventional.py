@@ -37,9 +37,9 @@ from __future__ import annotations
 import numpy as np
 from joblib import Parallel, delayed
 
-from .._kernels._shap_interventional import interventional_tree, shapley_coefficients
-from .._progress import counted, progress_bar
-from ._oob import _feature_names
+from ..._kernels._shap_interventional import interventional_tree, shapley_coefficients
+from ..._progress import counted, progress_bar
+from ._names import column_names
 from ._result import ImportanceResult
 from ._shap_output import explanation_extra
 from ._shap_trees import explained_rows, shap_trees, tree_walks
@@ -66,7 +66,7 @@ def interventional_tree_shap(model, ensemble, X, data, model_output, y, n_jobs,
     """:func:`~sapwood.importance.tree_shap` with ``feature_perturbation=
     "interventional"`` (its arguments, already validated; ``ensemble`` is the model
     read by :func:`sapwood.adapters.as_ensemble`)."""
-    feature_names = _feature_names(X, model, ensemble.n_features)
+    feature_names = column_names(X, model, ensemble.n_features)
     rows = explained_rows(X, ensemble, "X")
     background = explained_rows(data, ensemble, "data")
     transform = _transform(ensemble, model, model_output)

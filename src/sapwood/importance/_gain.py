@@ -35,8 +35,9 @@ import pandas as pd
 
 from .._format import LEAF
 from ..adapters import as_ensemble, from_model
-from ._mdi import feature_names_of, mdi
-from ._result import ImportanceResult
+from ._engine._names import feature_names_of
+from ._engine._result import ImportanceResult
+from ._mdi import mdi
 
 __all__ = ["native_importance", "NATIVE_KINDS"]
 

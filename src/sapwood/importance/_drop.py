@@ -27,9 +27,9 @@ from sklearn.utils.parallel import Parallel, delayed
 from .._progress import progress_bar
 from .._sklearn_compat import HasMethods, StrOptions, _safe_indexing, validate_params
 from ..learners._parallel import resolve_n_jobs
-from ._permutation import _resolve_groups
-from ._result import ImportanceResult
-from ._scoring import scorer_for
+from ._engine._groups import resolve_groups
+from ._engine._result import ImportanceResult
+from ._engine._scoring import scorer_for
 
 __all__ = ["drop_column_importance"]
 
@@ -142,7 +142,7 @@ def drop_column_importance(estimator, X, y, X_test=None, y_test=None, *, cv=None
         X = check_array(X, ensure_all_finite="allow-nan", dtype=None)
     if X_test is not None and not hasattr(X_test, "iloc"):
         X_test = check_array(X_test, ensure_all_finite="allow-nan", dtype=None)
-    names, columns = _resolve_groups(X, estimator, groups)
+    names, columns = resolve_groups(X, estimator, groups)
     n_features = X.shape[1]
     kept = []
     for name, dropped in zip(names, columns, strict=True):

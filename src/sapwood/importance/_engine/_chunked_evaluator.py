@@ -14,13 +14,12 @@ import copy
 import numpy as np
 from joblib import delayed
 
-from .._kernels._permutation import QUEUE_ITEMS, reroute_packed
-from .._kernels._permuted_sums import add_leaf_values, add_new_leaf_values
-from .._kernels._permuted_traversal import apply_lanes, lane_sets, make_fast, pack_nodes
-from .._kernels._traverse import apply_packed
-from .._kernels._tree_index import entry_nodes, preorder_spans, sort_by_leaf
-from ..adapters import as_ensemble
-from ..adapters._sklearn import forest_estimators
+from ..._kernels._permutation import QUEUE_ITEMS, reroute_packed
+from ..._kernels._permuted_sums import add_leaf_values, add_new_leaf_values
+from ..._kernels._permuted_traversal import apply_lanes, lane_sets, make_fast, pack_nodes
+from ..._kernels._traverse import apply_packed
+from ..._kernels._tree_index import entry_nodes, preorder_spans, sort_by_leaf
+from ...adapters import as_ensemble, forest_estimators
 from ._tree_evaluator import _NO_DELTA, _NO_SKIP, TreeEvaluator
 
 __all__ = ["ChunkedTreeEvaluator", "forest_part", "large_forest"]

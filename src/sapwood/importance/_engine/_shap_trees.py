@@ -1,6 +1,6 @@
 """The model as both TreeSHAP variants read it: the path-dependent one
 (:mod:`sapwood.importance._shap`) and the interventional one
-(:mod:`sapwood.importance._shap_interventional`) take the same arrays, the same rows
+(:mod:`sapwood.importance._engine._shap_interventional`) take the same arrays, the same rows
 and the same walk of each tree (:func:`sapwood._kernels._shap.leaf_paths`)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.utils import check_array
 
-from .._kernels._shap import leaf_paths
+from ..._kernels._shap import leaf_paths
 
 __all__ = ["ShapTrees", "explained_rows", "shap_trees", "tree_walks"]
 

@@ -36,7 +36,7 @@ import warnings
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin, is_outlier_detector
 
-from ..adapters import as_ensemble
+from ...adapters import as_ensemble
 from ._chunked_evaluator import ChunkedTreeEvaluator, forest_part, large_forest
 from ._tree_evaluator import TreeEvaluator
 

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .._text import shorten, visible
+from ..._text import shorten, visible
 
 MAX_ROWS = 30
 _BAR_PX = 120

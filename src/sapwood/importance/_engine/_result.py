@@ -71,7 +71,7 @@ class ImportanceResult:
         when they are not ``importances``: one draw per row (random blocks of rows
         beyond 10,000), whose spread covers the choice of rows as well as the shuffles,
         for held-out permutation with a score that is a (weighted) mean over rows or
-        binary ROC AUC (:mod:`sapwood.importance._permutation_rows`), OOB permutation,
+        binary ROC AUC (:mod:`sapwood.importance._engine._permutation_rows`), OOB permutation,
         conditional permutation of forests and trees, and UFI; for AIR of a bagged
         forest, pseudo-draws with the infinitesimal jackknife's covariance over
         training samples. Otherwise the draws are ``importances``: trees for AIR of
@@ -163,7 +163,7 @@ class ImportanceResult:
     def rank_intervals(self) -> RankIntervals | None:
         """Simultaneous 95% confidence intervals for the ranks, from ``rank_draws``
         or else the draws in ``importances``
-        (:func:`~sapwood.importance._ranks.rank_intervals`: a max-t bound over all
+        (:func:`~sapwood.importance._engine._ranks.rank_intervals`: a max-t bound over all
         pairwise differences, Mogstad et al. 2024, doi:10.1093/restud/rdad006), or None
         where the measure has fewer than two draws (a single tree's MDI, a library's
         split gain). Computed once.

@@ -8,7 +8,7 @@ split on the group, and only changed samples are summed again (a boosted model, 
 rows nearly all change, has every sum redone in one pass instead:
 :mod:`sapwood._kernels._boosted_masks`, or :mod:`sapwood._kernels._boosted_permutation`
 for trees leaf masks cannot state). The scorer reads the
-outputs through :func:`~sapwood.importance._permuted_model.permuted_model`. Part of
+outputs through :func:`~sapwood.importance._engine._permuted_model.permuted_model`. Part of
 the permutation engine (map: :mod:`._permutation_engine`).
 
 Under a memory budget the rows are indexed and re-routed a window at a time (a
@@ -27,16 +27,16 @@ import numpy as np
 from joblib import delayed
 from sklearn.utils.validation import validate_data
 
-from .._kernels._boosted_masks import mask_layout, masked_permuted_totals, value_codes
-from .._kernels._boosted_permutation import boosted_layout, boosted_permuted_totals
-from .._kernels._permutation import (
+from ..._kernels._boosted_masks import mask_layout, masked_permuted_totals, value_codes
+from ..._kernels._boosted_permutation import boosted_layout, boosted_permuted_totals
+from ..._kernels._permutation import (
     QUEUE_ITEMS,
     flip_potential,
     permuted_values,
     reroute_packed,
 )
-from .._kernels._permuted_sums import collect_changed, collect_exact, sum_leaf_values
-from .._kernels._permuted_traversal import (
+from ..._kernels._permuted_sums import collect_changed, collect_exact, sum_leaf_values
+from ..._kernels._permuted_traversal import (
     apply_lanes,
     apply_rows,
     fast_layout,
@@ -44,10 +44,10 @@ from .._kernels._permuted_traversal import (
     make_fast,
     pack_nodes,
 )
-from .._kernels._traverse import LEAF
-from .._kernels._tree_index import entry_nodes_of, preorder_spans_of, sort_by_leaf_into
-from ..adapters._sklearn import own_trees
-from ..learners._grow import release_free_memory
+from ..._kernels._traverse import LEAF
+from ..._kernels._tree_index import entry_nodes_of, preorder_spans_of, sort_by_leaf_into
+from ...adapters import own_trees
+from ...learners._grow import release_free_memory
 from ._permuted_model import permuted_model
 
 __all__ = ["TreeEvaluator"]
