@@ -43,17 +43,17 @@ def _measures(forest, data, n_jobs):
         ("oob_permutation (1 repeat)",
          lambda: importance.oob_permutation_importance(forest, *train, random_state=0,
                                                        n_jobs=n_jobs)),
-        ("unbiased_mdi (UFI, OOB rows)", lambda: importance.unbiased_mdi(forest, *train)),
+        ("ufi (OOB rows)", lambda: importance.ufi(forest, *train)),
     ]
     if hasattr(importance, "conditional_permutation_importance"):
         measures.append((
             "conditional_permutation (OOB rows)",
             lambda: importance.conditional_permutation_importance(
                 forest, *train, random_state=0, n_jobs=n_jobs)))
-    if hasattr(importance, "impurity_corrected"):
+    if hasattr(importance, "air"):
         measures.append((
-            "impurity_corrected (AIR: one forest on 2p columns)",
-            lambda: importance.impurity_corrected(unfitted, *train, random_state=0)))
+            "air (one forest on 2p columns)",
+            lambda: importance.air(unfitted, *train, random_state=0)))
     measures += [
         ("drop_column (p + 1 forests, held-out)",
          lambda: importance.drop_column_importance(unfitted, *train, *test, n_jobs=1)),
@@ -85,7 +85,7 @@ def run(quick: bool = False) -> list[dict]:
 
     rows = []
     for label, call in _measures(forest, data, n_jobs=2):
-        refits = label.startswith(("impurity_corrected", "drop_column", "altmann"))
+        refits = label.startswith(("air", "drop_column", "altmann"))
         timing = time_call(call, repeats=1 if refits else repeats)
         rows.append({
             "id": "M",

@@ -12,10 +12,10 @@ from sapwood import (
     RandomForestClassifier,
 )
 from sapwood.importance import (
+    air,
     altmann_pvalues,
     conditional_permutation_importance,
     drop_column_importance,
-    impurity_corrected,
     oob_permutation_importance,
     permutation_importance,
     tree_shap,
@@ -65,7 +65,7 @@ def _calls():
             RandomForestClassifier(n_estimators=7, random_state=0).fit(X, y), X, y,
             random_state=0, n_jobs=2, progress=progress).importances,
             "OOB permutation, trees", "7/7"),
-        "air": (lambda progress: impurity_corrected(
+        "air": (lambda progress: air(
             RandomForestClassifier(n_estimators=6, random_state=0), X, y, random_state=0,
             progress=progress).importances, "Growing trees", "6/6"),
         "boruta": (lambda progress: boruta(

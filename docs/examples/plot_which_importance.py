@@ -31,7 +31,7 @@ print(f"accuracy: training {forest.score(X_train, y_train):.3f}, "
 # --------------------------
 # A training-data measure (MDI), out-of-bag ones (OOB permutation, UFI), and held-out
 # ones (permutation importance and TreeSHAP on the test rows).
-methods = ["mdi", "unbiased_mdi", "oob_permutation", "permutation", "tree_shap"]
+methods = ["mdi", "ufi", "oob_permutation", "permutation", "tree_shap"]
 table = compare(forest, X_train, y_train, methods=methods, X_test=X_test, y_test=y_test,
                 random_state=0)
 ranks = table.pivot(index="feature", columns="method", values="rank")[methods]

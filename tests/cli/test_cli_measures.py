@@ -168,7 +168,7 @@ def test_air_equals_impurity_corrected_with_janitza_pvalues(csv):
                             "janitza", "--json"])
     X_train, _, y_train, _ = split_of(csv)
     expected = importance.janitza_pvalues(
-        importance.impurity_corrected(tree(), X_train, y_train, random_state=0))
+        importance.air(tree(), X_train, y_train, random_state=0))
     rows = document["measures"]["air"]
     assert by_feature(rows) == pytest.approx(
         dict(zip(expected.feature_names, expected.importances_mean, strict=True)), abs=1e-12)

@@ -46,7 +46,7 @@ def cli_and_library(csv):
             scoring="neg_brier_score"),
         "oob": importance.oob_permutation_importance(model, X_train, y_train,
                                                      random_state=SEED),
-        "ufi": importance.unbiased_mdi(model, X_train, y_train),
+        "ufi": importance.ufi(model, X_train, y_train),
         "shap": importance.tree_shap(model, X_test),
     }
     return document, expected, model, (X_test, y_test)

@@ -27,7 +27,7 @@ from sklearn.tree import DecisionTreeRegressor as SkDecisionTreeRegressor
 
 import sapwood
 from sapwood.datasets import make_ground_truth
-from sapwood.importance import compare, impurity_corrected, janitza_pvalues, mdi
+from sapwood.importance import air, compare, janitza_pvalues, mdi
 from tests.reference.naive_air import naive_air
 from tests.reference.naive_issue5 import naive_janitza
 
@@ -71,7 +71,7 @@ def _data(task, seed=0):
 def test_matches_naive_walk_of_scikit_learn_trees(case):
     ours, theirs, task = CASES[case]
     X, y = _data(task)
-    result = impurity_corrected(ours, X, y, random_state=7)
+    result = air(ours, X, y, random_state=7)
     permutation = np.random.RandomState(7).permutation(X.shape[0])
     np.testing.assert_array_equal(result.extra["row_permutation"], permutation)
     max_features = SETTLED[ours.get_params()["max_features"]]
@@ -86,18 +86,18 @@ def test_matches_naive_walk_of_scikit_learn_trees(case):
     np.testing.assert_allclose(result.extra["shadow"], shadow.mean(axis=1), rtol=1e-12,
                                atol=1e-15)
     assert (shadow > 0).any()  # the shadows were used, so the correction is exercised
-    assert result.method == "impurity_corrected"
+    assert result.method == "air"
     assert result.params["random_state"] == 7
     assert result.params["n_trees"] == expected.shape[1]
     # scikit-learn's own estimator is accepted and grows the same trees.
-    np.testing.assert_allclose(impurity_corrected(theirs, X, y, random_state=7).importances,
+    np.testing.assert_allclose(air(theirs, X, y, random_state=7).importances,
                                result.importances, rtol=1e-12, atol=1e-15)
 
 
 def test_trace_adds_up_to_the_importances():
     X, y = _data("c2")
     forest = sapwood.RandomForestClassifier(n_estimators=5, random_state=0)
-    result = impurity_corrected(forest, pd.DataFrame(X, columns=list("abcdef")), y,
+    result = air(forest, pd.DataFrame(X, columns=list("abcdef")), y,
                                 random_state=1)
     trace = result.trace
     signed = np.where(trace["shadow"], -trace["decrease"], trace["decrease"])
@@ -125,7 +125,7 @@ class _RecordingForest(sapwood.RandomForestClassifier):
 def test_shadow_columns_are_one_shared_row_permutation():
     X, y = _data("c2")
     estimator = _RecordingForest(n_estimators=3, random_state=0)
-    result = impurity_corrected(estimator, X, y, random_state=3)
+    result = air(estimator, X, y, random_state=3)
     fitted = _RecordingForest.seen["X"]
     permutation = result.extra["row_permutation"]
     assert fitted.shape == (X.shape[0], 2 * X.shape[1])
@@ -141,8 +141,8 @@ def test_shadow_columns_are_one_shared_row_permutation():
 def test_one_random_state_seeds_the_permutation_and_an_unseeded_forest():
     X, y = _data("r")
     forest = sapwood.RandomForestRegressor(n_estimators=4, max_features=0.5)
-    first = impurity_corrected(forest, X, y, random_state=11)
-    second = impurity_corrected(forest, X, y, random_state=11)
+    first = air(forest, X, y, random_state=11)
+    second = air(forest, X, y, random_state=11)
     np.testing.assert_array_equal(first.importances, second.importances)
     rng = np.random.RandomState(11)
     permutation = rng.permutation(X.shape[0])
@@ -151,13 +151,13 @@ def test_one_random_state_seeds_the_permutation_and_an_unseeded_forest():
     expected, _ = naive_air(SkRandomForestRegressor(n_estimators=4, max_features=3,
                                                     random_state=seed), X, y, permutation)
     np.testing.assert_allclose(first.importances, expected, rtol=1e-12, atol=1e-15)
-    other = impurity_corrected(forest, X, y, random_state=12)
+    other = air(forest, X, y, random_state=12)
     assert not np.array_equal(other.extra["row_permutation"], first.extra["row_permutation"])
 
 
 def test_the_same_numbers_for_any_n_jobs():
     X, y = _data("c2")
-    results = [impurity_corrected(sapwood.RandomForestClassifier(
+    results = [air(sapwood.RandomForestClassifier(
         n_estimators=6, random_state=0, n_jobs=n_jobs), X, y, random_state=0)
         for n_jobs in (1, 2)]
     np.testing.assert_array_equal(results[0].importances, results[1].importances)
@@ -167,17 +167,17 @@ def test_the_same_numbers_for_any_n_jobs():
 def test_max_features_settled_against_the_real_columns(max_features, settled):
     X, y = _data("c2")
     estimator = _RecordingForest(n_estimators=2, max_features=max_features, random_state=0)
-    result = impurity_corrected(estimator, X, y, random_state=0)
+    result = air(estimator, X, y, random_state=0)
     assert result.params["max_features"] == settled
     assert _RecordingForest.seen["max_features"] == settled
 
 
 def test_janitza_pvalues_accept_the_result():
     X, y = _data("r")
-    result = janitza_pvalues(impurity_corrected(
+    result = janitza_pvalues(air(
         sapwood.RandomForestRegressor(n_estimators=20, max_features="sqrt", random_state=0),
         X, y, random_state=0))
-    assert result.method == "impurity_corrected"
+    assert result.method == "air"
     assert result.params["pvalues"] == "janitza"
     assert (result.importances_mean < 0).any()
     # The p-values of the AIR importances, counted by the naive loop.
@@ -191,10 +191,10 @@ def test_compare_grows_an_air_forest_from_a_clone():
     model = sapwood.RandomForestRegressor(n_estimators=10, max_features="sqrt",
                                           random_state=0).fit(X, y)
     table = compare(model, X, y, methods=["mdi", "impurity_corrected"], random_state=3)
-    air = table[table["method"] == "impurity_corrected"]
-    expected = impurity_corrected(clone(model), X, y, random_state=3)
-    assert air["feature"].tolist() == list(X.columns)
-    np.testing.assert_array_equal(air["importance"], expected.importances_mean)
+    air_rows = table[table["method"] == "impurity_corrected"]
+    expected = air(clone(model), X, y, random_state=3)
+    assert air_rows["feature"].tolist() == list(X.columns)
+    np.testing.assert_array_equal(air_rows["importance"], expected.importances_mean)
     assert len(model.estimators_) == 10  # the fitted model is left alone
 
 
@@ -202,18 +202,18 @@ def test_errors_name_the_parameter():
     X, y = _data("c2")
     fitted = sapwood.RandomForestClassifier(n_estimators=2, random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="'estimator' parameter .* must be unfitted.*clone"):
-        impurity_corrected(fitted, X, y)
+        air(fitted, X, y)
     for wrong in (LogisticRegression(), HistGradientBoostingClassifier(), "rf"):
         with pytest.raises(TypeError, match="'estimator' parameter .* Got "
                                             f"{type(wrong).__name__} instead"):
-            impurity_corrected(wrong, X, y)
+            air(wrong, X, y)
     with pytest.raises(ValueError, match="'y' parameter .* one entry per row of X "
                                          r"\(160\). Got 159 instead"):
-        impurity_corrected(sapwood.RandomForestClassifier(), X, y[:-1])
+        air(sapwood.RandomForestClassifier(), X, y[:-1])
     with pytest.raises(ValueError, match=r"'max_features' .* \[1, 6\].* Got 7 instead"):
-        impurity_corrected(sapwood.RandomForestClassifier(max_features=7), X, y)
+        air(sapwood.RandomForestClassifier(max_features=7), X, y)
     with pytest.raises(ValueError, match="'max_features' .* Got 1.5 instead"):
-        impurity_corrected(sapwood.RandomForestClassifier(max_features=1.5), X, y)
+        air(sapwood.RandomForestClassifier(max_features=1.5), X, y)
 
 
 # --- XGBoost and LightGBM: split gain in place of the impurity decrease --------------
@@ -250,7 +250,7 @@ def test_boosting_libraries_use_their_split_gain_per_root_cover(library, task):
                                                    min_child_samples=5, verbose=-1,
                                                    n_jobs=1, random_state=0)
     X, y, _ = make_ground_truth(300, task, random_state=1)
-    result = impurity_corrected(estimator, X, y, random_state=3)
+    result = air(estimator, X, y, random_state=3)
     permutation = np.random.RandomState(3).permutation(len(X))
     np.testing.assert_array_equal(result.extra["row_permutation"], permutation)
     values = X.to_numpy(dtype=np.float32)
@@ -276,9 +276,9 @@ def test_boosting_libraries_air_ranks_the_id_column_below_every_informative_one(
         else:
             estimator = module.LGBMClassifier(n_estimators=100, verbose=-1, n_jobs=1,
                                               random_state=0)
-        result = impurity_corrected(estimator, X, y, random_state=seed)
-        air = _by_feature(result.importances_mean, result)
-        assert air["noise_id"] < air[_informative(truth)].min()
+        result = air(estimator, X, y, random_state=seed)
+        by_feature = _by_feature(result.importances_mean, result)
+        assert by_feature["noise_id"] < by_feature[_informative(truth)].min()
 
 
 # --- the literature's claims on make_ground_truth data ----------------------------
@@ -305,7 +305,7 @@ def test_air_ranks_the_id_column_below_every_informative_one_where_mdi_does_not(
     plain = mdi(clone(forest).fit(X, y))
     assert _by_feature(plain.importances_mean, plain)["noise_id"] > \
         _by_feature(plain.importances_mean, plain)["inf_5"]
-    result = impurity_corrected(forest, X, y, random_state=seed)
+    result = air(forest, X, y, random_state=seed)
     importance = _by_feature(result.importances_mean, result)
     assert importance["noise_id"] < importance[informative].min()
 
@@ -315,7 +315,7 @@ def test_air_ranks_the_id_column_below_every_informative_one_in_regression(seed)
     X, y, truth = make_ground_truth(500, "regression", random_state=seed)
     forest = sapwood.RandomForestRegressor(n_estimators=100, max_features="sqrt",
                                            random_state=seed, n_jobs=2)
-    result = impurity_corrected(forest, X, y, random_state=seed)
+    result = air(forest, X, y, random_state=seed)
     importance = _by_feature(result.importances_mean, result)
     assert importance["noise_id"] < importance[_informative(truth)].min()
 
@@ -335,7 +335,7 @@ def test_janitza_pvalues_on_air_find_the_informative_columns_in_regression(seed)
     X, y, truth = _with_noise_columns(500, "regression", seed)
     forest = sapwood.RandomForestRegressor(n_estimators=100, max_features="sqrt",
                                            min_samples_split=6, random_state=seed, n_jobs=2)
-    result = janitza_pvalues(impurity_corrected(forest, X, y, random_state=seed))
+    result = janitza_pvalues(air(forest, X, y, random_state=seed))
     pvalues = _by_feature(result.pvalues, result)
     assert pvalues[_informative(truth)].max() < 0.05
     noise = [name for name in pvalues.index if name.startswith(("extra_", "noise_"))]
@@ -348,7 +348,7 @@ def test_janitza_pvalues_on_air_find_the_strong_columns_in_classification(seed):
     # inf_3 (a U-shaped effect) is borderline here: p = 0.064 for seed 2, 0 otherwise.
     X, y, _ = _with_noise_columns(1000, "classification", seed)
     forest = sapwood.RandomForestClassifier(n_estimators=100, random_state=seed, n_jobs=2)
-    result = janitza_pvalues(impurity_corrected(forest, X, y, random_state=seed))
+    result = janitza_pvalues(air(forest, X, y, random_state=seed))
     pvalues = _by_feature(result.pvalues, result)
     assert pvalues[["inf_1", "inf_2", "inf_4", "inf_5"]].max() < 0.05
     noise = [name for name in pvalues.index if name.startswith(("extra_", "noise_"))]

@@ -19,7 +19,7 @@ from sapwood.importance import (  # noqa: E402
     oob_permutation_importance,
     permutation_importance,
     tree_shap,
-    unbiased_mdi,
+    ufi,
 )
 from sapwood.plotting import plot_compare  # noqa: E402
 
@@ -46,7 +46,7 @@ def test_table_equals_the_measures_one_by_one(fitted):
         "oob_permutation": oob_permutation_importance(model, X, y, random_state=0),
         "drop_column": drop_column_importance(SkRandomForestClassifier(
             n_estimators=15, random_state=0), X, y, X_test, y_test),
-        "unbiased_mdi": unbiased_mdi(model, X, y),
+        "unbiased_mdi": ufi(model, X, y),
         "tree_shap": tree_shap(model, X_test),
     }
     for method, result in expected.items():
@@ -99,8 +99,9 @@ def test_errors(fitted):
     with pytest.raises(ValueError, match="both X_test and y_test"):
         compare(model, X, y, X_test=X_test)
     single_tree = SkDecisionTreeClassifier(max_depth=3).fit(X, y)
-    with pytest.raises(ValueError, match="needs out-of-sample rows"):
-        compare(single_tree, X, y, methods=["unbiased_mdi"])
+    for name in ("ufi", "unbiased_mdi"):
+        with pytest.raises(ValueError, match="needs out-of-sample rows"):
+            compare(single_tree, X, y, methods=[name])
     with pytest.raises(ValueError, match="at least one"):
         compare(model, X, y, methods=[])
 

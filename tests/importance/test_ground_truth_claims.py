@@ -39,7 +39,7 @@ from sapwood.importance import (
     mdi,
     oob_permutation_importance,
     permutation_importance,
-    unbiased_mdi,
+    ufi,
 )
 
 SEEDS = [0, 1, 2]
@@ -90,7 +90,7 @@ def test_oob_permutation_ranks_the_id_column_below_every_informative_one(classif
 
 def test_unbiased_mdi_ranks_the_id_column_below_every_informative_one(classification):
     forest, X, y, truth = classification
-    importance = _by_feature(unbiased_mdi(forest, X[:N_TRAIN], y[:N_TRAIN]))
+    importance = _by_feature(ufi(forest, X[:N_TRAIN], y[:N_TRAIN]))
     assert importance["noise_id"] < importance[_informative(truth)].min()
 
 

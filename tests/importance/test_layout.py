@@ -6,6 +6,8 @@ trees)."""
 import ast
 from pathlib import Path
 
+import pytest
+
 import sapwood.importance as importance
 from sapwood.importance import MEASURES
 
@@ -38,6 +40,20 @@ def test_every_measure_lives_in_the_module_of_its_name():
     for measure in MEASURES.values():
         function = getattr(importance, measure.function)
         assert function.__module__ == f"sapwood.importance._{measure.name}", measure.name
+
+
+def test_every_measure_function_is_named_by_the_measure():
+    # One name: the function is the measure's name (or one of its long names, as
+    # scikit-learn's permutation_importance), with or without "_importance".
+    for measure in MEASURES.values():
+        allowed = set(measure.names) | {f"{name}_importance" for name in measure.names}
+        assert measure.function in allowed, (measure.name, measure.function)
+
+
+def test_former_names_still_work_with_a_warning():
+    for old, new in (("unbiased_mdi", "ufi"), ("impurity_corrected", "air")):
+        with pytest.warns(FutureWarning, match=f"now sapwood.importance.{new}"):
+            assert getattr(importance, old) is getattr(importance, new)
 
 
 def test_the_engine_imports_no_measure():

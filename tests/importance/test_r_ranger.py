@@ -26,7 +26,7 @@ import pytest
 from sapwood import RandomForestClassifier, RandomForestRegressor
 from sapwood.importance import (
     ImportanceResult,
-    impurity_corrected,
+    air,
     janitza_pvalues,
     oob_permutation_importance,
 )
@@ -134,7 +134,7 @@ def test_air_agrees_with_ranger_impurity_corrected_in_distribution(classificatio
     X = data.drop(columns=["y_classification", "y_regression"]).to_numpy()
     expected = read("ranger_air.csv").query("task == @task")
     model = RandomForestClassifier if classification else RandomForestRegressor
-    draws = np.array([impurity_corrected(model(100, max_features="sqrt", random_state=seed),
+    draws = np.array([air(model(100, max_features="sqrt", random_state=seed),
                                          X, y, random_state=seed).importances_mean
                       for seed in range(20)]) * len(y)
     error = np.sqrt(expected["sd"].to_numpy() ** 2 / 20 + draws.var(axis=0, ddof=1) / 20)

@@ -33,12 +33,12 @@ from sapwood._kernels._conditional import conditional_tree_permutation
 from sapwood._kernels._oob import oob_tree_permutation_fast
 from sapwood.adapters import as_ensemble
 from sapwood.importance import (
+    air,
     conditional_permutation_importance,
-    impurity_corrected,
     oob_permutation_importance,
     permutation_importance,
     tree_shap,
-    unbiased_mdi,
+    ufi,
 )
 from sapwood.importance._air import infinitesimal_jackknife
 from sapwood.importance._engine._ranks import covariance_draws, rank_intervals, row_blocks
@@ -249,7 +249,7 @@ BAGGED = {
         lambda model, X, y, task, result: conditional_population(
             model, X, y, task != "regression", result)),
     "unbiased_mdi": (
-        lambda model, X, y, run: unbiased_mdi(model, X, y),
+        lambda model, X, y, run: ufi(model, X, y),
         lambda model, X, y, task, result: ufi_population(model, X, y,
                                                          task != "regression")),
 }
@@ -291,7 +291,7 @@ def air_coverage(task, n_train, n_trees, runs, seed):
     results = []
     for run in range(runs):
         X, y = sample(n_train, rng, task)
-        results.append(impurity_corrected(estimator(task, seed * 1000 + run, n_trees), X, y,
+        results.append(air(estimator(task, seed * 1000 + run, n_trees), X, y,
                                           random_state=run))
     means = np.array([result.importances_mean for result in results])
     reported = trees = 0
@@ -320,8 +320,8 @@ def test_row_draws_average_to_the_importance(task):
     results = [
         (oob_permutation_importance(model, X, y, n_repeats=2, random_state=0), 400),
         (conditional_permutation_importance(model, X, y, n_repeats=2, random_state=0), 400),
-        (unbiased_mdi(model, X, y), 400),
-        (unbiased_mdi(model, X_test, y_test, held_out=True), 200),
+        (ufi(model, X, y), 400),
+        (ufi(model, X_test, y_test, held_out=True), 200),
         (permutation_importance(model, X_test, y_test, n_repeats=3, random_state=0), 200),
         # Weighted scores, a row subset (the draws are the subset's), ROC AUC.
         (permutation_importance(model, X_test, y_test, n_repeats=3, random_state=0,
@@ -352,12 +352,12 @@ def test_air_draws_come_from_the_bootstrap():
     # (their mean is the importance); without a bootstrap record, the trees.
     rng = np.random.default_rng(6)
     X, y = sample(300, rng, "regression")
-    result = impurity_corrected(estimator("regression", 0, 20), X, y, random_state=0)
+    result = air(estimator("regression", 0, 20), X, y, random_state=0)
     assert result.rank_draws.shape == (BETA.shape[0], 50)
     np.testing.assert_allclose(result.rank_draws.mean(axis=1), result.importances_mean,
                                rtol=1e-12, atol=1e-12)
     assert "jackknife" in result.extra["intervals"]["rank"]
-    unbagged = impurity_corrected(ExtraTreesRegressor(n_estimators=5, random_state=0), X, y,
+    unbagged = air(ExtraTreesRegressor(n_estimators=5, random_state=0), X, y,
                                   random_state=0)
     assert unbagged.rank_draws is None
     assert unbagged.extra["intervals"]["rank"] == unbagged.extra["intervals"]["ci"]
@@ -403,8 +403,8 @@ def test_unbiased_mdi_row_draws_are_the_jackknife(task):
     X, y = sample(400, rng, task)
     tree = estimator(task, 0, 1).set_params(bootstrap=False).fit(X[:200], y[:200])
     X, y = X[200:], y[200:]
-    full = unbiased_mdi(tree, X, y, held_out=True)
-    deleted = np.stack([unbiased_mdi(tree, np.delete(X, r, axis=0), np.delete(y, r),
+    full = ufi(tree, X, y, held_out=True)
+    deleted = np.stack([ufi(tree, np.delete(X, r, axis=0), np.delete(y, r),
                                      held_out=True).importances_mean for r in range(200)])
     jackknife = (199 * (full.importances_mean - deleted)).T
     np.testing.assert_allclose(full.rank_draws - full.importances_mean[:, None],

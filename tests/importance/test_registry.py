@@ -193,7 +193,8 @@ def test_the_names_each_function_accepts_come_from_the_registry(data):
         "impurity_corrected", "oob", "oob_permutation", "ufi", "unbiased_mdi", "mdi_plus"])
     assert sorted(_named_importances()) == sorted([
         "mdi", "gain", "native", "friedman", "oob", "oob_raw", "oob_permutation",
-        "oob_permutation_raw", "ufi", "unbiased_mdi", "mdi_plus"])
+        "oob_permutation_raw", "ufi", "unbiased_mdi", "conditional",
+        "conditional_permutation", "mdi_plus"])
     # "native" is the library's default kind, "gain" its split gain: two measures.
     model = sapwood.RandomForestClassifier(n_estimators=3, random_state=0).fit(X, y)
     table = importance.compare(model, X, y, methods=["native"])

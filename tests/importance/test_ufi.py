@@ -10,7 +10,7 @@ from sklearn.tree import DecisionTreeClassifier as SkDecisionTreeClassifier
 
 import sapwood
 from sapwood.datasets import make_ground_truth
-from sapwood.importance import unbiased_mdi
+from sapwood.importance import ufi
 from sapwood.importance._engine._bagging import inbag_counter
 from tests.reference.naive_issue5 import naive_ufi
 
@@ -29,18 +29,18 @@ def test_classification_matches_naive(n_classes):
                                random_state=0)
     X[:, 4] = np.round(X[:, 4])  # ties
     forest = SkRandomForestClassifier(n_estimators=6, max_depth=5, random_state=0).fit(X, y)
-    result = unbiased_mdi(forest, X, y)
+    result = ufi(forest, X, y)
     expected = _naive_oob(forest, X, y, classification=True)
     np.testing.assert_allclose(result.importances, expected, rtol=1e-10, atol=1e-14)
     np.testing.assert_allclose(result.importances_mean, expected.mean(axis=1), rtol=1e-10,
                                atol=1e-14)
-    assert result.method == "unbiased_mdi" and not result.params["held_out"]
+    assert result.method == "ufi" and not result.params["held_out"]
 
 
 def test_regression_matches_naive():
     X, y = make_regression(200, 5, n_informative=3, noise=5.0, random_state=1)
     forest = SkRandomForestRegressor(n_estimators=6, max_depth=5, random_state=0).fit(X, y)
-    result = unbiased_mdi(forest, X, y)
+    result = ufi(forest, X, y)
     expected = _naive_oob(forest, X, y, classification=False)
     np.testing.assert_allclose(result.importances, expected, rtol=1e-9, atol=1e-9)
 
@@ -48,8 +48,8 @@ def test_regression_matches_naive():
 def test_sapwood_forest_equals_scikit_learn_forest():
     X, y = make_classification(150, 4, n_informative=2, n_redundant=0, random_state=2)
     params = {"n_estimators": 5, "max_depth": 4, "random_state": 3}
-    ours = unbiased_mdi(sapwood.RandomForestClassifier(**params).fit(X, y), X, y)
-    theirs = unbiased_mdi(SkRandomForestClassifier(**params).fit(X, y), X, y)
+    ours = ufi(sapwood.RandomForestClassifier(**params).fit(X, y), X, y)
+    theirs = ufi(SkRandomForestClassifier(**params).fit(X, y), X, y)
     np.testing.assert_allclose(ours.importances, theirs.importances, rtol=1e-12,
                                atol=1e-15)
 
@@ -57,7 +57,7 @@ def test_sapwood_forest_equals_scikit_learn_forest():
 def test_held_out_single_tree_matches_naive():
     X, y = make_classification(300, 4, n_informative=2, n_redundant=0, random_state=3)
     tree = SkDecisionTreeClassifier(max_depth=4, random_state=0).fit(X[:200], y[:200])
-    result = unbiased_mdi(tree, X[200:], y[200:])
+    result = ufi(tree, X[200:], y[200:])
     assert result.params["held_out"]
     expected = _naive_held_out(tree, X[:200], y[:200], X[200:], y[200:])
     np.testing.assert_allclose(result.importances[:, 0], expected, rtol=1e-10, atol=1e-14)
@@ -74,7 +74,7 @@ def _naive_held_out(tree, X_train, y_train, X_test, y_test):
 def test_trace_sums_to_the_importances():
     X, y = make_classification(150, 4, n_informative=2, n_redundant=0, random_state=4)
     forest = SkRandomForestClassifier(n_estimators=4, max_depth=3, random_state=0).fit(X, y)
-    result = unbiased_mdi(forest, X, y)
+    result = ufi(forest, X, y)
     sums = result.trace.groupby(["feature", "tree"])["decrease"].sum()
     rebuilt = np.zeros_like(result.importances)
     for (feature, tree), value in sums.items():
@@ -89,7 +89,7 @@ def test_ground_truth_id_column_below_every_informative_one(seed):
     # test_ground_truth_claims.py).
     X, y, truth = make_ground_truth(1000, "classification", random_state=seed)
     forest = SkRandomForestClassifier(n_estimators=100, random_state=seed).fit(X, y)
-    result = unbiased_mdi(forest, X, y)
+    result = ufi(forest, X, y)
     importance = dict(zip(result.feature_names, result.importances_mean, strict=True))
     informative = [name for name, role in truth.items() if role == "informative"]
     assert importance["noise_id"] < min(importance[name] for name in informative)
@@ -101,12 +101,12 @@ def test_guards():
     entropy = SkRandomForestClassifier(n_estimators=2, criterion="entropy",
                                        random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="criterion \\('gini',\\).*'entropy'"):
-        unbiased_mdi(entropy, X, y)
+        ufi(entropy, X, y)
     forest = SkRandomForestClassifier(n_estimators=2, random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="fit on 100. Out-of-bag rows need the training"):
-        unbiased_mdi(forest, X[:50], y[:50])
+        ufi(forest, X[:50], y[:50])
     with pytest.raises(ValueError, match="labels the model was not fit on"):
-        unbiased_mdi(forest, X, y + 5)
+        ufi(forest, X, y + 5)
     boosted = sapwood.GradientBoostingRegressor(n_estimators=2).fit(X, y)
     with pytest.raises(ValueError, match="combine='sum'"):
-        unbiased_mdi(boosted, X, y)
+        ufi(boosted, X, y)

@@ -153,6 +153,19 @@ def test_default_estimator_and_mdi_on_arrays():
                                   history["importance"] > history["shadow_max"])
 
 
+def test_out_of_bag_measures_run_on_a_bagged_forest_only():
+    # UFI reads a bagged forest's out-of-bag rows, another model's held-out rows, which
+    # Boruta does not have: a clear error, not the training rows taken as held out.
+    X, y, _ = make_ground_truth(n_samples=200, task="regression", random_state=3)
+    forest = RandomForestRegressor(n_estimators=20)
+    result = boruta(X, y, estimator=forest, importance="ufi", max_rounds=3, random_state=0)
+    assert result.n_rounds == 3
+    assert result.history["importance"].notna().all()
+    with pytest.raises(ValueError, match="'ufi' does not apply: the model is not a bagged"):
+        boruta(X, y, estimator=SkGradientBoosting(n_estimators=5), importance="ufi",
+               max_rounds=3, random_state=0)
+
+
 def test_same_random_state_same_result_for_any_n_jobs():
     X, y, _ = make_ground_truth(n_samples=300, random_state=4)
     runs = [boruta(X, y, estimator=RandomForestClassifier(n_estimators=20, n_jobs=n_jobs),

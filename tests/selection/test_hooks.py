@@ -20,7 +20,7 @@ from sapwood.importance import (
     permutation_importance,
     registered,
     tree_shap,
-    unbiased_mdi,
+    ufi,
 )
 from sapwood.selection import BorutaSelector, ImportanceGetter, boruta
 from sapwood.selection._hooks import _ranking
@@ -94,7 +94,7 @@ def test_every_registered_measure_gives_values_or_says_why_not(data, measure):
     values = getter(forest)
     assert values.shape == (X.shape[1],) and np.isfinite(values).all()
     expected = {"shap": lambda: tree_shap(forest, X_test),
-                "ufi": lambda: unbiased_mdi(forest, X, y)}
+                "ufi": lambda: ufi(forest, X, y)}
     if measure in expected:
         np.testing.assert_array_equal(values, expected[measure]().importances_mean)
 

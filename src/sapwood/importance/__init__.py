@@ -12,6 +12,7 @@ report and the ``sapwood`` command. ``tests/importance/test_layout.py`` keeps th
 """
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING
 
 # Every name loads on first use, and the registry imports a measure's module only when
@@ -35,7 +36,7 @@ _LAZY = {
     "cpi": "._cpi",
     "drop_column_importance": "._drop",
     "friedman_importance": "._friedman",
-    "impurity_corrected": "._air",
+    "air": "._air",
     "mdi": "._mdi",
     "mdi_plus": "._mdi_plus",
     "native_importance": "._gain",
@@ -43,11 +44,11 @@ _LAZY = {
     "permutation_importance": "._permutation",
     "sage": "._sage",
     "tree_shap": "._shap",
-    "unbiased_mdi": "._ufi",
+    "ufi": "._ufi",
 }
 
 if TYPE_CHECKING:  # what the names are, for type checkers and editors
-    from ._air import impurity_corrected
+    from ._air import air
     from ._compare import compare
     from ._conditional import conditional_permutation_importance
     from ._cpi import cpi
@@ -71,10 +72,19 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
     )
     from ._sage import sage
     from ._shap import tree_shap
-    from ._ufi import unbiased_mdi
+    from ._ufi import ufi
+
+
+# Former names of measures, now named as the measure is everywhere else.
+_RENAMED = {"unbiased_mdi": "ufi", "impurity_corrected": "air"}
 
 
 def __getattr__(name):
+    if name in _RENAMED:
+        warnings.warn(f"sapwood.importance.{name} is now sapwood.importance.{_RENAMED[name]}; "
+                      f"the old name will be removed in the next release", FutureWarning,
+                      stacklevel=2)
+        return __getattr__(_RENAMED[name])
     if name not in _LAZY:
         raise AttributeError(f"module 'sapwood.importance' has no attribute {name!r}")
     value = getattr(importlib.import_module(_LAZY[name], __name__), name)
@@ -96,7 +106,7 @@ __all__ = [
     "conditional_permutation_importance",
     "drop_column_importance",
     "friedman_importance",
-    "impurity_corrected",
+    "air",
     "janitza_pvalues",
     "mdi",
     "mdi_plus",
@@ -108,7 +118,7 @@ __all__ = [
     "sage",
     "side_by_side",
     "tree_shap",
-    "unbiased_mdi",
+    "ufi",
     "unregister",
     "cpi",
     "GaussianKnockoffs",

@@ -34,10 +34,9 @@ from ..adapters import as_ensemble, split_statistic
 from ._engine._ranks import TREES_ONLY, covariance_draws
 from ._engine._result import ImportanceResult
 
-__all__ = ["impurity_corrected", "infinitesimal_jackknife"]
+__all__ = ["air", "infinitesimal_jackknife"]
 
-def impurity_corrected(estimator, X, y, *, random_state=None,
-                       progress=False) -> ImportanceResult:
+def air(estimator, X, y, *, random_state=None, progress=False) -> ImportanceResult:
     """Actual impurity reduction (AIR, Nembrini et al. 2018): impurity importance minus
     that of a permuted shadow copy of each feature.
 
@@ -67,7 +66,7 @@ def impurity_corrected(estimator, X, y, *, random_state=None,
     discarded (ranger warns likewise).
 
     Units: the per-tree sums are divided by the tree's root weight (as
-    :func:`unbiased_mdi` and Altmann's unnormalised MDI do) and are not normalised to
+    :func:`ufi` and Altmann's unnormalised MDI do) and are not normalised to
     sum 1. ranger sums the undivided decreases and divides by N, so its
     ``variable.importance`` equals ``importances_mean * n_samples`` when every root
     weight is n_samples (bootstrap draws of n rows, no sample weights). Its decrease is
@@ -110,7 +109,7 @@ def impurity_corrected(estimator, X, y, *, random_state=None,
     Returns
     -------
     ImportanceResult
-        ``method="impurity_corrected"``; ``importances`` (n_features, n_trees) holds
+        ``method="air"``; ``importances`` (n_features, n_trees) holds
         AIR_j(t), ``importances_mean`` AIR_j, ``importances_std`` their std over trees
         (ddof=0). ``extra["shadow"]`` is the shadow part, (1/N) sum_t sum_{splits on
         shadow j} d_i, so ``importances_mean + extra["shadow"]`` is the part collected
@@ -146,7 +145,7 @@ def impurity_corrected(estimator, X, y, *, random_state=None,
     >>> from sapwood.datasets import make_ground_truth
     >>> X, y, truth = make_ground_truth(300, random_state=0)
     >>> forest = RandomForestClassifier(n_estimators=20, random_state=0)
-    >>> result = impurity_corrected(forest, X, y, random_state=0)
+    >>> result = air(forest, X, y, random_state=0)
     >>> result.params["max_features"]
     3
     """
@@ -155,13 +154,13 @@ def impurity_corrected(estimator, X, y, *, random_state=None,
     check_progress(progress)
     if statistic is None:
         raise TypeError(
-            "The 'estimator' parameter of impurity_corrected must be an unfitted sapwood "
+            "The 'estimator' parameter of air must be an unfitted sapwood "
             "or scikit-learn DecisionTree*, RandomForest*, ExtraTrees* or "
             "GradientBoosting* estimator, or an XGBoost or LightGBM estimator. Got "
             f"{type(estimator).__name__} instead.")
     if _is_fitted(estimator):
         raise ValueError(
-            "The 'estimator' parameter of impurity_corrected must be unfitted: AIR grows "
+            "The 'estimator' parameter of air must be unfitted: AIR grows "
             "its own forest on X plus shadow columns and does not explain an already "
             f"fitted model. Got a fitted {type(estimator).__name__}; pass "
             "sklearn.base.clone(estimator).")
@@ -171,7 +170,7 @@ def impurity_corrected(estimator, X, y, *, random_state=None,
     n_samples, n_features = X.shape
     n_targets = np.shape(y)[0] if np.ndim(y) else 0
     if n_targets != n_samples:
-        raise ValueError(f"The 'y' parameter of impurity_corrected must have one entry per "
+        raise ValueError(f"The 'y' parameter of air must have one entry per "
                          f"row of X ({n_samples}). Got {n_targets} instead.")
     names = names or [f"x{j}" for j in range(n_features)]
     settings = {}
@@ -216,7 +215,7 @@ def impurity_corrected(estimator, X, y, *, random_state=None,
         "decrease": "split gain / root cover" if boosting_library else "impurity decrease",
     }
     result = ImportanceResult.from_draws(
-        importances, feature_names=names, method="impurity_corrected", params=params,
+        importances, feature_names=names, method="air", params=params,
         trace=pd.concat(traces, ignore_index=True),
         extra={"shadow": shadow.mean(axis=1), "row_permutation": permutation})
     if ensemble.bootstrap is None or ensemble.n_trees < 2:
@@ -281,14 +280,14 @@ def _settle_max_features(max_features, n_features):
         if not 1 <= max_features <= n_features:
             raise ValueError(
                 "The 'max_features' parameter of the estimator must be in the range [1, "
-                f"{n_features}] (the number of features of X) for impurity_corrected, "
+                f"{n_features}] (the number of features of X) for air, "
                 "which draws that many candidates from the features and their shadows. "
                 f"Got {max_features} instead.")
         return int(max_features)
     if isinstance(max_features, numbers.Real) and 0.0 < max_features <= 1.0:
         return max(1, int(max_features * n_features))
     raise ValueError("The 'max_features' parameter of the estimator must be an int, a float "
-                     "in (0, 1], 'sqrt', 'log2' or None for impurity_corrected. Got "
+                     "in (0, 1], 'sqrt', 'log2' or None for air. Got "
                      f"{max_features!r} instead.")
 
 

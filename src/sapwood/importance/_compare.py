@@ -29,25 +29,29 @@ def compare(model, X, y, methods=("mdi", "permutation"), *, X_test=None, y_test=
         Names of measures in :data:`MEASURES` (their ``names``), among them:
 
         - ``"mdi"``: :func:`mdi` (training data, from the trees);
-        - ``"native"``: :func:`native_importance` (the library's own kind);
-          ``"gain"``: its split gain;
+        - ``"gain"``: :func:`native_importance`'s split gain; ``"native"``: the
+          library's own kind;
         - ``"friedman"``: :func:`friedman_importance` (boosted ensembles);
         - ``"permutation"``: :func:`permutation_importance` (5 repeats) on
           ``X_test`` / ``y_test`` when given, else on (X, y), where an overfit model
           inflates it;
-        - ``"oob_permutation"``: :func:`oob_permutation_importance` (bagged forests);
-        - ``"drop_column"``: :func:`drop_column_importance` of ``clone(model)``, on
-          the held-out data when given, else by 5-fold cross-validation;
-        - ``"unbiased_mdi"``: :func:`unbiased_mdi` (UFI) on the out-of-bag rows of a
+        - ``"oob"`` (or ``"oob_permutation"``): :func:`oob_permutation_importance`
+          (bagged forests);
+        - ``"drop"`` (or ``"drop_column"``): :func:`drop_column_importance` of
+          ``clone(model)``, on the held-out data when given, else by 5-fold
+          cross-validation;
+        - ``"ufi"`` (or ``"unbiased_mdi"``): :func:`ufi` on the out-of-bag rows of a
           bagged forest, else on ``X_test`` / ``y_test``;
-        - ``"conditional_permutation"``: :func:`conditional_permutation_importance`
-          (Strobl et al., party's default threshold 0.2) on the out-of-bag rows of a
-          bagged forest, else on ``X_test`` / ``y_test``;
-        - ``"impurity_corrected"``: :func:`impurity_corrected` (AIR) of a forest grown
-          afresh from ``clone(model)`` on (X, y) plus shadow columns; the fitted model
-          itself is not used;
-        - ``"tree_shap"``: :func:`tree_shap`, the mean ``|SHAP value|`` on ``X_test`` when
-          given, else on X;
+        - ``"conditional"`` (or ``"conditional_permutation"``):
+          :func:`conditional_permutation_importance` (Strobl et al.) on the out-of-bag
+          rows of a bagged forest, else on ``X_test`` / ``y_test``; ``"conditional"``
+          with the report's threshold 0.95, ``"conditional_permutation"`` with party's
+          default 0.2;
+        - ``"air"`` (or ranger's name ``"impurity_corrected"``): :func:`air` of a forest
+          grown afresh from ``clone(model)`` on (X, y) plus shadow columns; the fitted
+          model itself is not used;
+        - ``"shap"`` (or ``"tree_shap"``): :func:`tree_shap`, the mean ``|SHAP value|``
+          on ``X_test`` when given, else on X;
         - ``"mdi_plus"``: :func:`mdi_plus` (MDI+, leave-one-out) on (X, y);
         - ``"cpi"``: :func:`cpi` (knockoffs, t-test) on ``X_test`` / ``y_test``, which
           it needs;

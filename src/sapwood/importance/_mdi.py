@@ -66,8 +66,8 @@ def mdi(model, feature_names=None) -> ImportanceResult:
     w_root``, normalised to sum 1; forests average the normalised vectors, boosting
     the unnormalised ones. MDI is computed on the training data and favours features
     with many split points (continuous or high-cardinality ones) [3]_; check it with
-    :func:`permutation_importance`, or use the corrected :func:`impurity_corrected`
-    (AIR) or :func:`unbiased_mdi` (UFI).
+    :func:`permutation_importance`, or use the corrected :func:`air`
+    (AIR) or :func:`ufi` (UFI).
 
     References
     ----------

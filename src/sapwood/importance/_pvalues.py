@@ -174,7 +174,7 @@ def altmann_pvalues(estimator, X, y, *, measure, n_permutations=100, random_stat
         - ``"permutation"``: :func:`permutation_importance` on (X, y) as given (the
           training data);
         - ``"oob_permutation"``: :func:`oob_permutation_importance` (bagged forests);
-        - ``"conditional_permutation"``, ``"unbiased_mdi"``, ``"impurity_corrected"``
+        - ``"conditional_permutation"``, ``"ufi"``, ``"air"``
           (refits a clone of ``estimator`` with shadow columns), ``"friedman"``.
     n_permutations : int, default=100
         S, the number of permutations of y. The smallest attainable p-value is

@@ -485,11 +485,10 @@ def _run_conditional(model, inputs, **options):
 
 
 def _run_air(model, inputs, **options):
-    from ._air import impurity_corrected
+    from ._air import air
 
-    return impurity_corrected(inputs.estimator, inputs.X_train, inputs.y_train,
-                              random_state=inputs.random_state, progress=inputs.progress,
-                              **options)
+    return air(inputs.estimator, inputs.X_train, inputs.y_train,
+               random_state=inputs.random_state, progress=inputs.progress, **options)
 
 
 def _run_oob(model, inputs, **options):
@@ -500,20 +499,13 @@ def _run_oob(model, inputs, **options):
                                       progress=inputs.progress, **options)
 
 
-def _ufi_rows(model, inputs, *, held_out_rows=False):
-    if held_out_rows and not _bagged(model) and inputs.X_test is None:
-        return _OUT_OF_SAMPLE
-    return None
+def _run_ufi(model, inputs, **options):
+    """UFI on each tree's out-of-bag rows of a bagged forest, else on the held-out rows."""
+    from ._ufi import ufi
 
-
-def _run_ufi(model, inputs, *, held_out_rows=False):
-    """UFI on the training rows (out-of-bag for a bagged forest); with
-    ``held_out_rows``, on ``X_test`` for a model that is not bagged."""
-    from ._ufi import unbiased_mdi
-
-    if held_out_rows and not _bagged(model):
-        return unbiased_mdi(model, inputs.X_test, inputs.y_test, held_out=True)
-    return unbiased_mdi(model, inputs.X_train, inputs.y_train)
+    if _bagged(model):
+        return ufi(model, inputs.X_train, inputs.y_train, **options)
+    return ufi(model, inputs.X_test, inputs.y_test, held_out=True, **options)
 
 
 def _run_shap(model, inputs, **options):
@@ -578,7 +570,7 @@ register(Measure(
     gives={"intervals", "rank_intervals", "progress", "verdict"},
     kernel="sapwood._kernels._conditional.conditional_tree_permutation"))
 register(Measure(
-    {"air": {}, "impurity_corrected": {}}, "impurity_corrected",
+    {"air": {}, "impurity_corrected": {}}, "air",
     "actual impurity reduction: impurity decrease minus that of a shuffled shadow copy "
     "of the feature, from a model refit with the shadows on the training data (AIR)",
     _run_air, needs={"shadows", "y"}, null="symmetric",
@@ -590,12 +582,10 @@ register(Measure(
     null="symmetric", gives={"intervals", "rank_intervals", "zscore", "progress", "verdict"},
     kernel="sapwood._kernels._oob.oob_tree_permutation_rows"))
 register(Measure(
-    # compare's name: a model that is not bagged is measured on X_test.
-    {"ufi": {}, "unbiased_mdi": {"held_out_rows": True}}, "unbiased_mdi",
-    "impurity decrease re-measured on each tree's out-of-bag rows (bagged forests)",
-    # A model that is not bagged has no out-of-bag rows: unbiased_mdi then reads the
-    # rows it is given as held-out ones.
-    _run_ufi, needs={"oob", "y"}, applies=_ufi_rows,
+    {"ufi": {}, "unbiased_mdi": {}}, "ufi",
+    "impurity decrease re-measured on rows the trees were not fit on: each tree's "
+    "out-of-bag rows for a bootstrapped forest, else the held-out rows (UFI)",
+    _run_ufi, needs={"oob-or-held-out", "y"}, applies=_bagged_or_scored,
     gives={"intervals", "rank_intervals"}, label="UFI",
     kernel="sapwood._kernels._traverse.decision_path_tree"))
 register(Measure(

@@ -33,12 +33,12 @@ from ._engine._names import column_names
 from ._engine._ranks import TREES_ONLY, row_blocks
 from ._engine._result import ImportanceResult
 
-__all__ = ["unbiased_mdi"]
+__all__ = ["ufi"]
 
 _CRITERIA = {"classification": ("gini",), "regression": ("squared_error",)}
 
 
-def unbiased_mdi(model, X, y, *, held_out=None) -> ImportanceResult:
+def ufi(model, X, y, *, held_out=None) -> ImportanceResult:
     """Unbiased feature importance (UFI, Zhou & Hooker 2021): MDI measured on
     out-of-bag or held-out rows.
 
@@ -83,7 +83,7 @@ def unbiased_mdi(model, X, y, *, held_out=None) -> ImportanceResult:
     Returns
     -------
     ImportanceResult
-        ``method="unbiased_mdi"``; ``importances`` of shape (n_features, n_trees) (the
+        ``method="ufi"``; ``importances`` of shape (n_features, n_trees) (the
         per-tree sums), ``importances_mean`` = UFI, ``importances_std`` their std over
         trees (ddof=0); ``trace`` has one row per split node: tree, node, feature
         (name), w, impurity (H'), w_left, impurity_left, w_right, impurity_right,
@@ -110,14 +110,14 @@ def unbiased_mdi(model, X, y, *, held_out=None) -> ImportanceResult:
     """
     ensemble = as_ensemble(model)
     if ensemble.combine != "mean" or ensemble.trees[0].n_outputs != 1:
-        raise ValueError("unbiased_mdi needs a single-output forest or tree whose leaves "
+        raise ValueError("ufi needs a single-output forest or tree whose leaves "
                          "are class fractions or means; got a model with "
                          f"combine={ensemble.combine!r} and "
                          f"{ensemble.trees[0].n_outputs} outputs")
     task = ensemble.task
     criterion = getattr(model, "criterion", None)
     if criterion is not None and criterion not in _CRITERIA[task]:
-        raise ValueError(f"unbiased_mdi supports criterion {_CRITERIA[task]} for "
+        raise ValueError(f"ufi supports criterion {_CRITERIA[task]} for "
                          f"{task}; the model uses {criterion!r}")
     if held_out is None:
         held_out = not getattr(model, "bootstrap", False)
@@ -157,7 +157,7 @@ def unbiased_mdi(model, X, y, *, held_out=None) -> ImportanceResult:
     trace["feature"] = np.asarray(feature_names, dtype=object)[trace["feature"].to_numpy()]
     params = {"held_out": bool(held_out), "task": task, "n_trees": ensemble.n_trees}
     result = ImportanceResult.from_draws(importances, feature_names=feature_names,
-                                         method="unbiased_mdi", params=params, trace=trace)
+                                         method="ufi", params=params, trace=trace)
     # Per-row draws D_jr = UFI_j + (n / N) sum_{t: r out of sample} IF_tj(r) / m_t.
     draws = result.importances_mean[:, None] + by_row.T * (X.shape[0] / ensemble.n_trees)
     intervals = {"ci": TREES_ONLY, "rank": "the {} rows (one draw per row: its jackknife "

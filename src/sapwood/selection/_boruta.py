@@ -48,13 +48,15 @@ def _named_importances() -> dict:
     """The names ``importance`` accepts: ``name -> (measure, options, z-score or not)``.
 
     Every measure in :data:`sapwood.importance.MEASURES` that reads only the rows the
-    model was fit on (training or out-of-bag rows, no refit), by its ``names``;
+    model was fit on (training or out-of-bag rows, no refit; a measure that reads the
+    out-of-bag rows of a bagged forest and held-out rows of another model applies to a
+    bagged forest only, as Boruta has no held-out rows), by its ``names``;
     one that reports a z-score (out-of-bag permutation importance) is ranked by it, as
     R's Boruta does by default (``getImpRfZ``), and by its mean under ``name_raw``
     (``getImpRfRaw``)."""
     named = {}
     for measure in MEASURES.values():
-        if measure.rows not in ("train", "oob") or measure.refits:
+        if measure.rows not in ("train", "oob", "oob-or-held-out") or measure.refits:
             continue
         zscore = "zscore" in measure.gives
         for name, options in measure.names.items():
@@ -302,7 +304,8 @@ def boruta(X, y, *, estimator=None, importance="oob_permutation", max_rounds=100
         continuous, with ``n_estimators=100`` and ``n_jobs``.
     importance : str or callable, default="oob_permutation"
         By name, any measure in :data:`sapwood.importance.MEASURES` that reads only
-        the training or out-of-bag rows (see ``Measure.names``), among them:
+        the training or out-of-bag rows (see ``Measure.names``; ``"ufi"`` and
+        ``"conditional"`` on a bagged forest), among them:
 
         - ``"oob_permutation"``: the z-score ``PI / SD`` of
           :func:`~sapwood.importance.oob_permutation_importance`, as R's default
