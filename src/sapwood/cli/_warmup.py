@@ -152,7 +152,7 @@ def serve() -> None:
     module and compiled kernel, took a second."""
     # Its cycle collector off for good: the process ends after its unit, and the
     # collection after each compile (``_kernels._numba._collector_paused``) walked what
-    # the compile left, 0.45 of the unit's 13 s, for 110 MB more at the end.
+    # the compile left, a large share of the unit's time, for some memory at the end.
     gc.disable()
     lines = queue.SimpleQueue()
     stop_when_stdin_closes(lines.put)

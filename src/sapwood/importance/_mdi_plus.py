@@ -135,7 +135,7 @@ def mdi_plus(model, X, y, *, sample_split="loo", alphas=None,
     draws, chosen, full, traces = [], [], [], []
     # Each tree's matrices are small (rows x its splits): BLAS on one thread for the
     # call. OpenBLAS's threads spin-wait for each other, and on a busy 2-core machine
-    # its two threads took 10-20 times one thread's time (the user's 50 s).
+    # its two threads took many times one thread's time.
     with threadpool_limits(limits=1, user_api="blas"):
         for t, tree in enumerate(ensemble.trees):
             Z, block, stumps, column, factor = _design(tree, X, routed)

@@ -97,9 +97,8 @@ def count_tied_pairs(X_columns):
     -0.0 and 0.0 count as a tie, as they do for the comparison sort; NaN (sorted last)
     equals nothing.
 
-    numpy's sort, not a kernel: it is vectorised (9 against 24 ms for the radix kernel
-    it replaced on 80,000 rows x 20), and compiling that kernel took a second or two
-    before every first fit could start (issue 20, item 3)."""
+    numpy's sort, not a kernel: it is vectorised (faster than the radix kernel it
+    replaced), and that kernel had to compile before every first fit could start."""
     counts = np.empty(X_columns.shape[0], dtype=np.intp)
     for f, column in enumerate(X_columns):
         ordered = np.sort(column)
@@ -114,8 +113,8 @@ def release_free_memory():
     node arrays as they double, its sort workspace, the bootstrap counts), from every
     thread that grows trees. glibc's allocator keeps such freed memory in each thread's
     arena (after the first large frees it raises its mmap and trim thresholds up to 32
-    and 64 MiB), so a fitted forest held 0.13 GB above its node arrays (20 trees on
-    300,000 x 20 rows, issue 44). ``malloc_trim(0)`` returns the free pages of every
+    and 64 MiB), so a fitted forest held a sizeable share of memory above its node
+    arrays. ``malloc_trim(0)`` returns the free pages of every
     arena; the fitted arrays are not touched. A no-op where the C library has no
     ``malloc_trim`` (macOS, Windows, musl)."""
     trim = _malloc_trim()

@@ -265,7 +265,7 @@ class MultinomialLogLoss(Loss):
         return DummyClassifier(strategy="prior")
 
     def raw_from_init(self, init, X):
-        from scipy.stats import gmean  # lazy: scipy.stats takes 0.3 s to import
+        from scipy.stats import gmean  # lazy: scipy.stats is slow to import
 
         proba = np.clip(init.predict_proba(X), _EPS, 1 - _EPS, dtype=np.float64)
         return np.log(proba / gmean(proba, axis=1)[:, None])
