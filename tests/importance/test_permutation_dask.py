@@ -94,6 +94,33 @@ def test_sums_on_a_cluster_equal_the_in_memory_scores(cluster, regressor):
             _same(result[name], expected[name], rtol=1e-12)
 
 
+def test_probability_losses_on_a_cluster_equal_the_in_memory_scores(cluster, classifier):
+    # The Brier score and log loss read predict_proba block by block: multiclass, and a
+    # yes/no target as text (the Brier score with the second label positive), with and
+    # without weights.
+    forest, frame, y = classifier
+    scoring = ["neg_brier_score", "neg_log_loss", "accuracy"]
+    weight = np.random.default_rng(0).uniform(0.5, 2.0, size=len(y))
+    binary = np.where(y == 1, "yes", "no").astype(object)
+    two = RandomForestClassifier(10, max_depth=5, random_state=0).fit(frame, binary)
+    for model, labels in ((forest, y), (two, binary)):
+        for w in (None, weight):
+            expected = permutation_importance(model, frame, labels, scoring=scoring,
+                                              n_repeats=2, random_state=4, sample_weight=w)
+            result = permutation_importance(
+                model, dd.from_pandas(frame, npartitions=3),
+                dd.from_pandas(pd.Series(labels), npartitions=2), scoring=scoring,
+                n_repeats=2, random_state=4,
+                sample_weight=None if w is None else da.from_array(w, chunks=300))
+            for name in scoring:
+                _same(result[name], expected[name], rtol=1e-12)
+    with pytest.raises(ValueError, match="neg_brier_score out of core .* other labels: "
+                                         r"\['maybe'\]"):
+        permutation_importance(two, dd.from_pandas(frame, 2),
+                               dd.from_pandas(pd.Series(np.where(y == 2, "maybe", binary)),
+                                              2), scoring="neg_brier_score", n_repeats=1)
+
+
 def test_any_model_with_predict_and_an_in_memory_y():
     # scikit-learn's boosting (no tree format evaluator) scored by its own R^2, with the
     # local threaded scheduler.

@@ -32,7 +32,8 @@ from sapwood._kernels._tree_index import (
     sort_by_leaf,
     sort_by_leaf_into,
 )
-from sapwood.importance._engine import _tree_evaluator, permutation_importance
+from sapwood.importance import permutation_importance
+from sapwood.importance._engine import _tree_evaluator
 from sapwood.importance._engine._permutation_engine import (
     DEFAULT_MAX_MEMORY,
     memory_budget,

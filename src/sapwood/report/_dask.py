@@ -19,15 +19,15 @@ What runs where:
   score and permutation importance (:func:`~sapwood.importance.permutation_importance`
   on Dask input: the same permutations as in memory). They replace the in-memory run's,
   and the verdict and warnings are then drawn again. Only scores that add up over rows
-  are computed so (accuracy, balanced accuracy, R² and the squared and absolute errors),
-  so a classifier is judged by accuracy unless told otherwise, not by the Brier score.
+  are computed so: the Brier score (a classifier's default, as in memory), log loss,
+  accuracy, balanced accuracy, R² and the squared and absolute errors.
 
 Where every held-out row is in memory, the model and the numbers are those of
 :func:`~sapwood.explain` called on the same training and held-out rows in memory (a
-permutation importance by accuracy bit for bit; by R² or an error up to the order of a
-float sum). Where only a sample is, the intervals over new rows take the sample's
-per-row spread around the importances of all the rows, so they are as wide as for the
-sample's rows: conservative, as all the rows would narrow them.
+permutation importance by accuracy bit for bit; by the Brier score, log loss, R² or an
+error up to the order of a float sum). Where only a sample is, the intervals over new
+rows take the sample's per-row spread around the importances of all the rows, so they
+are as wide as for the sample's rows: conservative, as all the rows would narrow them.
 """
 
 from __future__ import annotations
@@ -85,13 +85,17 @@ class DaskHeldOut:
         model = report.model
         with steps.step(f"Scoring on all {self.n_held_out} held-out rows, block by block "
                         "on Dask's workers"):
-            score = _summed(model, X, y, self.scoring)
             # The model's own score (scoring None) is scikit-learn's accuracy or R².
+            name = self.scoring or ("accuracy" if data.task == "classification" else "r2")
+            # Beside a probability score, the accuracy, read in the same pass.
+            names = [name] + (["accuracy"] if report.accuracy is not None else [])
+            scores = _summed(model, X, y, names)
             constant = _summed(_constant(data.task, X_train if len(y_train) else X_test,
                                          y_train if len(y_train) else y_test), X, y,
-                               self.scoring or ("accuracy" if data.task == "classification"
-                                                else "r2"))
-        report.score, report.n_test = score, self.n_held_out
+                               [name])[name]
+        report.score, report.n_test = scores[name], self.n_held_out
+        if report.accuracy is not None:
+            report.accuracy = scores["accuracy"]
         if report.baseline is not None:
             report.baseline = dataclasses.replace(report.baseline, score=constant)
         if "permutation" in report.results:
@@ -101,7 +105,9 @@ class DaskHeldOut:
             report.agreement = _agreement.agreement(report.results, report.top_k)
         train_score = None
         if report.fitted_here:
-            train_score = score_model(model, X_train, y_train, data.task, self.scoring)
+            # As in memory: the accuracy beside a probability score, to see overfitting.
+            train_score = score_model(model, X_train, y_train, data.task,
+                                      None if report.accuracy is not None else self.scoring)
         with steps.step("Checking the warnings again with the held-out numbers"):
             given = len(y_train) > 0
             report.warnings = _verdict.find_warnings(
@@ -278,17 +284,22 @@ def _checked_scoring(scoring):
 
 
 def _default_scoring(model, task, notes):
-    """Accuracy for a classifier (with a note: in memory it would be the Brier score),
-    the model's own R² for a regressor whose score is scikit-learn's, else ``"r2"``."""
+    """What :func:`~sapwood.explain` judges the model by in memory: the Brier score for a
+    classifier with probabilities (every model sapwood trains by name), accuracy for
+    one without (with a note); the model's own R² for a regressor whose score is
+    scikit-learn's, else ``"r2"``."""
     from sklearn.base import RegressorMixin
 
-    from ..importance._engine._permutation_dask import EXACT_SCORERS
+    from ._models import default_scoring
 
     if task == "classification":
-        notes.append("scored by accuracy, not the Brier score explain uses in memory: "
-                     "block by block only scores that add up over rows are computed "
-                     f"(scoring=: {', '.join(sorted(EXACT_SCORERS))})")
-        return "accuracy"
+        if model is None or isinstance(model, str):
+            return "neg_brier_score"
+        if default_scoring(model, task) is None:
+            notes.append("scored by accuracy: the model gives no probabilities for the "
+                         "Brier score")
+            return "accuracy"
+        return "neg_brier_score"
     if model is None or isinstance(model, str) \
             or getattr(type(model), "score", None) is RegressorMixin.score:
         return None
@@ -453,16 +464,17 @@ def _constant(task, X, y):
     return dummy.fit(X, y)
 
 
-def _summed(model, X, y, scoring) -> float:
-    """``model``'s score on the Dask rows X, y, summed block by block."""
+def _summed(model, X, y, names) -> dict:
+    """``model``'s scores ``names`` on the Dask rows X, y, summed block by block in one
+    pass: ``name -> score``."""
     from ..importance._engine._permutation_dask import dask_scores
 
     try:
-        baseline, _ = dask_scores(model, X, y, None, scoring, 0, 0, [], None)
+        baseline, _ = dask_scores(model, X, y, None, list(names), 0, 0, [], None)
     except (ValueError, TypeError) as error:
         raise InputError(f"cannot score the model block by block: "
                          f"{_first_line(error)}") from None
-    return float(baseline)
+    return {name: float(value) for name, value in baseline.items()}
 
 
 def _first_line(error) -> str:

@@ -13,14 +13,18 @@ vector of sums on its worker and only those vectors travel::
                            sum_{y=c} w [f(x) = c] / sum_{y=c} w
     r2                     1 - sum w (y - f(x))^2 / sum w (y - ybar)^2
     neg_mean_squared_error, neg_root_mean_squared_error, neg_mean_absolute_error
+    neg_brier_score        -sum w loss(p(x), y) / sum w, with the per-row Brier score
+    neg_log_loss           and log loss of the probabilities p(x) (``predict_proba``)
+                           that the per-row draws use (:class:`ProbabilityLoss`)
 
 ``scoring=None`` is accuracy for a model whose ``score`` is scikit-learn's classifier
-score and R^2 for scikit-learn's regressor score. Other scorers (callables, log loss,
-AUC, anything ranking or quantile based) do not decompose and are refused with the list
+score and R^2 for scikit-learn's regressor score. Other scorers (callables, AUC,
+anything ranking or quantile based) do not decompose and are refused with the list
 above. Counts are exact in float64 (below 2**53 rows), so the unweighted accuracy and
 balanced accuracy, and the default classifier score, equal the in-memory scores bit for
-bit; the scores built from sums of floats (R^2, the errors, any weighted score) equal
-them up to the order of a float sum (relative 1e-12 in the tests).
+bit; the scores built from sums of floats (R^2, the errors, the Brier score and log
+loss, any weighted score) equal them up to the order of a float sum (relative 1e-12 in
+the tests).
 
 **The in-memory permutation, gathered across blocks.** The permutations are
 scikit-learn's (the stream in :mod:`._permutation`: one ``RandomState(seed)``, each
@@ -48,8 +52,9 @@ import pandas as pd
 from sklearn.base import ClassifierMixin, RegressorMixin
 
 from ._dask import dask_rows
+from ._permutation_rows import ProbabilityLoss
 
-__all__ = ["EXACT_SCORERS", "dask_scores"]
+__all__ = ["EXACT_SCORERS", "PROBABILITY_SCORERS", "dask_scores"]
 
 
 # -- scorers that decompose over blocks -------------------------------------------
@@ -117,6 +122,24 @@ def _absolute_stats(y, predicted, weight, context):
     return _sums(np.abs(residual), weight)
 
 
+def _probability_stats(kind):
+    """The weighted sum of a classifier's per-row Brier score or log loss on a block."""
+    def stats(y, proba, weight, context):
+        classes = context["classes"]
+        column, known = _codes(classes, y)
+        if not known.all():
+            raise ValueError(f"{kind} out of core reads the probabilities of the model's "
+                             f"classes {list(classes)}; y holds other labels: "
+                             f"{sorted(set(np.asarray(y)[~known].tolist()))[:5]}")
+        losses = ProbabilityLoss(kind, column, 1.0)(proba, None, np.arange(column.shape[0]))
+        return _sums(losses, weight)
+    return stats
+
+
+def _mean_loss(totals, context):
+    return -float(totals[0] / totals[1])
+
+
 EXACT_SCORERS = {
     "accuracy": (_accuracy_stats, _accuracy),
     "balanced_accuracy": (_confusion_stats, _balanced_accuracy),
@@ -125,7 +148,11 @@ EXACT_SCORERS = {
     "neg_root_mean_squared_error": (_squared_stats,
                                     lambda t, c: -float(np.sqrt(t[0] / t[1]))),
     "neg_mean_absolute_error": (_absolute_stats, lambda t, c: -float(t[0] / t[1])),
+    "neg_brier_score": (_probability_stats("neg_brier_score"), _mean_loss),
+    "neg_log_loss": (_probability_stats("neg_log_loss"), _mean_loss),
 }
+# The scorers that read the model's predict_proba; the others read its predict.
+PROBABILITY_SCORERS = frozenset(ProbabilityLoss.KINDS)
 
 
 def scorer_names(model, scoring):
@@ -180,16 +207,17 @@ def as_blocks(X, y, sample_weight):
 
 
 def _block_stats(model, rows, permuted, columns, y, weight, names, stats, context):
-    """The scorers' sums on one block, with ``columns`` replaced by ``permuted``."""
+    """The scorers' sums on one block, with ``columns`` replaced by ``permuted``;
+    ``stats`` pairs each scorer's sums with the output it reads."""
     if permuted is not None:
         rows = rows.copy()
         rows[:, columns] = permuted
     if names is not None:  # the model saw a DataFrame in memory; give it one
         rows = pd.DataFrame(rows, columns=names)
-    predicted = model.predict(rows)
+    outputs = {method: getattr(model, method)(rows) for method in {m for _, m in stats}}
     weight = None if weight is None else np.asarray(weight, dtype=np.float64)
-    return [np.asarray(block_stats(y, predicted, weight, context), np.float64)
-            for block_stats in stats]
+    return [np.asarray(block_stats(y, outputs[method], weight, context), np.float64)
+            for block_stats, method in stats]
 
 
 # -- the permutation stream, one repeat at a time -----------------------------------
@@ -239,7 +267,8 @@ def dask_scores(model, X, y, sample_weight, scoring, seed, n_repeats, columns, s
         feature_names = list(X.columns)
     scorers = [EXACT_SCORERS[name] for name in names]
     context = {"classes": None, "y_mean": 0.0}
-    if any(stats is _confusion_stats for stats, _ in scorers):
+    if any(stats is _confusion_stats for stats, _ in scorers) or \
+            PROBABILITY_SCORERS.intersection(names):
         context["classes"] = np.asarray(model.classes_)
     if any(stats is _squared_stats for stats, _ in scorers):
         total, weight = da.compute(*_y_sums(y_blocks, w_blocks))
@@ -251,7 +280,8 @@ def dask_scores(model, X, y, sample_weight, scoring, seed, n_repeats, columns, s
     w_parts = ([None] * len(x_parts) if w_blocks is None
                else list(w_blocks.to_delayed().ravel()))
     stats = dask.delayed(_block_stats, pure=True)
-    block_stats = [block for block, _ in scorers]
+    block_stats = [(block, "predict_proba" if name in PROBABILITY_SCORERS else "predict")
+                   for name, (block, _) in zip(names, scorers, strict=True)]
 
     def score(permuted_parts, group):
         parts = [stats(model_ref, x, p, group, yb, wb, feature_names, block_stats, context)

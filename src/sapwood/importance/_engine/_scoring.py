@@ -21,7 +21,8 @@ _PLAIN_BINARY = ({0, 1}, {-1, 1}, {False, True})
 def scorer_for(model, scoring, y=None):
     """``check_scoring(model, scoring)`` (a name: ``get_scorer(scoring)``), except
     ``"neg_brier_score"`` of a binary classifier whose labels (its ``classes_``, else
-    those of ``y``) are neither 0/1 nor -1/1: then with the second label positive."""
+    those of ``y``) are neither 0/1 nor -1/1: then with the second label positive, alone
+    or in a list of names."""
     if scoring == "neg_brier_score":
         classes = getattr(model, "classes_", None)
         if classes is None and y is not None:
@@ -30,6 +31,10 @@ def scorer_for(model, scoring, y=None):
                 _same(classes, plain) for plain in _PLAIN_BINARY):
             return make_scorer(brier_score_loss, greater_is_better=False,
                                response_method="predict_proba", pos_label=classes[1])
+    if isinstance(scoring, list | tuple) and all(isinstance(name, str) for name in scoring):
+        # Several names: each repaired as above, scored together as scikit-learn does.
+        return check_scoring(model, scoring={name: scorer_for(model, name, y)
+                                             for name in scoring})
     if isinstance(scoring, str):
         # What check_scoring gives for a name, for any fitted model (a model read from a
         # file has no fit method, which check_scoring asks for).
