@@ -35,6 +35,7 @@ LAYERS = {
     "sapwood._errors": 0,
     "sapwood._progress": 0,
     "sapwood._version": 0,
+    "sapwood._lazy": 0,
     "sapwood._cityhash": 0,
     "sapwood._sklearn_compat": 0,
     "sapwood._format": 1,

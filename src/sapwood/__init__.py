@@ -19,16 +19,16 @@ Errors: bad arguments raise ``ValueError`` / ``TypeError`` naming the parameter;
 file or tree that is not valid raises :class:`FormatError` (a ``ValueError``).
 """
 
-import importlib
 from typing import TYPE_CHECKING
 
+from ._lazy import lazy_names
 from ._version import __version__
 
 # Every public name loads on first use: the learners pull in scikit-learn (and with it
 # scipy and rich), the format Numba, the measures pandas (and pyarrow), so an eager
 # `import sapwood` took seconds. Loaded lazily it is near instant and loads no optional
 # or plotting package (tests/test_import_cost.py), and a command pays only for what it
-# runs. Name -> (module, attribute or None for the module itself).
+# runs. Name -> (module, attribute or None for the module itself); see _lazy.py.
 _LAZY = {
     "FormatError": ("._format", "FormatError"),
     "ModelKind": ("._format", "ModelKind"),
@@ -67,18 +67,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
     from .report import Report, explain
 
 
-def __getattr__(name):
-    if name not in _LAZY:
-        raise AttributeError(f"module 'sapwood' has no attribute {name!r}")
-    module_name, attribute = _LAZY[name]
-    module = importlib.import_module(module_name, __name__)
-    value = module if attribute is None else getattr(module, attribute)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(__name__, globals(), _LAZY)
 
 __all__ = [
     "DecisionTreeClassifier",

@@ -11,9 +11,9 @@ outside), which makes it known to ``compare``, the p-value functions, ``boruta``
 report and the ``sapwood`` command. ``tests/importance/test_layout.py`` keeps the rooms.
 """
 
-import importlib
-import warnings
 from typing import TYPE_CHECKING
+
+from .._lazy import lazy_names
 
 # Every name loads on first use, and the registry imports a measure's module only when
 # the measure runs: the command line reads the records (which kernels to compile
@@ -78,23 +78,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
 # Former names of measures, now named as the measure is everywhere else.
 _RENAMED = {"unbiased_mdi": "ufi", "impurity_corrected": "air"}
 
-
-def __getattr__(name):
-    if name in _RENAMED:
-        warnings.warn(f"sapwood.importance.{name} is now sapwood.importance.{_RENAMED[name]}; "
-                      f"the old name will be removed in the next release", FutureWarning,
-                      stacklevel=2)
-        return __getattr__(_RENAMED[name])
-    if name not in _LAZY:
-        raise AttributeError(f"module 'sapwood.importance' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
-
+__getattr__, __dir__ = lazy_names(__name__, globals(), _LAZY, _RENAMED)
 
 __all__ = [
     "MEASURES",

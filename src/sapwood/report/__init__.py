@@ -11,6 +11,7 @@ every table; JSON), ``_html`` (the report file and the notebook display), ``_pic
 from typing import TYPE_CHECKING
 
 from .._errors import InputError
+from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from ._explain import explain
@@ -18,16 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = ["InputError", "Report", "explain"]
 
-
-def __getattr__(name):
-    # Loaded on first use: the command line reads ``_compiled`` (which kernels are
-    # cached) before it imports pandas, and importing this package must not import it.
-    if name == "explain":
-        from ._explain import explain
-
-        return explain
-    if name == "Report":
-        from ._report import Report
-
-        return Report
-    raise AttributeError(f"module 'sapwood.report' has no attribute {name!r}")
+# Loaded on first use: the command line reads ``_compiled`` (which kernels are cached)
+# before it imports pandas, and importing this package must not import it.
+__getattr__, __dir__ = lazy_names(__name__, globals(),
+                                  {"explain": "._explain", "Report": "._report"})
