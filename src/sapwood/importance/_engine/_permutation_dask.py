@@ -77,11 +77,7 @@ def _accuracy(totals, context):
 
 def _confusion_stats(y, predicted, weight, context):
     classes = context["classes"]
-    y_code, known = _codes(classes, y)
-    if not known.all():
-        raise ValueError(f"balanced_accuracy out of core counts the model's classes "
-                         f"{list(classes)}; y holds other labels: "
-                         f"{sorted(set(np.asarray(y)[~known].tolist()))[:5]}")
+    y_code = _label_codes(classes, y, "balanced_accuracy")
     p_code, _ = _codes(classes, predicted)
     w = np.ones(y_code.shape[0]) if weight is None else np.asarray(weight, np.float64)
     n = classes.shape[0]
@@ -94,6 +90,17 @@ def _codes(classes, labels):
     labels = np.asarray(labels)
     code = np.clip(np.searchsorted(classes, labels), 0, classes.shape[0] - 1)
     return code, classes[code] == labels
+
+
+def _label_codes(classes, y, scorer):
+    """Each label's position among the model's (sorted) classes; a label the model does
+    not know is an error, as the scorer in memory would make it."""
+    code, known = _codes(classes, y)
+    if not known.all():
+        raise ValueError(f"{scorer} out of core reads the model's classes {list(classes)}; "
+                         f"y holds other labels: "
+                         f"{sorted(set(np.asarray(y)[~known].tolist()))[:5]}")
+    return code
 
 
 def _balanced_accuracy(totals, context):
@@ -125,12 +132,7 @@ def _absolute_stats(y, predicted, weight, context):
 def _probability_stats(kind):
     """The weighted sum of a classifier's per-row Brier score or log loss on a block."""
     def stats(y, proba, weight, context):
-        classes = context["classes"]
-        column, known = _codes(classes, y)
-        if not known.all():
-            raise ValueError(f"{kind} out of core reads the probabilities of the model's "
-                             f"classes {list(classes)}; y holds other labels: "
-                             f"{sorted(set(np.asarray(y)[~known].tolist()))[:5]}")
+        column = _label_codes(context["classes"], y, kind)
         losses = ProbabilityLoss(kind, column, 1.0)(proba, None, np.arange(column.shape[0]))
         return _sums(losses, weight)
     return stats
