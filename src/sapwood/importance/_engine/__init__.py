@@ -15,6 +15,9 @@ A map, by what a measure needs:
 - TreeSHAP's tables and outputs: :mod:`._shap_trees`, :mod:`._shap_output`,
   :mod:`._shap_interventional`;
 - Gaussian knockoffs (CPI, the knockoff filter): :mod:`._knockoff_sampler`;
+- what several measures read of a model or table: :mod:`._names` (feature names),
+  :mod:`._bagging` (a forest's bootstrap draws and out-of-bag rows), :mod:`._groups`
+  (groups of columns permuted together);
 - a result as HTML: :mod:`._html`.
 
 Modules here import each other and the layers below (the format, adapters, learners,
