@@ -354,6 +354,21 @@ def route_lanes(n_items, item_origin, start_node, start_base, item_value, column
 
 
 @kernel
+def _every_row(n_samples, n_columns):
+    """The item arrays that route every row once: item i is row i (its origin), its
+    start node (filled per tree; int32 as the other routes' start nodes) and where its
+    row starts in the flat data. Called, not inlined: inlined into :func:`apply_lanes`
+    it made the lanes many times slower."""
+    sample = empty(n_samples, np.uint32)
+    root = empty(n_samples, np.int32)
+    base = empty(n_samples, np.intp)
+    for i in range(n_samples):
+        sample[i] = i
+        base[i] = i * n_columns
+    return sample, root, base
+
+
+@kernel
 def apply_rows(X, nodes, thresholds, roots, cat_bitsets):
     """Global leaf ids, shape (n_trees, n_samples), on any packed layout
     (:func:`pack_nodes`', or :func:`make_fast`'s on finite data): every sample of ``X``
@@ -364,12 +379,7 @@ def apply_rows(X, nodes, thresholds, roots, cat_bitsets):
     n_trees = roots.shape[0]
     n_samples = X.shape[0]
     leaves = empty((n_trees, n_samples), np.intp)
-    sample = empty(n_samples, np.uint32)
-    root = empty(n_samples, np.int32)  # as the other routes' start nodes
-    base = empty(n_samples, np.intp)
-    for i in range(n_samples):
-        sample[i] = i
-        base[i] = i * X.shape[1]
+    sample, root, base = _every_row(n_samples, X.shape[1])
     in_group = zeros(X.shape[1], np.uint8)  # no column read from another row
     flat_X = X.reshape(-1)
     flat_nodes = nodes.reshape(-1)
@@ -392,12 +402,7 @@ def apply_lanes(X, nodes, thresholds, roots, cat_bitsets=None):
     n_trees = roots.shape[0]
     n_samples = X.shape[0]
     leaves = empty((n_trees, n_samples), np.intp)
-    sample = empty(n_samples, np.uint32)
-    root = empty(n_samples, np.int32)  # as the other routes' start nodes
-    base = empty(n_samples, np.intp)
-    for i in range(n_samples):
-        sample[i] = i
-        base[i] = i * X.shape[1]
+    sample, root, base = _every_row(n_samples, X.shape[1])
     unused = zeros(n_samples, np.float64)
     flat_X = X.reshape(-1)
     flat_nodes = nodes.reshape(-1)
