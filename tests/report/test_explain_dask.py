@@ -61,9 +61,9 @@ def _same_trees(model, expected):
 
 def test_a_table_that_fits_gives_the_in_memory_numbers(client, frame):
     table = dd.from_pandas(frame, npartitions=3)
-    target = dd.from_pandas(frame["y"], npartitions=2)  # partitioned unlike the features
     with joblib.parallel_config(backend="dask"):  # the trees are grown on the cluster
-        report = sapwood.explain(table[FEATURES], target, model=_forest(), random_state=3)
+        report = sapwood.explain(table[FEATURES], table["y"], model=_forest(),
+                                 random_state=3)
     held = _split(table, 0.25, 3)
     train, test = frame[~held].reset_index(drop=True), frame[held].reset_index(drop=True)
     assert (report.n_train, report.n_test) == (len(train), len(test))
@@ -141,6 +141,31 @@ def test_beyond_the_limits_samples_are_read_and_all_held_out_rows_scored(client,
     np.testing.assert_allclose(perm.rank_draws.mean(axis=1), perm.importances_mean,
                                atol=1e-12)
     assert "150 held-out rows in memory" in perm.extra["intervals"]["rank"]
+
+
+def test_tables_read_from_files_give_the_in_memory_numbers(frame, tmp_path):
+    # Dask plans a column read from files apart from the features: the target must
+    # still reach its own rows, the same on every run.
+    frame = frame.assign(id=np.arange(len(frame)))
+    for number, rows in enumerate(np.array_split(np.arange(len(frame)), 3)):
+        frame.iloc[rows].to_csv(tmp_path / f"part{number}.csv", index=False)
+    held = np.concatenate([np.random.default_rng([3, number]).random(len(rows)) < 0.25
+                           for number, rows in enumerate(np.array_split(
+                               np.arange(len(frame)), 3))])
+    train, test = frame[~held], frame[held]
+    expected = sapwood.explain(test[FEATURES], test["y"], X_train=train[FEATURES],
+                               y_train=train["y"], model=_forest(), random_state=3,
+                               methods=["mdi"])
+    table = dd.read_csv(str(tmp_path / "part*.csv"))
+    for y in (table["y"], "y", table["y"]):
+        X = table[FEATURES + (["y"] if isinstance(y, str) else [])]
+        report = sapwood.explain(X, y, model=_forest(), random_state=3, methods=["mdi"])
+        np.testing.assert_allclose(report.score, expected.score, rtol=1e-12)
+        assert report.accuracy == expected.accuracy
+    with pytest.raises(ValueError, match=r"y must be partitioned as X, .*got \[1000, "
+                                         r"1000\] rows per partition against X's "):
+        sapwood.explain(dd.from_pandas(frame[FEATURES], npartitions=3),
+                        dd.from_pandas(frame["y"], npartitions=2))
 
 
 def test_bad_input_is_named(frame):

@@ -199,7 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
         + "\n\n" + _wrap(ENCODING_HELP),
         epilog=methods_help())
     explain.add_argument("data", metavar="DATA",
-                         help="CSV file, Excel (.xlsx, first sheet) or Parquet (.parquet, .pq)")
+                         help="CSV file, Excel (.xlsx, first sheet) or Parquet (.parquet, "
+                              ".pq); with --dask also a directory of Parquet files or a "
+                              "pattern such as 'data/*.csv'")
     explain.add_argument("--target", required=True, metavar="COL", help="column to explain")
     _table_options(explain)
     explain.add_argument("--model", default="auto", metavar="tree|rf|et|gb|MODEL_FILE",
@@ -222,6 +224,12 @@ def build_parser() -> argparse.ArgumentParser:
                               "row under the header; repeat for more rows): its base value "
                               "and each feature's value and TreeSHAP contribution, largest "
                               "first; the report shows its waterfall")
+    explain.add_argument("--dask", action="store_true",
+                         help="read DATA with Dask, block by block, for a table larger "
+                              "than memory (needs sapwood[dask]): the model is fit on the "
+                              "training rows that fit in memory (a sample of a million "
+                              "beyond), the score and permutation importance run on every "
+                              "held-out row; the notes say what ran where")
     explain.add_argument("--effects", action="store_true",
                          help="also show how the top features matter (partial dependence "
                               "with ICE, ALE) and their strongest interactions (Friedman's "

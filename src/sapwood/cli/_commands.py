@@ -20,7 +20,13 @@ from ..report._models import (
     model_class,
 )
 from ..report._steps import Steps
-from ._data import check_output, load_model_file, load_table, read_model_file
+from ._data import (
+    check_output,
+    load_dask_table,
+    load_model_file,
+    load_table,
+    read_model_file,
+)
 from ._errors import InputError
 from ._ui import UI
 from ._warmup import compile_ahead, stop
@@ -111,7 +117,8 @@ def _explain(args, ui: UI, X, y, **settings):
     compiling = uncompiled(methods)
     model = settings.get("model")
     task = getattr(model, "task", None) or settings.get("task", "auto")
-    ahead = compile_ahead(_task_of(y, task), model, methods, getattr(args, "ahead", None))
+    ahead = compile_ahead(_task_of(_head(y), task), model, methods,
+                          getattr(args, "ahead", None))
     try:
         report = explain(X, y, progress=ui.progress, **settings)
     finally:
@@ -121,6 +128,14 @@ def _explain(args, ui: UI, X, y, **settings):
                 "run and are cached now, so it took longer than later runs will "
                 "(`sapwood warmup` compiles them all ahead of time)")
     return report
+
+
+def _head(y):
+    """``y``, or the first partition of a Dask Series: enough to guess the task by for
+    the kernels compiled ahead (the library settles it on the rows it reads)."""
+    from ..importance._engine._dask import is_dask_collection
+
+    return y.partitions[0].compute() if is_dask_collection(y) else y
 
 
 def _task_of(y, task: str) -> str:
@@ -198,17 +213,24 @@ def explain(args) -> int:
         if args.task not in ("auto", model.task):
             raise InputError(f"--task {args.task}: the model in {args.model} is a "
                              f"{model.task} model")
-    table = load_table(args.data, sep=args.sep, drop=args.drop, target=args.target)
-    y = _target(table, args.target)
+    if args.dask:
+        if args.row:
+            raise InputError(f"--row {args.row[0]}: explaining rows by position is not "
+                             "offered with --dask (the rows are read block by block)")
+        table = load_dask_table(args.data, sep=args.sep, drop=args.drop, target=args.target)
+        y, positions = table[args.target], []
+    else:
+        table = load_table(args.data, sep=args.sep, drop=args.drop, target=args.target)
+        y = _target(table, args.target)
+        positions = _rows(args.row, len(table))
     X = table.drop(columns=[args.target])
-    positions = _rows(args.row, len(table))
     if fitted:
         # A file may hold the rows the model was trained on: the held-out share only.
         settings.update(model=model, test_size=args.test_size)
     else:
         name = None if args.model == "auto" else args.model
         if args.max_depth is not None:
-            task = _task_of(y, args.task)
+            task = _task_of(_head(y), args.task)
             name = build_model(name or default_model(task), task, max_depth=args.max_depth,
                                random_state=args.seed)
         settings.update(model=name, test_size=args.test_size, task=args.task)

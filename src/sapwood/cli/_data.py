@@ -19,7 +19,8 @@ from ..report._data import check_output, column_list, did_you_mean
 from ..report._models import LoadedModel, load_model
 from ._errors import InputError
 
-__all__ = ["check_output", "load_model_file", "load_table", "read_model_file"]
+__all__ = ["check_output", "load_dask_table", "load_model_file", "load_table",
+           "read_model_file"]
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 EXCEL_SUFFIXES = (".xlsx", ".xlsm")
@@ -51,7 +52,8 @@ def load_table(path, sep=None, drop=(), target=None) -> pd.DataFrame:
     if not path.exists():
         raise InputError(f"data file not found: {path}")
     if path.is_dir():
-        raise InputError(f"data path is a directory, not a file: {path}")
+        raise InputError(f"data path is a directory, not a file: {path} (a directory of "
+                         "Parquet files is read with --dask)")
     try:
         size = path.stat().st_size
         with path.open("rb") as handle:
@@ -81,6 +83,66 @@ def load_table(path, sep=None, drop=(), target=None) -> pd.DataFrame:
     return table
 
 
+def load_dask_table(path, sep=None, drop=(), target=None):
+    """A Dask DataFrame read lazily from a Parquet file or directory, or from CSV or
+    Parquet files named by a pattern (``data/*.csv``), for ``explain --dask``.
+
+    Nothing but the first file's first bytes (the CSV delimiter, sniffed as
+    :func:`load_table` sniffs it) is read here; the rows are read block by block as
+    :func:`sapwood.explain` needs them. ``drop`` and ``target`` as in :func:`load_table`.
+    """
+    try:
+        import dask.dataframe as dd
+    except ImportError:
+        raise InputError("--dask needs Dask: pip install 'sapwood[dask]'") from None
+    path = Path(path)
+    if path.is_dir():
+        files, parquet = [path], True
+    else:
+        files = sorted(path.parent.glob(path.name)) if _is_pattern(path.name) else [path]
+        if not files or not files[0].exists():
+            raise InputError(f"data file not found: {path}")
+        suffixes = {file.suffix.lower() for file in files}
+        if suffixes & set(EXCEL_SUFFIXES + OLD_EXCEL_SUFFIXES):
+            raise InputError(f"{path.name}: --dask reads CSV and Parquet files, not Excel")
+        parquet = bool(suffixes & set(PARQUET_SUFFIXES))
+        if parquet and not suffixes <= set(PARQUET_SUFFIXES):
+            raise InputError(f"{path}: mixes Parquet and other files; name one kind")
+    if sep is not None and parquet:
+        raise InputError(f"--sep {sep!r}: {path.name} is Parquet; --sep is for CSV files only")
+    try:
+        if parquet:
+            import pyarrow  # noqa: F401
+            table = dd.read_parquet([str(file) for file in files] if len(files) > 1
+                                    else str(files[0]))
+        else:
+            with files[0].open("rb") as handle:
+                head = handle.read(_SNIFF_BYTES)
+            if not head:
+                raise InputError(f"data file is empty: {files[0]}")
+            sep = _separator(sep) or sniff_delimiter(
+                head, truncated=files[0].stat().st_size > len(head))
+            table = dd.read_csv([str(file) for file in files], sep=sep)
+    except ImportError:
+        raise InputError("reading Parquet needs pyarrow: pip install 'sapwood[parquet]'"
+                         ) from None
+    except InputError:
+        raise
+    except Exception as error:  # Dask, pyarrow and pandas raise many types
+        raise InputError(f"cannot read {path} with Dask: {_first_line(error)}") from None
+    if table.shape[1] == 0:
+        raise InputError(f"data file has no columns: {path}")
+    names = [str(column) for column in table.columns]
+    if target is not None and target not in names:
+        raise InputError(f"--target {target!r}: no such column"
+                         f"{did_you_mean(target, names)}; columns are: {column_list(names)}")
+    return _dropped(table, drop, target)
+
+
+def _is_pattern(name: str) -> bool:
+    return any(mark in name for mark in "*?[")
+
+
 def _separator(sep):
     """``--sep`` as one character (None: sniff)."""
     if sep is None:
@@ -107,7 +169,9 @@ def _dropped(table: pd.DataFrame, drop, target) -> pd.DataFrame:
     keep = [name not in set(drop) for name in names]
     if not any(keep):
         raise InputError("--drop leaves no columns")
-    return table.loc[:, keep]
+    # A Dask DataFrame takes a list of columns, not a mask.
+    return table.loc[:, keep] if isinstance(table, pd.DataFrame) else \
+        table[[column for column, kept in zip(table.columns, keep, strict=True) if kept]]
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:

@@ -364,8 +364,22 @@ def _table(X, y, x_name, y_name):
     lengths = dask.compute(*parts)
     x_lengths = tuple(int(n) for n in lengths[0])
     if isinstance(y, dd.Series):
-        values = y.to_dask_array(lengths=tuple(int(n) for n in lengths[1]))
-    elif isinstance(y, da.Array):
+        y_lengths = tuple(int(n) for n in lengths[1])
+        if sum(y_lengths) != sum(x_lengths):
+            raise InputError(f"{y_name} has {sum(y_lengths)} rows and its features "
+                             f"{sum(x_lengths)}")
+        if y_lengths != x_lengths:
+            # Re-cut through an array, a Series read from files was matched to the wrong
+            # rows now and then (its array's steps and the features' are planned apart).
+            raise InputError(f"{y_name} must be partitioned as {x_name}, the same number of "
+                             f"rows in each partition (a column of the same table); got "
+                             f"{_cut(y_lengths)} rows per partition against {x_name}'s "
+                             f"{_cut(x_lengths)}; or give the target as the name of a "
+                             f"column of {x_name}")
+        # Glued block by block as it is.
+        meta = X._meta.assign(**{_TARGET: y._meta.to_numpy()})
+        return X.map_partitions(_glued, y, align_dataframes=False, meta=meta), name
+    if isinstance(y, da.Array):
         values = y
     else:
         values = np.asarray(y)
@@ -380,6 +394,11 @@ def _table(X, y, x_name, y_name):
     target = dd.from_dask_array(values)
     meta = X._meta.assign(**{_TARGET: target._meta.to_numpy()})
     return X.map_partitions(_glued, target, align_dataframes=False, meta=meta), name
+
+
+def _cut(lengths) -> str:
+    shown = ", ".join(str(n) for n in lengths[:4])
+    return f"[{shown}{', ...' if len(lengths) > 4 else ''}]"
 
 
 def _glued(part, target):

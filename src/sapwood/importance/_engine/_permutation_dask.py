@@ -195,7 +195,12 @@ def as_blocks(X, y, sample_weight):
         if values is None:
             return None
         if hasattr(values, "to_dask_array"):
-            values = values.to_dask_array(lengths=True)
+            with warnings.catch_warnings():
+                # Text labels (Dask stores them as pandas' string dtype) become objects,
+                # as in memory; Dask warns about the conversion it is asked for.
+                warnings.filterwarnings("ignore", "Dask currently has limited support for "
+                                        "converting pandas extension dtypes")
+                values = values.to_dask_array(lengths=True)
         elif not isinstance(values, da.Array):
             values = da.from_array(np.asarray(values), chunks=(rows,))
         if values.ndim != 1 or values.shape[0] != blocks.shape[0]:
