@@ -156,9 +156,12 @@ def test_tree_writes_file(capsys, mixed_csv, tmp_path, suffix, start):
     assert capsys.readouterr().out.startswith("Tree (classification, depth ")
 
 
-def test_help_lists_encoding(capsys):
+def test_help_lists_encoding_and_the_default_score(capsys):
     assert main(["explain", "--help"]) == 0
-    assert "ordinal codes" in capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())
+    assert "ordinal codes" in out
+    # The default the library applies (report._models.default_scoring), not the model's.
+    assert "(default: the Brier score for a classifier" in out
 
 
 def test_the_executable_runs_main_on_its_arguments_then_freezes_the_collector(monkeypatch,

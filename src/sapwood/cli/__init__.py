@@ -126,7 +126,9 @@ def _measure_options(parser, default_methods):
                         help="a scikit-learn scorer name (roc_auc, neg_log_loss, "
                              "balanced_accuracy, r2, neg_mean_absolute_error, ...) for the "
                              "model's score, permutation, drop and the baseline (default: "
-                             "the model's own score, accuracy or R²)")
+                             "the Brier score for a classifier, its accuracy shown beside "
+                             "it; R² for a regressor; ROC AUC for an anomaly detector's "
+                             "model file)")
     parser.add_argument("--n-jobs", type=_n_jobs, default=-1, metavar="N",
                         help="threads for fitting the model and computing the measures "
                              "(default: -1, every core); the numbers do not depend on it")
