@@ -214,6 +214,10 @@ def test_janitza_pvalues_in_json_and_table(csv, capsys):
                             out.index("Ranks side by side")]
     mdi_table = out[out.index("mdi: mean decrease"):out.index("permutation: drop")]
     assert "p-value" in permutation_table and "p-value" not in mdi_table
+    # A null sample of n values cannot tell a p-value below 1/n from 0.
+    n_null = len(expected.extra["null_importances"])
+    assert (expected.pvalues == 0).any()
+    assert f"< {1 / n_null:.2g}" in permutation_table
 
 
 def test_altmann_pvalues_equal_altmann_pvalues(csv):

@@ -30,6 +30,9 @@ def test_janitza_by_hand():
                                   [-0.2, -0.1, 0.0, 0.1, 0.2])
     assert result.params == {"n_repeats": 3, "pvalues": "janitza"}
     assert result.method == "permutation"
+    # Five null values cannot tell a p-value below 1/5 from 0: shown as "< 0.2".
+    html = result._repr_html_()
+    assert "<td>&lt; 0.2</td>" in html and "<td>0.4</td>" in html
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -22,6 +22,7 @@ import math
 import pandas as pd
 
 from .._text import shorten, visible
+from ..importance._engine._html import shown_pvalue
 from ._measures import MEASURES
 from ._models import shown_score
 from ._rows import print_rows, rows_to_json
@@ -147,7 +148,7 @@ def measure_frame(run, name: str) -> pd.DataFrame:
                            for low, high in zip(frame["ci_low"], frame["ci_high"],
                                                 strict=True)]
     if "pvalue" in frame:
-        table["p-value"] = [_number(v, 3) for v in frame["pvalue"]]
+        table["p-value"] = [shown_pvalue(v, run.results[name]) for v in frame["pvalue"]]
     return table
 
 

@@ -1,7 +1,8 @@
 """An importance result as an HTML table for notebooks (``ImportanceResult._repr_html_``):
 one row per feature, most important first, with its interval, its rank interval and a
 small bar. Feature names are data: escaped, and shortened in the table (the full name
-stays in the cell's title)."""
+stays in the cell's title). :func:`shown_pvalue` writes a p-value as every table shows
+it."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def result_html(result, max_rows: int = MAX_ROWS) -> str:
                  else f"{row.rank_low}–{row.rank_high}")
         cells.append(f"<td>{ranks}</td>")
         if has_p:
-            cells.append(f"<td>{row.pvalue:.3g}</td>")
+            cells.append(f"<td>{html.escape(shown_pvalue(row.pvalue, result))}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     more = len(frame) - len(shown)
     caption = (f"{html.escape(visible(result.method))}: {len(frame)} features"
@@ -74,3 +75,14 @@ def _bar(value: float, scale: float) -> str:
     colour = "#4c72b0" if value >= 0 else "#c44e52"
     return (f'<div style="width:{width}px;height:0.8em;background:{colour}" '
             f'title="{value:g}"></div>')
+
+
+def shown_pvalue(value, result) -> str:
+    """A p-value of ``result`` as text, three significant digits. Janitza's null sample
+    of n values cannot tell a p-value below 1/n from 0: such a p-value reads "< 1/n"."""
+    if value is None or value != value:
+        return ""
+    null = result.extra.get("null_importances")
+    if value == 0 and null is not None and len(null):
+        return f"< {1 / len(null):.2g}"
+    return f"{value:.3g}"
