@@ -105,6 +105,21 @@ def test_the_new_measures_run_by_name(csv, capsys, method):
     assert top["feature"] == "a"
 
 
+def test_rows_knockoffs_cannot_take_skip_the_selection_with_a_note(csv, tmp_path, capsys):
+    # Gaussian knockoffs need finite numbers: with a missing value the run still gives
+    # its verdict, and says why nothing was selected.
+    frame = pd.read_csv(csv)
+    frame.loc[::7, "a"] = np.nan
+    path = tmp_path / "missing.csv"
+    frame.to_csv(path, index=False)
+    document = run_json(["explain", str(path), "--target", "y", "--model", "tree",
+                         "--select", "knockoffs"], capsys)
+    assert document["selection"] is None
+    assert document["verdict"] is not None
+    notes = [note for note in document["notes"] if note.startswith("select knockoffs")]
+    assert len(notes) == 1 and "skipped" in notes[0] and "NaN" in notes[0]
+
+
 def test_bad_inputs(csv, capsys):
     run_bad(capsys, ["explain", str(csv), "--target", "y", "--fdr", "0.1"],
             "--fdr 0.1", "add --select knockoffs")

@@ -8,7 +8,6 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .._errors import InputError
 from ..selection import knockoffs
 
 __all__ = ["SELECTORS", "selection_frame", "selection_lines", "select"]
@@ -19,7 +18,9 @@ DEFAULT_FDR = 0.1
 
 def select(X_train, y_train, model, fdr: float, *, seed, steps, notes):
     """The :class:`~sapwood.selection.KnockoffResult` of ``model`` (unfitted copy) on
-    the training rows; the knockoffs' warnings become ``notes``."""
+    the training rows; the knockoffs' warnings become ``notes``. Where knockoffs cannot
+    be drawn for these rows (missing values, text columns), None and a note saying why:
+    the rest of the report stands, as for a measure that does not apply."""
     from sklearn.base import clone
 
     with steps.step(f"Selecting features with model-X knockoffs (FDR {fdr:g}) on "
@@ -29,7 +30,8 @@ def select(X_train, y_train, model, fdr: float, *, seed, steps, notes):
             result = knockoffs(X_train, y_train, fdr=fdr, estimator=clone(model),
                                random_state=seed)
         except ValueError as error:
-            raise InputError(f"select knockoffs: {str(error).splitlines()[0]}") from None
+            notes.append(f"select knockoffs skipped: {str(error).splitlines()[0]}")
+            return None
     for warning in caught:
         if issubclass(warning.category, UserWarning):
             notes.append(f"knockoffs: {warning.message}")
