@@ -40,6 +40,10 @@ def test_explain_returns_a_report_with_every_conclusion(report, table):
     assert "inf_1" in report.verdict.relies_on
     assert report.agreement and report.agreement[0]["measure_a"] == "mdi"
     assert {f.kind for f in report.warnings} >= {"identifier"}
+    # A notebook's repr is a line, not the dataclass's every field (the encoded table).
+    shown = repr(report)
+    assert shown.startswith("Report(target='y', classification, model=") and len(shown) < 400
+    assert f"relies_on={report.verdict.relies_on[:8]!r}" in shown
 
 
 def test_the_library_and_the_command_give_the_same_json(table, tmp_path, capsys):

@@ -98,6 +98,17 @@ class Report:
     def __str__(self) -> str:
         return self.to_text()
 
+    def __repr__(self) -> str:
+        # The dataclass's own repr would print every field, the encoded table included.
+        head = (f"Report(target={self.data.target!r}, {self.task}, model={self.model_text}, "
+                f"{self.n_test} {'held-out' if self.held_out else 'training'} rows, "
+                f"measures={list(self.results)}")
+        if self.verdict is not None and self.verdict.measure is not None:
+            relies = self.verdict.relies_on
+            more = f" and {len(relies) - 8} more" if len(relies) > 8 else ""
+            head += f", relies_on={relies[:8]!r}{more}"
+        return head + "); print() it for the verdict and the evidence"
+
     def to_html(self, path, title: str | None = None):
         """Write the self-contained HTML report to ``path`` (atomically: the file
         appears whole or not at all); returns its path."""
