@@ -107,6 +107,13 @@ def test_one_screen_at_80_columns(report):
     assert all(len(line) <= 80 for line in text.splitlines()
                if not line.startswith(("Data:", "Model:")))
     assert any(line.startswith("Verdict") for line in lines[:12])
+    # The agreement says over which features it holds, and one pair's exact overlap.
+    compared = report.agreement[0]["features"]
+    overlap = report.agreement[0]["top_k_overlap"]
+    flat = " ".join(text.split())
+    assert (f"order no pair of features among the {len(compared)} found above zero "
+            f"oppositely beyond their uncertainty; their top {report.top_k} share {overlap} "
+            f"of {report.top_k}.") in flat
     details = report.to_text(width=80, details=True)
     assert len(details.splitlines()) > len(lines)
 

@@ -355,10 +355,17 @@ def agreement_sentence(run) -> str | None:
     k = run.top_k
     discordant = [row for row in run.agreement if not row["agree"]]
     overlap = min(row["top_k_overlap"] for row in run.agreement)
+    # One pair of measures shares exactly this many; several share at least the least.
+    share = f"{overlap} of {k}" if len(run.agreement) == 1 else f"at least {overlap} of {k}"
     names = list(run.results)
     if not discordant:
-        text = (f"Agreement: {_and_list(names)} order no pair of features oppositely beyond "
-                f"their uncertainty; their top {k} share at least {overlap} of {k}.")
+        # Over the features either measure finds above zero (the disagreement warning
+        # may still name a feature one measure ranks high and the other finds unused).
+        compared = {name for row in run.agreement for name in row["features"]}
+        among = ("" if len(compared) == len(run.results[names[0]].feature_names)
+                 else f" among the {len(compared)} found above zero")
+        text = (f"Agreement: {_and_list(names)} order no pair of features{among} "
+                f"oppositely beyond their uncertainty; their top {k} share {share}.")
     else:
         worst = max(discordant, key=lambda row: row["n_discordant"])
         a, b = worst["discordant"][0]
@@ -366,8 +373,7 @@ def agreement_sentence(run) -> str | None:
                 f"pairs of measures agree; {worst['measure_a']} and {worst['measure_b']} "
                 f"differ on {worst['n_discordant']} pair(s) of features (e.g. "
                 f"{worst['measure_a']} puts {shorten(a)} above {shorten(b)}, "
-                f"{worst['measure_b']} the reverse); top {k} overlap at least {overlap} of "
-                f"{k}.")
+                f"{worst['measure_b']} the reverse); top {k} overlap {share}.")
     return text
 
 
