@@ -103,8 +103,8 @@ def test_explain_mixed_types_in_process(capsys, mixed_csv, tmp_path):
     out = " ".join(out.split())
     assert out.startswith(f"Data: {mixed_csv}: 120 rows, 3 features, target 'label' "
                           "(classification, 2 distinct values) Encoded as ordinal codes "
-                          "(sorted categories): colour Missing feature values kept as "
-                          "missing: ")
+                          "(text sorted; a categorical column in its own order): colour "
+                          "Missing feature values (cells) kept as missing: ")
     assert "Model: DecisionTreeClassifier(max_depth=3), trained on 90 rows" in out
     assert f"Report written to {report}" in out
     assert 'src="data:image/png;base64,' in report.read_text(encoding="utf-8")

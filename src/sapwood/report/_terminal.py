@@ -80,10 +80,10 @@ def summary_lines(run) -> list:
     if data.encodings:
         names = list(data.encodings)
         more = f" and {len(names) - 8:,} more" if len(names) > 8 else ""
-        lines.append("Encoded as ordinal codes (sorted categories): "
-                     + ", ".join(names[:8]) + more)
+        lines.append("Encoded as ordinal codes (text sorted; a categorical column in its "
+                     "own order): " + ", ".join(names[:8]) + more)
     if data.n_missing:
-        lines.append(f"Missing feature values kept as missing: {data.n_missing}")
+        lines.append(f"Missing feature values (cells) kept as missing: {data.n_missing:,}")
     trained = f"trained on {run.n_train} rows, " if run.fitted_here else "loaded, "
     rows = "held-out" if run.held_out else "training"
     lines.append(f"Model: {run.model_text}, {trained}{rows} {score_line(run)}")
