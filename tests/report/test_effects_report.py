@@ -140,12 +140,43 @@ def test_the_html_has_the_pictures_table_and_note(report, computed):
     assert "the PDP extrapolates there" in page
 
 
-def test_terminal_lines_are_few_and_name_the_strongest_pair(computed):
+def test_terminal_lines_say_each_effect_and_name_the_strongest_pair(computed):
     lines = effects_lines(computed)
-    assert 2 <= len(lines) <= 6
-    assert "x1 × x2: H" in lines[1] and "held-out rows" in lines[0]
+    assert lines[0].startswith("How the top features move the prediction (ALE")
+    assert "held-out rows" in lines[0]
+    said = {line.split(":")[0].strip(): line for line in lines[1:len(computed["effects"]) + 1]}
+    assert set(said) == set(_by_feature(computed))
+    # y = 2 x1 x2 - 4 x3 + 6 x4 + x5 + 0.6 [red]: x5 and x4 rise, x3 falls.
+    assert said["x5"].startswith("  x5: rises by") and "from -" in said["x5"]
+    assert "x4: rises by" in said["x4"] and "x3: falls by" in said["x3"]
+    assert "colour: highest for red" in said["colour"]
+    strongest = lines.index(next(line for line in lines if line.startswith("Strongest")))
+    assert "x1 × x2: H" in lines[strongest + 1]
     assert any("PDP extrapolates" in line for line in lines)
     assert effects_lines({"effects": [], "interactions": []}) == []
+
+
+@pytest.mark.parametrize("effect, words", [
+    ([0, 1, 2, 3], "rises by 3 from 0 to 3"),
+    ([3, 2.9, 1, 0], "falls by 3 from 0 to 3"),
+    ([0, 2, 3, 1], "rises then falls by 3"),
+    ([3, 0, 1, 2], "falls then rises by 3"),
+    ([0, 3, 0, 3], "goes up and down by 3"),
+    ([0, 2, 1.5, 3], "goes up and down by 3"),
+    ([0, 2, 1.8, 3], "rises by 3"),  # a dip below a tenth of the spread is not a turn
+    ([1, 1, 1, 1], "flat from 0 to 3"),
+])
+def test_an_effect_in_words(effect, words):
+    from sapwood.report._effects import _shape
+
+    entry = {"ale": {"edges": [0.0, 1.0, 2.0, 3.0], "eff": effect}, "output": None}
+    assert _shape(entry).startswith(words)
+    entry = {"ale": {"categories": ["a", "b", "c", "d"], "eff": effect}, "output": "yes"}
+    if max(effect) > min(effect):
+        top, bottom = "abcd"[int(np.argmax(effect))], "abcd"[int(np.argmin(effect))]
+        assert _shape(entry) == (f"highest for {top}, lowest for {bottom}, "
+                                 f"{max(effect) - min(effect):.3g} apart (the probability "
+                                 "of 'yes')")
 
 
 def test_defaults_top_three_and_a_multiclass_model():

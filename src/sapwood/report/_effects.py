@@ -365,9 +365,15 @@ def _strict(value):
 
 
 def effects_lines(computed) -> list:
-    """At most six short lines for the terminal: the strongest interactions with H, and
-    the extrapolation notes."""
+    """Short lines for the terminal: each top feature's effect in words (its ALE), the
+    strongest interactions with H, and the extrapolation notes."""
     lines = []
+    shapes = [(entry, _shape(entry)) for entry in computed.get("effects") or []]
+    shapes = [(entry, shape) for entry, shape in shapes if shape is not None]
+    if shapes:
+        lines.append(f"How the top features move the prediction (ALE, the change across "
+                     f"each feature's values; {_rows(shapes[0][0])}):")
+        lines += [f"  {shorten(entry['feature'], 30)}: {shape}" for entry, shape in shapes]
     pairs = computed.get("interactions") or []
     if pairs:
         lines.append(f"Strongest interactions (Friedman's H: 0 none, 1 all interaction; "
@@ -380,12 +386,60 @@ def effects_lines(computed) -> list:
                 text += f", mean |SHAP interaction| {pair['shap']:.3g}"
             lines.append(text)
     for entry in computed.get("effects") or []:
-        if entry.get("note") and len(lines) < 6:
+        if entry.get("note"):
             others = ", ".join(shorten(f, 30) for f in entry["correlated_with"])
             lines.append(f"PDP extrapolates for {shorten(entry['feature'], 30)} (correlated "
                          f"with {others}): PDP and ALE differ by up to "
                          f"{entry['difference']['max_abs']:.3g}; read the ALE.")
-    return lines[:6]
+    return lines
+
+
+# An ALE counts as turning where it comes back by more than this share of its spread.
+TURN = 0.1
+
+
+def _shape(entry) -> str | None:
+    """The ALE of one feature in words: "rises by 3.2 from 1.7 to 38" (falls, rises
+    then falls, falls then rises, goes up and down), or a categorical feature's highest
+    and lowest category; None without an ALE."""
+    ale = entry.get("ale")
+    if not ale:
+        return None
+    effect = np.asarray(ale["eff"], dtype=np.float64)
+    finite = np.isfinite(effect)
+    if finite.sum() < 2:
+        return None
+    spread = float(np.ptp(effect[finite]))
+    towards = f" (the probability of {entry['output']!r})" if entry.get("output") is not None \
+        else ""
+    if "categories" in ale:
+        names = [str(c) for c in ale["categories"]]
+        top, bottom = int(np.nanargmax(effect)), int(np.nanargmin(effect))
+        return (f"highest for {shorten(names[top], 20)}, lowest for "
+                f"{shorten(names[bottom], 20)}, {spread:.3g} apart{towards}")
+    edges = np.asarray(ale["edges"], dtype=np.float64)[finite]
+    effect = effect[finite]
+    if spread == 0:
+        return f"flat from {edges[0]:.4g} to {edges[-1]:.4g}"
+    back = TURN * spread
+    top, bottom, last = int(np.argmax(effect)), int(np.argmin(effect)), len(effect) - 1
+    # An extreme inside the range that both ends stay clear of: the curve turns there.
+    peak = 0 < top < last and effect[top] - max(effect[0], effect[-1]) > back
+    trough = 0 < bottom < last and min(effect[0], effect[-1]) - effect[bottom] > back
+    if peak != trough:
+        shape = "rises then falls" if peak else "falls then rises"
+    elif peak or not _monotone(effect, back):
+        shape = "goes up and down"
+    else:
+        shape = "rises" if effect[-1] > effect[0] else "falls"
+    return f"{shape} by {spread:.3g} from {edges[0]:.4g} to {edges[-1]:.4g}{towards}"
+
+
+def _monotone(effect, back) -> bool:
+    """No move against the overall direction by more than ``back``."""
+    rising = effect[-1] >= effect[0]
+    running = np.maximum.accumulate(effect) if rising else np.minimum.accumulate(effect)
+    return bool(np.all(np.abs(running - effect) <= back))
 
 
 def _rows(entry) -> str:
