@@ -154,6 +154,16 @@ def test_integer_target_as_classes_hints_regression():
         check_enough_rows(data, 0.25)
 
 
+def test_a_decimal_target_read_as_classes_is_not_called_integer():
+    # mtcars' mpg with task="classification": numbers, not integer values.
+    y = pd.Series(np.r_[np.repeat(np.arange(8) + 0.5, 5), [21.4]], name="mpg")
+    data = prepare(pd.DataFrame({"x": np.arange(len(y)), "mpg": y}), "mpg",
+                   task="classification")
+    with pytest.raises(InputError, match=r"class '21.4' .* 'mpg' holds 9 numbers read as "
+                                         r"classes: if it is a quantity"):
+        check_enough_rows(data, 0.25)
+
+
 def test_text_target_gets_no_regression_hint():
     y = pd.Series(list("abcabcabcabcd"), name="y")
     data = prepare(pd.DataFrame({"x": np.arange(len(y)), "y": y}), "y")

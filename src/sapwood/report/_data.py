@@ -161,7 +161,9 @@ def _regression_hint(data: Prepared, n_classes: int) -> str:
             or pd.api.types.is_bool_dtype(y):
         return ""
     how = "taken as classes" if data.task_detected else "read as classes"
-    return (f"; {data.target!r} holds {n_classes} integer values {how}: if it is a "
+    whole = bool(np.all(np.mod(y.dropna().to_numpy(dtype=np.float64), 1) == 0))
+    kind = "integer values" if whole else "numbers"
+    return (f"; {data.target!r} holds {n_classes} {kind} {how}: if it is a "
             "quantity, use --task regression (task='regression')")
 
 
