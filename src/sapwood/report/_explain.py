@@ -29,6 +29,7 @@ from ._data import Prepared, check_enough_rows, prepare_xy
 from ._models import (
     MODEL_NAMES,
     PROBABILITY_SCORES,
+    KeptPredictions,
     LoadedModel,
     build_model,
     default_model,
@@ -460,7 +461,13 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
     options = dataclasses.replace(options, scoring=options.scoring
                                   or default_scoring(model, data.task))
     rows = "held-out" if held_out else "training"
-    with steps.step(f"Scoring on {len(X_test)} {rows} rows"):
+    label = f"Scoring on {len(X_test)} {rows} rows"
+    # The held-out rows are predicted once, for the score, the accuracy, the baseline
+    # and the leakage check alike; on a large table under a bar with the time left.
+    kept = KeptPredictions(model, X_test, progress=steps.shown, rows=f"{rows} rows")
+    if kept.counted:
+        steps.line(label)
+    with (steps.step(label) if not kept.counted else NoStep()), kept:
         try:
             started = time.perf_counter()
             score = score_model(model, X_test, y_test, data.task, options.scoring)
@@ -471,6 +478,8 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
         except (ValueError, TypeError) as error:
             raise InputError(f"cannot score the model on this data: "
                              f"{str(error).splitlines()[0]}") from None
+    # A later first prediction runs under another step's bar: rich shows one at a time.
+    kept.counted = False
     if not math.isfinite(score):
         notes.append(f"the model's {rows} score is not a finite number ({score}); the JSON "
                      "shows it as null")
@@ -500,17 +509,20 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
     train_score = None
     if not fitted and held_out:
         # Compared with the held-out score the report shows first (the accuracy beside
-        # a probability score) to see overfitting.
-        train_score = score_model(model, X_train, y_train, data.task,
-                                  None if accuracy is not None else options.scoring)
-    report.baseline = baseline(model, y_train if given else None, X_test, y_test,
-                               data.task, report.score_name, score,
-                               options.scoring) if held_out else None
+        # a probability score) to see overfitting; made only if a warning reads it.
+        train_score = _verdict.TrainingScore(model, X_train, y_train, data.task,
+                                             None if accuracy is not None
+                                             else options.scoring, seed=options.seed)
+    with kept:
+        report.baseline = baseline(model, y_train if given else None, X_test, y_test,
+                                   data.task, report.score_name, score,
+                                   options.scoring) if held_out else None
     with steps.step("Checking for identifiers, leakage and correlated features"):
         report.warnings = _verdict.find_warnings(
             report, X_train=X_train if given else X_test,
             y_train=y_train if given else y_test, X_test=X_test, y_test=y_test,
-            encodings=data.encodings, model=model, train_score=train_score, split=given)
+            encodings=data.encodings, model=model, train_score=train_score, split=given,
+            predictions=kept)
     report.verdict = _verdict.verdict(report, report.warnings)
     return report
 

@@ -10,8 +10,8 @@ from sapwood.importance._engine._permutation_rows import AucScoreMixin
 
 from .._errors import InputError
 
-__all__ = ["LARGE_TABLE_ROWS", "MODEL_NAMES", "PROBABILITY_SCORES", "LoadedModel",
-           "available_models", "build_model", "default_model", "default_scoring",
+__all__ = ["LARGE_TABLE_ROWS", "MODEL_NAMES", "PROBABILITY_SCORES", "KeptPredictions",
+           "LoadedModel", "available_models", "build_model", "default_model", "default_scoring",
            "describe_ensemble", "describe_model", "describe_source", "large_table_note",
            "large_table_params", "load_model", "model_class", "score_model", "shown_score"]
 
@@ -291,6 +291,108 @@ def score_model(model, X, y, task: str, scoring: str | None = None) -> float:
     if task == "classification":
         return float(accuracy_score(y, predicted))
     return float(r2_score(y, predicted))
+
+
+# Above this many rows, a prediction the run shows a bar for is made in pieces of
+# PREDICTION_PIECE rows, which the bar counts with the time left; below, it takes a
+# second or two and the step's own bar shows it.
+COUNTED_PREDICTION_ROWS = 100_000
+PREDICTION_PIECE = 25_000
+_KEPT_METHODS = ("predict", "predict_proba")
+
+
+class KeptPredictions:
+    """A model's ``predict`` and ``predict_proba`` of one table ``X``, each made once and
+    handed back (as a copy) to every later call on that same table object, while the
+    model is inside ``with kept:`` (it can be entered again and again; what was made is
+    kept between).
+
+    explain predicts its held-out rows for the score, for the accuracy shown beside a
+    probability score, for the baseline's per-row gains and for the leakage check's
+    model score: on a large table and a large forest each of those takes as long as the
+    first. Inside ``with``, the model's two methods are replaced on the instance, where
+    scikit-learn's scorers and the estimators' own ``score`` look them up, so every one
+    of those calls reads the numbers the first call made; any other table goes to the
+    model's own method, and leaving puts the class's methods back. A model whose
+    instance takes no attributes is left alone (each call predicts again).
+
+    ``progress``: on more than :data:`COUNTED_PREDICTION_ROWS` rows the first prediction
+    is made in pieces of rows under a bar with the time left (:attr:`counted`), which
+    names them ``rows``. A tree
+    model predicts each row on its own, so the pieces put together are the prediction
+    of the whole table; without ``progress`` the table is predicted in one call."""
+
+    def __init__(self, model, X, progress=False, rows="held-out rows"):
+        self.model = model
+        self.X = X
+        self.rows = rows
+        self.counted = bool(progress) and len(X) > COUNTED_PREDICTION_ROWS
+        self._made = {}
+        self._replaced = []
+
+    def __enter__(self):
+        own = getattr(self.model, "__dict__", None)
+        if own is None:
+            return self
+        for name in _KEPT_METHODS:
+            method = getattr(self.model, name, None)
+            if method is None or name in own:
+                continue
+            try:
+                setattr(self.model, name, self._answering(name, method))
+            except (AttributeError, TypeError):
+                continue
+            self._replaced.append(name)
+        return self
+
+    def __exit__(self, *exc):
+        for name in self._replaced:
+            self.model.__dict__.pop(name, None)
+        self._replaced = []
+        return False
+
+    def _answering(self, name, method):
+        from functools import wraps
+
+        # Named as the method: scikit-learn's scorers call the model's method by name.
+        @wraps(method)
+        def answer(X, *args, **kwargs):
+            if X is not self.X or args or kwargs:
+                return method(X, *args, **kwargs)
+            if name not in self._made:
+                self._made[name] = self._predicted(name, method)
+            made = self._made[name]
+            # A copy: a caller may write into what it is given.
+            return [part.copy() for part in made] if isinstance(made, list) else made.copy()
+        return answer
+
+    def _predicted(self, name, method):
+        if not self.counted or self._made:
+            # In one call when a prediction is made already: a classifier's predict
+            # reads its predict_proba of the whole table, kept, where in pieces it
+            # would make each piece's again.
+            return method(self.X)
+        from .._progress import progress_bar
+
+        n_rows = len(self.X)
+        pieces = []
+        with progress_bar(n_rows, f"{self.rows} predicted", True) as steps:
+            for start in range(0, n_rows, PREDICTION_PIECE):
+                piece = self.X[start:start + PREDICTION_PIECE] if not hasattr(
+                    self.X, "iloc") else self.X.iloc[start:start + PREDICTION_PIECE]
+                pieces.append(method(piece))
+                steps.advance(len(piece))
+        return _joined(pieces)
+
+
+def _joined(pieces):
+    """The pieces' predictions as one: arrays stacked by rows; a list of arrays (one per
+    output) output by output."""
+    import numpy as np
+
+    if isinstance(pieces[0], list):
+        return [np.concatenate([piece[k] for piece in pieces]) for k in range(len(pieces[0]))]
+    return np.concatenate([np.asarray(piece) for piece in pieces])
 
 
 def describe_model(model) -> str:

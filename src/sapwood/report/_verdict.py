@@ -29,6 +29,7 @@ checks them, is written out in ``docs/measures.md`` ("Warnings", "The verdict").
 from __future__ import annotations
 
 import dataclasses
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -41,9 +42,11 @@ from ._agreement import significantly_above
 from ._baseline import baseline_warning
 from ._intervals import Interval, verdict_interval
 from ._measures import MEASURES, where
+from ._models import score_model
 
-__all__ = ["Interval", "Verdict", "disagreement", "find_warnings", "small_data", "standing",
-           "verdict", "verdict_interval", "verdict_measure", "verdict_measures"]
+__all__ = ["CHECK_ROWS", "Interval", "TrainingScore", "Verdict", "check_rows", "disagreement",
+           "find_warnings", "small_data", "standing", "verdict", "verdict_interval",
+           "verdict_measure", "verdict_measures"]
 
 # An importance below this share of the largest one is negligible.
 NEGLIGIBLE = 0.01
@@ -61,6 +64,81 @@ MIN_ROWS_FOR_ABSENCE = 500
 MIN_CARDINALITY = 10
 CARDINALITY_RATIO = 4
 OVERFIT_GAP = 0.1
+# Above this many training rows, the checks that fit or predict on them (the leakage
+# check's one-column trees, the training score of the overfitting cause) read a seeded
+# sample of this many: their answer hardly moves past it, while their time grows with
+# the rows (the bound the default forest draws its rows by, for the same reason).
+CHECK_ROWS = 100_000
+
+
+def check_rows(n_rows: int, seed: int) -> np.ndarray | None:
+    """The positions of the training rows the leakage check and the training score read:
+    None (all of them) up to :data:`CHECK_ROWS`, else a sample of that many drawn
+    without replacement with ``seed``, in table order."""
+    if n_rows <= CHECK_ROWS:
+        return None
+    return np.sort(np.random.default_rng(seed).choice(n_rows, CHECK_ROWS, replace=False))
+
+
+def _rows_of(values, rows):
+    if rows is None:
+        return values
+    return values.iloc[rows] if hasattr(values, "iloc") else np.asarray(values)[rows]
+
+
+def _sample_note(n_rows: int) -> str:
+    return (f"the warnings' checks that fit or predict on the training rows (the leakage "
+            f"check's one-column trees, and the training score the disagreement warning "
+            f"compares when it names overfitting) read a seeded sample of {CHECK_ROWS:,} "
+            f"of the {n_rows:,} training rows, sapwood's default above {CHECK_ROWS:,}: "
+            "on every row those warnings' numbers could differ slightly "
+            "(docs/getting-started.md, section 'Large tables')")
+
+
+class TrainingScore:
+    """The model's score on its training rows (by ``scoring``, a scorer name, or the
+    model's own), made the first time :attr:`value` is read: only the disagreement
+    warning's overfitting cause reads it, and it predicts every training row, longer
+    than the held-out score takes. Above :data:`CHECK_ROWS` training rows it is the
+    score on the sample of :func:`check_rows` (:attr:`rows` says which rows)."""
+
+    def __init__(self, model, X, y, task: str, scoring=None, *, seed: int = 0):
+        self.model, self.X, self.y = model, X, y
+        self.task, self.scoring = task, scoring
+        self.sample = check_rows(len(X), seed)
+        self._value = None
+
+    @property
+    def rows(self) -> str:
+        """The rows scored, as the warning names them."""
+        if self.sample is None:
+            return "its training rows"
+        return f"a sample of {len(self.sample):,} of its {len(self.X):,} training rows"
+
+    @property
+    def value(self) -> float:
+        if self._value is None:
+            self._value = score_model(self.model, _rows_of(self.X, self.sample),
+                                      _rows_of(self.y, self.sample), self.task,
+                                      self.scoring)
+        return self._value
+
+
+class _DistinctCounts:
+    """Feature -> its distinct training values, counted when first asked for: the
+    disagreement warning reads them only for the features it names."""
+
+    def __init__(self, X):
+        self.X = X
+        self.columns = {str(column): column for column in X.columns}
+        self.counts = {}
+
+    def get(self, name, default=0):
+        if name not in self.columns:
+            return default
+        if name not in self.counts:
+            self.counts[name] = int(self.X[self.columns[name]].nunique())
+        return self.counts[name]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,7 +248,8 @@ def disagreement(trained, held, standings: dict, *, n_distinct: dict, correlated
                  held_name: str = "permutation") -> Finding | None:
     """The ``disagreement`` warning between a training-data measure ``trained`` (the
     registry's ``name``) and a held-out one ``held`` (``held_name``; both
-    :class:`ImportanceResult`), or None."""
+    :class:`ImportanceResult`), or None. ``train_score``: a number, or a
+    :class:`TrainingScore` (made only when the warning is raised)."""
     names = trained.feature_names
     above = significantly_above(trained, name)
     interval = verdict_interval(held_name, held)
@@ -209,10 +288,14 @@ def disagreement(trained, held, standings: dict, *, n_distinct: dict, correlated
             causes.append(f"high cardinality ({quoted(names[j])} has {mine:,} distinct training "
                           f"values against a median of {theirs:,.0f} for the features it "
                           f"outranks; {t_label} favours features with many split points)")
+    scored_rows = "its training rows"
+    if isinstance(train_score, TrainingScore):
+        scored_rows = train_score.rows
+        train_score = train_score.value if test_score is not None else None
     if (train_score is not None and test_score is not None
             and train_score - test_score >= OVERFIT_GAP):
-        causes.append(f"training-data overfit (the model scores {train_score:.3f} on its "
-                      f"training rows against {test_score:.3f} held out, and {t_label} is "
+        causes.append(f"training-data overfit (the model scores {train_score:.3f} on "
+                      f"{scored_rows} against {test_score:.3f} held out, and {t_label} is "
                       "measured on the training rows)")
     if causes:
         message += f" Likely cause{'s' if len(causes) > 1 else ''}: " + "; ".join(causes) + "."
@@ -246,8 +329,13 @@ def small_data(n_test: int, held_out: bool, score_name: str) -> Finding | None:
 
 
 def find_warnings(run_like, *, X_train, y_train, X_test, y_test, encodings, model,
-                  train_score=None, split=True) -> list:
-    """Every warning that applies to a finished run, in the order they are shown."""
+                  train_score=None, split=True, predictions=None) -> list:
+    """Every warning that applies to a finished run, in the order they are shown.
+
+    ``train_score``: None, a number or a :class:`TrainingScore`. ``predictions``: the
+    model's :class:`~sapwood.report._models.KeptPredictions` of ``X_test``, if any. Above
+    :data:`CHECK_ROWS` training rows the leakage check fits on a sample of them
+    (:func:`check_rows`), which a note in ``run_like.notes`` says."""
     results = run_like.results
     standings = _standing_of(run_like) or {}
     found = []
@@ -258,8 +346,13 @@ def find_warnings(run_like, *, X_train, y_train, X_test, y_test, encodings, mode
     used = _used(results)
     found += find_identifiers(X_train, categorical=tuple(encodings), used=used)
     if run_like.held_out and split:
-        found += find_leakage(X_train, y_train, X_test, y_test, run_like.task,
-                              model_score=_leakage_score(model, X_test, y_test, run_like.task),
+        with predictions if predictions is not None else nullcontext():
+            model_score = _leakage_score(model, X_test, y_test, run_like.task)
+        sample = check_rows(len(X_train), run_like.seed)
+        if sample is not None:
+            _note(run_like, _sample_note(len(X_train)))
+        found += find_leakage(_rows_of(X_train, sample), _rows_of(y_train, sample), X_test,
+                              y_test, run_like.task, model_score=model_score,
                               categorical=tuple(encodings), random_state=run_like.seed)
     matters = {name: used.get(name, True) or standings.get(name) == "relies"
                for name in X_train.columns}
@@ -268,7 +361,7 @@ def find_warnings(run_like, *, X_train, y_train, X_test, y_test, encodings, mode
     correlated = {name for finding in groups for name in finding.features}
     held_name = verdict_measure(results)
     if run_like.held_out and held_name is not None:
-        n_distinct = {str(c): int(X_train[c].nunique()) for c in X_train.columns}
+        n_distinct = _DistinctCounts(X_train)
         for name, result in results.items():
             if MEASURES[name].rows != "train":
                 continue
@@ -285,6 +378,13 @@ def find_warnings(run_like, *, X_train, y_train, X_test, y_test, encodings, mode
     if small is not None:
         found.append(small)
     return found
+
+
+def _note(run_like, text: str) -> None:
+    """Add ``text`` to the run's notes once (the warnings may be found again)."""
+    notes = getattr(run_like, "notes", None)
+    if notes is not None and text not in notes:
+        notes.append(text)
 
 
 def _leakage_score(model, X_test, y_test, task):
