@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -127,6 +128,15 @@ def test_a_wide_table_stays_one_screen():
     lines = _screen_lines(report.to_text(width=80))
     assert len(lines) <= 40
     assert any("more features" in line for line in lines)
+    # A feature relied on through its group is shown however low it ranks alone.
+    last = dict(report.verdict.features[-1], status="relies_on", through_group=True)
+    verdict = dataclasses.replace(report.verdict,
+                                  features=[*report.verdict.features[:-1], last])
+    text = dataclasses.replace(report, verdict=verdict).to_text(width=80)
+    row = next(line for line in text.splitlines() if line.startswith(last["feature"] + " "))
+    assert "via group" in row
+    counts = next(line for line in text.splitlines() if "more features" in line)
+    assert "relies on" not in counts and "via group" not in counts
 
 
 def test_a_fitted_model_is_judged_on_the_rows_given(table):

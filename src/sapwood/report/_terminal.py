@@ -306,30 +306,32 @@ def _print_compact(run, console):
     table.add_column("verdict", no_wrap=True)
     table.add_column(MEASURES[first].short, justify="right", no_wrap=True)
     table.add_column("95% interval", justify="right", no_wrap=True)
+    # The top rows, and every feature the model relies on (alone or through its group)
+    # however low its own importance: a verdict never hides in the counts.
+    rows = order[:MAX_COMPACT_ROWS] + [
+        feature for feature in order[MAX_COMPACT_ROWS:]
+        if placed.get(feature, {}).get("status") == "relies_on"]
     shown_others = others
-    width = _compact_width(order[:MAX_COMPACT_ROWS], others)
+    width = _compact_width(rows, others)
     while shown_others and width > console.width:
         shown_others = shown_others[:-1]
-        width = _compact_width(order[:MAX_COMPACT_ROWS], shown_others)
+        width = _compact_width(rows, shown_others)
     for other in shown_others:
         table.add_column(f"{MEASURES[other].short} rank", justify="right", no_wrap=True)
-    labels = {"relies_on": "relies on", "does_not": "does not", "uncertain": "uncertain"}
-    for feature in order[:MAX_COMPACT_ROWS]:
+    for feature in rows:
         entry = placed.get(feature, {})
-        status = labels.get(entry.get("status"), "")
-        if entry.get("through_group"):
-            status = "via group"
+        status = _status_label(entry) or ""
         low, high = entry.get("low"), entry.get("high")
         interval = (f"{_fixed(low, decimals)} to {_fixed(high, decimals)}"
                     if low is not None and high is not None else "")
         table.add_row(_plain(feature), status, _fixed(importance[feature], decimals), interval,
                       *[str(ranks[other][feature]) for other in shown_others])
     console.print(table)
-    rest = order[MAX_COMPACT_ROWS:]
+    rest = [feature for feature in order if feature not in set(rows)]
     if rest:
         counts = {}
         for feature in rest:
-            label = labels.get(placed.get(feature, {}).get("status"), "unplaced")
+            label = _status_label(placed.get(feature, {})) or "unplaced"
             counts[label] = counts.get(label, 0) + 1
         console.print(visible(f"... and {len(rest):,} more features: " + ", ".join(
             f"{count:,} {label}" for label, count in counts.items())), markup=False,
@@ -338,6 +340,14 @@ def _print_compact(run, console):
         left = ", ".join(other for other in others if other not in shown_others)
         console.print(visible(f"(ranks by {left} left out at this width)"), markup=False,
                       highlight=False)
+
+
+def _status_label(entry) -> str | None:
+    """A feature's verdict as the compact table says it."""
+    if entry.get("through_group"):
+        return "via group"
+    return {"relies_on": "relies on", "does_not": "does not",
+            "uncertain": "uncertain"}.get(entry.get("status"))
 
 
 def _compact_width(features, others) -> int:
