@@ -139,6 +139,24 @@ def test_a_wide_table_stays_one_screen():
     assert "relies on" not in counts and "via group" not in counts
 
 
+def test_a_warning_line_names_fewer_features_before_its_numbers_are_cut(report):
+    from sapwood.diagnostics import Finding
+    from sapwood.report._terminal import warning_summary
+
+    group = Finding("correlated", tuple(f"feature_{j}" for j in range(6)), "whole text",
+                    {"joint_importance": 1.7, "joint_ci_low": -0.14, "joint_ci_high": 3.6})
+    assert warning_summary(group) == ("feature_0, feature_1, feature_2, feature_3 and 2 "
+                                      "more: one group, together -0.14 to 3.6")
+    assert warning_summary(group, 1) == "feature_0 and 5 more: one group, together -0.14 to 3.6"
+    for width, shown in ((80, "feature_0 and 5 more"),
+                         (100, "feature_0, feature_1, feature_2 and 3 more"),
+                         (120, "feature_0, feature_1, feature_2, feature_3 and 2 more")):
+        text = dataclasses.replace(report, warnings=[group]).to_text(width=width)
+        line = next(line for line in text.splitlines()
+                    if line.startswith("Warning (correlated)"))
+        assert line == f"Warning (correlated): {shown}: one group, together -0.14 to 3.6"
+
+
 def test_a_fitted_model_is_judged_on_the_rows_given(table):
     from sklearn.ensemble import RandomForestClassifier
 

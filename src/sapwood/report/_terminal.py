@@ -219,8 +219,12 @@ def print_report(run, console, details: bool = False, hint: str | None = None):
     else:
         _print_compact(run, console)
         for finding in run.warnings:
-            console.print(_one_line(f"Warning ({finding.kind}): {warning_summary(finding)}",
-                                    console.width), style="bold yellow")
+            # Fewer names before the numbers are cut: the line keeps what it says.
+            texts = [f"Warning ({finding.kind}): {warning_summary(finding, n_names)}"
+                     for n_names in (4, 3, 2, 1)]
+            text = next((t for t in texts if len(visible(t)) <= console.width),
+                        min(texts, key=len))
+            console.print(_one_line(text, console.width), style="bold yellow")
         sentence = agreement_sentence(run)
         if sentence:
             console.print(visible(sentence), markup=False, highlight=False)
@@ -238,25 +242,24 @@ def print_report(run, console, details: bool = False, hint: str | None = None):
         console.print(visible(hint), markup=False, highlight=False, style="dim")
 
 
-def warning_summary(finding) -> str:
-    """A warning in a few words (the terminal's one line; ``--details`` and the report
-    give it whole)."""
-    if not finding.features:
-        names = ""
+def warning_summary(finding, n_names: int = 4) -> str:
+    """A warning in a few words, naming at most ``n_names`` features (the terminal's one
+    line; ``--details`` and the report give it whole)."""
+    features = [shorten(f) for f in finding.features]
+    if len(features) > n_names:
+        names = f"{', '.join(features[:n_names])} and {len(features) - n_names} more"
     else:
-        names = _and_list([shorten(f) for f in finding.features[:4]])
-    names += (
-        f" and {len(finding.features) - 4} more" if len(finding.features) > 4 else "")
+        names = _and_list(features) if features else ""
     d = finding.details
     kind = finding.kind
     if kind == "identifier":
         return f"{names}: looks like a key, not a measurement"
     if kind == "leakage":
-        return f"{names}: alone predicts the target almost perfectly (recorded after it?)"
+        return f"{names}: alone predicts the target almost perfectly: a leak?"
     if kind == "correlated":
-        joint = (f" (together {d['joint_importance']:.3g}, {d['joint_ci_low']:.3g} to "
-                 f"{d['joint_ci_high']:.3g})" if d.get("joint_importance") is not None
-                 else "")
+        # The group's joint interval (its estimate and the whole text: --details).
+        joint = (f", together {d['joint_ci_low']:.2g} to {d['joint_ci_high']:.2g}"
+                 if d.get("joint_importance") is not None else "")
         return f"{names}: one group{joint}"
     if kind == "disagreement":
         causes = f" ({', '.join(d['causes'])})" if d.get("causes") else ""
