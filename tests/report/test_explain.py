@@ -47,6 +47,15 @@ def test_explain_returns_a_report_with_every_conclusion(report, table):
     assert f"relies_on={report.verdict.relies_on[:8]!r}" in shown
 
 
+def test_the_target_by_its_column_name(report, table):
+    X, y = table
+    named = sapwood.explain(X.assign(y=y), "y", methods=["mdi", "permutation"],
+                            random_state=1)
+    assert named.to_json() == report.to_json()
+    with pytest.raises(ValueError, match=r"y='Y': not a column of X \(did you mean 'y'\?\)"):
+        sapwood.explain(X.assign(y=y), "Y")
+
+
 def test_the_library_and_the_command_give_the_same_json(table, tmp_path, capsys):
     X, y = table
     path = tmp_path / "data.csv"

@@ -25,7 +25,7 @@ from ._baseline import baseline
 from ._columns import match_columns
 from ._compiled import compiled_first
 from ._cost import Timing, long_wait
-from ._data import Prepared, check_enough_rows, prepare_xy
+from ._data import Prepared, check_enough_rows, did_you_mean, prepare_xy
 from ._models import (
     MODEL_NAMES,
     PROBABILITY_SCORES,
@@ -83,7 +83,8 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         ordinal codes (categories in sorted order, or a categorical's own order),
         booleans as 0/1, dates as seconds since 1970; missing values stay missing. Or a
         Dask DataFrame of numbers (docs/getting-started.md, "Tables larger than memory").
-    y : the target (Series or 1-D array); for a Dask X, a Dask Series or X's column name.
+    y : the target: a Series or 1-D array, or the name of a column of X (then the
+        features are X's other columns); for a Dask X, a Dask Series or X's column name.
     model : None or ``"rf"``, ``"et"``, ``"gb"``, ``"tree"``: train that sapwood model (None:
         a random forest) on a split of X, y; a forest on more than 100,000 training rows
         grows each tree on 100,000 of them (``max_samples``, shown in the Model line;
@@ -170,6 +171,8 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
                          "already (X, y are the held-out rows); leave test_size=None")
     if fitted and task not in ("auto", _task(model)):
         raise InputError(f"task={task!r}: the model is a {_task(model)} model")
+    if isinstance(y, str) and isinstance(X, pd.DataFrame):
+        X, y = _target_column(X, y)
     held_back = None  # a Dask table's held-out rows, scored block by block after the run
     if is_dask_collection(X) or is_dask_collection(y):
         from ._dask import in_memory  # Dask is optional: imported for Dask input only
@@ -554,6 +557,16 @@ def _settle_top_k(top_k, n_features: int) -> int:
                          f"({n_features}; the top {n_features} of {n_features} always "
                          "overlap)")
     return top_k
+
+
+def _target_column(X, name: str):
+    """``explain(table, "y")``: the features and the target column of one table."""
+    columns = [str(column) for column in X.columns]
+    if name not in columns:
+        raise InputError(f"y={name!r}: not a column of X{did_you_mean(name, columns)}; y is "
+                         "the target: a Series, an array, or the name of a column of X")
+    position = columns.index(name)
+    return X.drop(columns=X.columns[position]), X.iloc[:, position]
 
 
 def _compute_all(model, methods, inputs, steps, notes, fitted, timing=None) -> dict:
