@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -54,6 +55,17 @@ def test_the_target_by_its_column_name(report, table):
     assert named.to_json() == report.to_json()
     with pytest.raises(ValueError, match=r"y='Y': not a column of X \(did you mean 'y'\?\)"):
         sapwood.explain(X.assign(y=y), "Y")
+
+
+def test_what_a_measure_warns_of_is_a_note(table):
+    # CPI's Gaussian knockoffs warn about discrete columns (noise_binary, noise_lowcard).
+    X, y = table
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = sapwood.explain(X, y, methods=["cpi"], random_state=1)
+    assert not [w for w in caught if issubclass(w.category, UserWarning)]
+    notes = [note for note in report.notes if note.startswith("cpi: Gaussian knockoffs")]
+    assert len(notes) == 1 and "noise_binary" in notes[0]
 
 
 def test_the_library_and_the_command_give_the_same_json(table, tmp_path, capsys):

@@ -11,6 +11,7 @@ import dataclasses
 import inspect
 import math
 import time
+import warnings
 from contextlib import nullcontext
 from dataclasses import dataclass
 
@@ -592,7 +593,11 @@ def _compute_all(model, methods, inputs, steps, notes, fitted, timing=None) -> d
         if counted:
             # The measure draws its own bar (steps, time left) under this line.
             steps.line(label)
-        with steps.step(label) if not counted else NoStep() as step:
+        with steps.step(label) if not counted else NoStep() as step, \
+                warnings.catch_warnings(record=True) as caught:
+            # What a measure warns of becomes a note under its name, not a line of
+            # Python's warning machinery amid the report.
+            warnings.simplefilter("always", UserWarning)
             try:
                 results[name] = _measures.compute(
                     name, model, dataclasses.replace(inputs, progress=counted))
@@ -605,12 +610,29 @@ def _compute_all(model, methods, inputs, steps, notes, fitted, timing=None) -> d
                 step.skipped()
                 told.append((place[name], f"{name} importance skipped: "
                                            f"{_first_line(error)}"))
+        for warning in _distinct(caught):
+            if issubclass(warning.category, UserWarning):
+                told.append((place[name], f"{name}: {_first_line(warning.message)}"))
+            else:  # a deprecation and the like is for the programmer: passed on
+                warnings.warn_explicit(warning.message, warning.category, warning.filename,
+                                       warning.lineno)
     told = [text for _, text in sorted(told, key=lambda item: item[0])]
     notes.extend(told)
     if not results:
         raise InputError("none of the requested importance measures could be computed: "
                          + ", ".join(methods) + (f" ({told[-1]})" if told else ""))
     return dict(sorted(results.items(), key=lambda item: place[item[0]]))
+
+
+def _distinct(caught) -> list:
+    """Each warning once (a measure may warn alike for every tree or repeat)."""
+    seen, distinct = set(), []
+    for warning in caught:
+        key = (warning.category, str(warning.message))
+        if key not in seen:
+            seen.add(key)
+            distinct.append(warning)
+    return distinct
 
 
 def _choose(methods, model, inputs, steps, place, told) -> list:
