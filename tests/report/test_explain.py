@@ -297,6 +297,12 @@ def test_any_scikit_learn_scorer(table, scoring):
     assert report.results["permutation"].importances_mean == pytest.approx(
         expected.importances_mean)
     assert report.baseline is not None
+    # The Model line names the score in words.
+    words = {"roc_auc": "ROC AUC", "neg_log_loss": "log loss",
+             "balanced_accuracy": "balanced accuracy"}[scoring]
+    model_line = next(line for line in report.to_text(width=200).splitlines()
+                      if line.startswith("Model:"))
+    assert f"held-out {words} {abs(report.score):.3f} on" in model_line
     if scoring == "roc_auc":
         assert report.baseline.score == 0.5
     if scoring == "neg_log_loss":  # the constant's log loss: the class shares' entropy

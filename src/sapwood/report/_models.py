@@ -263,6 +263,9 @@ def default_scoring(model, task: str) -> str | None:
 
 
 _LOSS_NAMES = {"brier_score": "Brier score", "log_loss": "log loss"}
+_SCORE_NAMES = {"roc_auc": "ROC AUC", "roc_auc_ovr": "ROC AUC (one vs rest)",
+                "roc_auc_ovo": "ROC AUC (one vs one)", "r2": "R²",
+                "average_precision": "average precision"}
 
 
 def shown_score(name: str, value: float) -> tuple:
@@ -271,7 +274,7 @@ def shown_score(name: str, value: float) -> tuple:
     if name.startswith("neg_"):
         loss = name[len("neg_"):]
         return _LOSS_NAMES.get(loss, loss.replace("_", " ")), -value, True
-    return name, value, False
+    return _SCORE_NAMES.get(name, name.replace("_", " ")), value, False
 
 
 def score_model(model, X, y, task: str, scoring: str | None = None) -> float:
