@@ -42,7 +42,7 @@ from .._errors import InputError
 from ..importance._engine._dask import is_dask_collection
 from . import _agreement, _measures, _verdict
 from ._data import MIN_PER_SIDE, detect_task, did_you_mean
-from ._models import LoadedModel, score_model
+from ._models import LoadedModel
 
 __all__ = ["MAX_HELD_OUT_ROWS", "MAX_TRAIN_ROWS", "DaskHeldOut", "in_memory"]
 
@@ -105,9 +105,11 @@ class DaskHeldOut:
             report.agreement = _agreement.agreement(report.results, report.top_k)
         train_score = None
         if report.fitted_here:
-            # As in memory: the accuracy beside a probability score, to see overfitting.
-            train_score = score_model(model, X_train, y_train, data.task,
-                                      None if report.accuracy is not None else self.scoring)
+            # As in memory: the accuracy beside a probability score, to see overfitting,
+            # made only if a warning reads it.
+            train_score = _verdict.TrainingScore(
+                model, X_train, y_train, data.task,
+                None if report.accuracy is not None else self.scoring, seed=report.seed)
         with steps.step("Checking the warnings again with the held-out numbers"):
             given = len(y_train) > 0
             report.warnings = _verdict.find_warnings(
