@@ -178,6 +178,29 @@ def test_a_warning_line_names_fewer_features_before_its_numbers_are_cut(report):
         assert line == f"Warning (correlated): {shown}: one group, together -0.14 to 3.6"
 
 
+def test_the_verdict_says_which_intervals_lie_below_zero(report, monkeypatch):
+    # A feature whose whole interval over new rows is below zero: the model does better
+    # with it shuffled; said apart from the uncertain ones, and so in the table.
+    from sapwood.report import _verdict
+
+    result = report.results["permutation"]
+    real = _verdict.verdict_interval(report.verdict.measure, result)
+    low, high = real.low.copy(), real.high.copy()
+    j = result.feature_names.index("noise_binary")
+    low[j], high[j] = -0.02, -0.01
+    monkeypatch.setattr(_verdict, "verdict_interval",
+                        lambda name, result: dataclasses.replace(real, low=low, high=high))
+    verdict = _verdict.verdict(report, report.warnings)
+    line = next(line for line in verdict.lines if line.startswith("- Better shuffled:"))
+    assert line.startswith("- Better shuffled: noise_binary (the whole interval below zero")
+    assert not any("noise_binary" in line for line in verdict.lines
+                   if line.startswith("- Uncertain"))
+    assert "noise_binary" in verdict.uncertain  # its status stays uncertain
+    text = dataclasses.replace(report, verdict=verdict).to_text(width=100)
+    row = next(line for line in text.splitlines() if line.startswith("noise_binary "))
+    assert "below zero" in row
+
+
 def test_a_fitted_model_is_judged_on_the_rows_given(table):
     from sklearn.ensemble import RandomForestClassifier
 

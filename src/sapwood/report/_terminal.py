@@ -349,6 +349,9 @@ def _status_label(entry) -> str | None:
     """A feature's verdict as the compact table says it."""
     if entry.get("through_group"):
         return "via group"
+    high = entry.get("high")
+    if entry.get("status") == "uncertain" and high is not None and high < 0:
+        return "below zero"  # the verdict's "better shuffled"
     return {"relies_on": "relies on", "does_not": "does not",
             "uncertain": "uncertain"}.get(entry.get("status"))
 

@@ -491,12 +491,21 @@ def verdict(run_like, warnings: list) -> Verdict:
         relied = "not decided (no interval over new rows)"
     lines.append("- The model clearly relies on: " + relied)
     if does_not:
-        lines.append(f"- It clearly does not rely on: {_names(does_not)} (never split on, "
-                     f"or the whole interval below {NEGLIGIBLE:.0%} of the top importance)")
-    if uncertain:
-        lines.append(f"- Uncertain: {_names(uncertain)} (" + (
+        # "or negligibly": a tiny effect can be significant and still not matter.
+        lines.append(f"- It does not rely on, or negligibly: {_names(does_not)} (never "
+                     f"split on, or the whole interval below {NEGLIGIBLE:.0%} of the top "
+                     "importance)")
+    # An interval wholly below zero: shuffling the feature improved the score.
+    below = [f for f in uncertain if interval.rows and interval.high[index[f]] < 0]
+    unclear = [f for f in uncertain if f not in below]
+    if unclear:
+        lines.append(f"- Uncertain: {_names(unclear)} (" + (
             "the interval includes zero or a negligible effect" if interval.rows else
             "no interval over new rows") + ")")
+    if below:
+        lines.append(f"- Better shuffled: {_names(below)} (the whole interval below zero: "
+                     "the model does better without their values; noise it fits, or "
+                     "chance)")
     for group in groups:
         text = f"- Entangled: {_names(group.features)} (strongly associated; read them as a group"
         if "joint_importance" in group.details:
@@ -504,6 +513,8 @@ def verdict(run_like, warnings: list) -> Verdict:
             text += (f": shuffled together {_g(d['joint_importance'])}, 95% interval "
                      f"{_g(d['joint_ci_low'])} to {_g(d['joint_ci_high'])} over "
                      f"{d['joint_interval_covers']}")
+            if not d["joint_ci_low"] > 0:
+                text += "; not distinguishable from zero even together"
         lines.append(text + ")")
     lines += _warning_line(warnings)
     return Verdict(name, relies, does_not, uncertain, entangled, kinds, lines, features,
