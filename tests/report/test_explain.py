@@ -201,6 +201,23 @@ def test_the_verdict_says_which_intervals_lie_below_zero(report, monkeypatch):
     assert "below zero" in row
 
 
+def test_a_key_that_predicts_held_out_rows_is_a_leak_of_the_rows_order():
+    # A file sorted by its target: the row number predicts held-out rows too (their
+    # neighbours are in the training rows), which memorising rows cannot explain.
+    rng = np.random.default_rng(4)
+    n = 600
+    y = np.sort(rng.normal(size=n))
+    X = pd.DataFrame({"row": np.arange(1, n + 1), "signal": y + rng.normal(size=n),
+                      "noise": rng.normal(size=n)})
+    report = sapwood.explain(X, pd.Series(y, name="y"), random_state=0)
+    (key,) = [w for w in report.warnings if w.kind == "identifier"]
+    assert key.details["predicts_held_out"]
+    assert "the rows' order carries the target" in key.message
+    assert "row: key predicting held-out rows: row order leaks" in report.to_text()
+    relies = next(line for line in report.verdict.lines if "clearly relies on" in line)
+    assert "row (a key: the rows' order)" in relies
+
+
 def test_a_fitted_model_is_judged_on_the_rows_given(table):
     from sklearn.ensemble import RandomForestClassifier
 

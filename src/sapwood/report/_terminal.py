@@ -253,6 +253,8 @@ def warning_summary(finding, n_names: int = 4) -> str:
     d = finding.details
     kind = finding.kind
     if kind == "identifier":
+        if d.get("predicts_held_out"):
+            return f"{names}: key predicting held-out rows: row order leaks"
         return f"{names}: looks like a key, not a measurement"
     if kind == "leakage":
         return f"{names}: alone predicts the target almost perfectly: a leak?"

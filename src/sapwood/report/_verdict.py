@@ -328,6 +328,20 @@ def small_data(n_test: int, held_out: bool, score_name: str) -> Finding | None:
                    "read every ranking here as tentative.", details={"n_test": n_test})
 
 
+def _ordered(identifier: Finding, standings: dict) -> Finding:
+    """An identifier the model relies on for rows it was not trained on predicts by the
+    rows' order: say so, as memorising rows cannot explain it."""
+    (name,) = identifier.features
+    if standings.get(name) != "relies":
+        return identifier
+    return dataclasses.replace(
+        identifier, message=identifier.message + (
+            f" Yet the model relies on {quoted(name)} for the held-out rows too: the rows' "
+            "order carries the target (a file sorted by it, or a trend over time), which "
+            "new rows in another order will not follow."),
+        details={**identifier.details, "predicts_held_out": True})
+
+
 def find_warnings(run_like, *, X_train, y_train, X_test, y_test, encodings, model,
                   train_score=None, split=True, predictions=None) -> list:
     """Every warning that applies to a finished run, in the order they are shown.
@@ -344,7 +358,9 @@ def find_warnings(run_like, *, X_train, y_train, X_test, y_test, encodings, mode
     if skill is not None:
         found.append(skill)
     used = _used(results)
-    found += find_identifiers(X_train, categorical=tuple(encodings), used=used)
+    found += [_ordered(finding, standings)
+              for finding in find_identifiers(X_train, categorical=tuple(encodings),
+                                              used=used)]
     if run_like.held_out and split:
         with predictions if predictions is not None else nullcontext():
             model_score = _leakage_score(model, X_test, y_test, run_like.task)
@@ -480,8 +496,15 @@ def verdict(run_like, warnings: list) -> Verdict:
         relied = ("nothing: the model has no skill to explain (not significantly better "
                   "than a constant model on the held-out rows)")
     elif interval.rows:
-        relied = _names(relies) or ("no single feature (no interval lies above zero by a "
-                                    "non-negligible amount)")
+        # A key relied on for held-out rows predicts by the rows' order (its warning).
+        leaks = {f.features[0] for f in warnings
+                 if f.kind == "identifier" and f.details.get("predicts_held_out")}
+        relied = ", ".join([f"{shorten(name)} (a key: the rows' order)" for name in relies
+                            if name in leaks]
+                           + ([_names([name for name in relies if name not in leaks])]
+                              if set(relies) - leaks else []))
+        relied = relied or ("no single feature (no interval lies above zero by a "
+                            "non-negligible amount)")
         if through:
             relied += f"; through their group: {_names(through)}"
     else:
