@@ -359,6 +359,18 @@ def test_an_unknown_scorer_is_named():
         sapwood.explain(X, [0, 1] * 20, scoring="roc_aux")
 
 
+def test_a_scorer_for_the_other_task_is_named_before_the_fit():
+    X = pd.DataFrame({"a": np.linspace(0, 1, 40)})
+    with pytest.raises(ValueError, match="scoring 'accuracy' scores classes, and the "
+                                         "target 'y' is a regression target"):
+        sapwood.explain(X, pd.Series(np.linspace(0, 3, 40) ** 2, name="y"),
+                        scoring="accuracy")
+    with pytest.raises(ValueError, match="scoring 'neg_mean_absolute_error' scores numbers, "
+                                         "and the target 'y' holds classes"):
+        sapwood.explain(X, pd.Series([0, 1] * 20, name="y"),
+                        scoring="neg_mean_absolute_error")
+
+
 def _rare_event():
     rng = np.random.default_rng(7)
     X = pd.DataFrame({"balance": rng.normal(size=4000), "noise": rng.normal(size=4000)})

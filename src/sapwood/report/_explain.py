@@ -183,6 +183,8 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
             scoring=scoring, task=task, random_state=random_state, rows=rows, steps=steps)
     rows = _checked_rows(rows, len(X))
     data, n_train = _prepared(X, y, X_train, y_train, _task(model) if fitted else task)
+    if not getattr(model, "anomaly", False):
+        _check_scoring_task(scoring, data)
     # Where each row asked for is in the data: rows whose target is missing were left out.
     places = [(_kept_place(data.kept, n_train + row, row), row) for row in rows]
     if data.kept is not None:
@@ -380,6 +382,29 @@ def _check_scoring(scoring):
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         raise InputError(f"scoring must be None or a scikit-learn scorer name such as "
                          f"'roc_auc', 'neg_log_loss', 'r2'{hint}; got {scoring!r}")
+
+
+# Scorer names (prefixes) that score numbers, not classes.
+_REGRESSION_SCORERS = ("r2", "explained_variance", "max_error", "neg_max_error", "neg_mean_",
+                       "neg_root_mean_", "neg_median_", "d2_absolute", "d2_pinball",
+                       "d2_tweedie")
+
+
+def _check_scoring_task(scoring, data):
+    """A scorer of classes for a regression target, or of numbers for classes, is named
+    before the fit rather than failing inside scikit-learn after it."""
+    if scoring is None:
+        return
+    numeric = scoring.startswith(_REGRESSION_SCORERS)
+    if data.task == "regression" and not numeric:
+        raise InputError(f"scoring {scoring!r} scores classes, and the target "
+                         f"{data.target!r} is a regression target; use a regression scorer "
+                         "such as 'r2' or 'neg_mean_absolute_error' (or task="
+                         "'classification', --task classification, for classes)")
+    if data.task == "classification" and numeric:
+        raise InputError(f"scoring {scoring!r} scores numbers, and the target "
+                         f"{data.target!r} holds classes; use a classification scorer such "
+                         "as 'neg_brier_score', 'roc_auc' or 'accuracy'")
 
 
 def _kept_place(kept, position: int, row: int) -> int:
