@@ -167,15 +167,16 @@ def test_a_warning_line_names_fewer_features_before_its_numbers_are_cut(report):
     group = Finding("correlated", tuple(f"feature_{j}" for j in range(6)), "whole text",
                     {"joint_importance": 1.7, "joint_ci_low": -0.14, "joint_ci_high": 3.6})
     assert warning_summary(group) == ("feature_0, feature_1, feature_2, feature_3 and 2 "
-                                      "more: one group, together -0.14 to 3.6")
-    assert warning_summary(group, 1) == "feature_0 and 5 more: one group, together -0.14 to 3.6"
-    for width, shown in ((80, "feature_0 and 5 more"),
-                         (100, "feature_0, feature_1, feature_2 and 3 more"),
-                         (120, "feature_0, feature_1, feature_2, feature_3 and 2 more")):
+                                      "more: jointly -0.14 to 3.6")
+    assert warning_summary(group, 1) == "feature_0 and 5 more: jointly -0.14 to 3.6"
+    for width, shown in ((70, "feature_0 and 5 more"),
+                         (80, "feature_0, feature_1 and 4 more"),
+                         (90, "feature_0, feature_1, feature_2 and 3 more"),
+                         (100, "feature_0, feature_1, feature_2, feature_3 and 2 more")):
         text = dataclasses.replace(report, warnings=[group]).to_text(width=width)
         line = next(line for line in text.splitlines()
                     if line.startswith("Warning (correlated)"))
-        assert line == f"Warning (correlated): {shown}: one group, together -0.14 to 3.6"
+        assert line == f"Warning (correlated): {shown}: jointly -0.14 to 3.6"
 
 
 def test_the_verdict_says_which_intervals_lie_below_zero(report, monkeypatch):

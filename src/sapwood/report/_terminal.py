@@ -260,9 +260,9 @@ def warning_summary(finding, n_names: int = 4) -> str:
         return f"{names}: alone predicts the target almost perfectly: a leak?"
     if kind == "correlated":
         # The group's joint interval (its estimate and the whole text: --details).
-        joint = (f", together {d['joint_ci_low']:.2g} to {d['joint_ci_high']:.2g}"
-                 if d.get("joint_importance") is not None else "")
-        return f"{names}: one group{joint}"
+        if d.get("joint_importance") is None:
+            return f"{names}: one group"
+        return f"{names}: jointly {d['joint_ci_low']:.2g} to {d['joint_ci_high']:.2g}"
     if kind == "disagreement":
         causes = f" ({', '.join(d['causes'])})" if d.get("causes") else ""
         return (f"{names}: high by {d.get('training_measure')}, not "
