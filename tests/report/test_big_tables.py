@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
-import pandas as pd
 import pytest
 
 import sapwood
@@ -23,15 +21,6 @@ BOUND = 100
 def bound(monkeypatch):
     monkeypatch.setattr(_models, "LARGE_TABLE_ROWS", BOUND)
     return BOUND
-
-
-@pytest.fixture(scope="module")
-def table():
-    """400 rows: explain trains on 300 (a quarter held out)."""
-    rng = np.random.default_rng(0)
-    X = pd.DataFrame(rng.random((400, 4)), columns=["a", "b", "c", "d"])
-    y = pd.Series(2 * X["a"] + X["b"] + rng.normal(0, 0.1, 400), name="y")
-    return X, y
 
 
 def _model_line(report):

@@ -18,15 +18,6 @@ from sapwood.report._models import KeptPredictions
 
 
 @pytest.fixture(scope="module")
-def table():
-    """400 rows: explain trains on 300, holds out 100."""
-    rng = np.random.default_rng(0)
-    X = pd.DataFrame(rng.random((400, 4)), columns=["a", "b", "c", "d"])
-    y = pd.Series(2 * X["a"] + X["b"] + rng.normal(0, 0.1, 400), name="y")
-    return X, y
-
-
-@pytest.fixture(scope="module")
 def classes(table):
     X, y = table
     return X, pd.Series(np.where(y > y.median(), "yes", "no"), name="y")
