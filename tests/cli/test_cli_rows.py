@@ -60,6 +60,9 @@ def test_printed_rows_equal_tree_shap_on_the_same_row(files):
         block = out[out.index(f"Row {position} of "):]
         header = block.splitlines()[0]
         assert "log-odds of class 'yes'" in header
+        # The row's own target, to read the prediction against.
+        truth = pd.read_csv(data)["default"].iloc[position]
+        assert f"; its target: {truth}): " in header
         numbers = re.search(r"prediction (\S+) \(probability (\S+)\) = base value (\S+)", block)
         prediction = base + phi.sum()
         assert float(numbers[1]) == pytest.approx(prediction, rel=1e-5)
@@ -88,6 +91,7 @@ def test_json_rows_hold_the_exact_numbers(files):
     result = tree_shap(sapwood.load(model_file), X.iloc[[9]])
     phi = result.extra["shap_values"][0]
     assert row["row"] == 9 and row["output"] == "log-odds of class 'yes'"
+    assert row["target"] == pd.read_csv(data)["default"].iloc[9]
     assert row["base_value"] == pytest.approx(result.extra["expected_value"], abs=1e-12)
     assert row["prediction"] == pytest.approx(row["base_value"] + phi.sum(), abs=1e-12)
     by_name = {entry["feature"]: entry for entry in row["contributions"]}

@@ -30,6 +30,7 @@ class RowExplanation:
     held_out: bool
     result: object  # tree_shap of this one row; extra["data"] shows category labels
     column: int | None  # the output column explained (None: the model has one)
+    target: object = None  # the row's recorded target, to read the prediction against
 
     @property
     def contributions(self) -> np.ndarray:
@@ -82,7 +83,10 @@ def explain_rows(run, places) -> list:
                              f"{str(error).splitlines()[0]}") from None
         result.extra["data"] = labelled(rows, data.encodings)
         held_out = run.held_out and rows.index[0] in run.held_out_index
-        explanations.append(RowExplanation(shown, held_out, result, _column(result)))
+        target = data.y.iloc[place]
+        explanations.append(RowExplanation(shown, held_out, result, _column(result),
+                                           target.item() if hasattr(target, "item")
+                                           else target))
     return explanations
 
 
@@ -122,7 +126,9 @@ def heading(explanation: RowExplanation, source: str) -> list:
     if explanation.result.extra["output"] == "log-odds":
         prediction += f" (probability {1.0 / (1.0 + math.exp(-explanation.prediction)):.4g})"
     of = f" of {source}" if source else ""
-    return [f"Row {explanation.position}{of} (a {which} row): {explanation.output}",
+    actual = ("" if explanation.target is None
+              else f"; its target: {_value_text(explanation.target)}")
+    return [f"Row {explanation.position}{of} (a {which} row{actual}): {explanation.output}",
             f"prediction {prediction} = base value {_number(explanation.base)} + the "
             "contributions below (TreeSHAP; the base value is the model's average output "
             "over the rows it was trained on)"]
@@ -164,12 +170,21 @@ def print_rows(explanations, source: str, console):
 
 def rows_to_json(explanations) -> list:
     return [{"row": explanation.position, "held_out": explanation.held_out,
+             "target": _plain_target(explanation.target),
              "output": explanation.output, "prediction": explanation.prediction,
              "base_value": explanation.base,
              "contributions": [{"feature": row.feature, "value": row.value,
                                 "contribution": row.contribution}
                                for row in explanation.table().itertuples(index=False)]}
             for explanation in explanations]
+
+
+def _plain_target(value):
+    """The target as JSON takes it (a number, text, or None)."""
+    if value is None or isinstance(value, str | bool | int):
+        return value
+    value = float(value)
+    return value if math.isfinite(value) else None
 
 
 def for_plots(result, encodings: dict):
