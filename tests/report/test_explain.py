@@ -42,6 +42,11 @@ def test_explain_returns_a_report_with_every_conclusion(report, table):
     assert "inf_1" in report.verdict.relies_on
     assert report.agreement and report.agreement[0]["measure_a"] == "mdi"
     assert {f.kind for f in report.warnings} >= {"identifier"}
+    # Where they must not fire: noise_id, a key the model does not rely on for held-out
+    # rows, is no leak of the rows' order; no noise feature's interval lies below zero.
+    (key,) = [f for f in report.warnings if f.kind == "identifier"]
+    assert not key.details.get("predicts_held_out")
+    assert not any(line.startswith("- Better shuffled") for line in report.verdict.lines)
     # A notebook's repr is a line, not the dataclass's every field (the encoded table).
     shown = repr(report)
     assert shown.startswith("Report(target='y', classification, model=") and len(shown) < 400
