@@ -499,12 +499,11 @@ def verdict(run_like, warnings: list) -> Verdict:
         # A key relied on for held-out rows predicts by the rows' order (its warning).
         leaks = {f.features[0] for f in warnings
                  if f.kind == "identifier" and f.details.get("predicts_held_out")}
-        relied = ", ".join([f"{shorten(name)} (a key: the rows' order)" for name in relies
-                            if name in leaks]
-                           + ([_names([name for name in relies if name not in leaks])]
-                              if set(relies) - leaks else []))
-        relied = relied or ("no single feature (no interval lies above zero by a "
-                            "non-negligible amount)")
+        keys = [f"{shorten(name)} (a key: the rows' order)" for name in relies
+                if name in leaks]
+        others = [name for name in relies if name not in leaks]
+        relied = ", ".join(keys + ([_names(others)] if others else [])) or (
+            "no single feature (no interval lies above zero by a non-negligible amount)")
         if through:
             relied += f"; through their group: {_names(through)}"
     else:
