@@ -38,6 +38,7 @@ LAYERS = {
     "sapwood._lazy": 0,
     "sapwood._cityhash": 0,
     "sapwood._sklearn_compat": 0,
+    "sapwood._splits": 0,
     "sapwood._format": 1,
     "sapwood._bootstrap": 1,
     "sapwood._impurity": 1,

@@ -29,6 +29,7 @@ _LAZY = {
     "GaussianKnockoffs": "._engine._knockoff_sampler",
     "ImportanceResult": "._engine._result",
     "side_by_side": "._engine._result",
+    "adjust_pvalues": "._pvalues",
     "altmann_pvalues": "._pvalues",
     "janitza_pvalues": "._pvalues",
     "compare": "._compare",
@@ -61,7 +62,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
     from ._mdi_plus import mdi_plus
     from ._oob import oob_permutation_importance
     from ._permutation import permutation_importance
-    from ._pvalues import altmann_pvalues, janitza_pvalues
+    from ._pvalues import adjust_pvalues, altmann_pvalues, janitza_pvalues
     from ._registry import (
         MEASURES,
         Measure,
@@ -85,6 +86,7 @@ __all__ = [
     "ImportanceResult",
     "Measure",
     "MeasureInputs",
+    "adjust_pvalues",
     "altmann_pvalues",
     "compare",
     "conditional_permutation_importance",

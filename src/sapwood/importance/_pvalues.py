@@ -27,7 +27,7 @@ from ..learners._parallel import resolve_n_jobs
 from ._engine._result import ImportanceResult
 from ._registry import MEASURES, MeasureInputs, by_api_name
 
-__all__ = ["altmann_pvalues", "janitza_pvalues"]
+__all__ = ["adjust_pvalues", "altmann_pvalues", "janitza_pvalues"]
 
 # MeasureInputs fields a caller of altmann_pvalues may pass among measure_kwargs.
 _INPUT_FIELDS = ("n_jobs", "progress")
@@ -252,3 +252,33 @@ def altmann_pvalues(estimator, X, y, *, measure, n_permutations=100, random_stat
               else None}
     return observed.replace(pvalues=pvalues, params=params,
                             extra={**observed.extra, "null_importances": null})
+
+
+def adjust_pvalues(pvalues, method="holm") -> np.ndarray:
+    """p-values adjusted for testing many features at once (NaN stays NaN).
+
+    ``"holm"``: Holm's step-down adjustment, which bounds the family-wise error rate
+    (the chance of any false finding) at the level read: with the m p-values sorted,
+    ``p_(i) * (m - i + 1)`` made non-decreasing and capped at 1. ``"bh"``:
+    Benjamini-Hochberg's, which bounds the false discovery rate (the expected share of
+    false findings among those called): ``p_(i) * m / i`` made non-increasing from the
+    largest, capped at 1. Both as R's ``p.adjust`` and statsmodels' ``multipletests``.
+
+    Definition: docs/measures.md, section 'Multiplicity'.
+    """
+    if method not in ("holm", "bh"):
+        raise ValueError(f"method must be 'holm' or 'bh'; got {method!r}")
+    p = np.asarray(pvalues, dtype=np.float64)
+    out = np.full(p.shape, np.nan)
+    finite = np.flatnonzero(np.isfinite(p))
+    m = finite.size
+    if m == 0:
+        return out
+    order = finite[np.argsort(p[finite], kind="stable")]
+    ranked = p[order]
+    if method == "holm":
+        adjusted = np.maximum.accumulate(ranked * (m - np.arange(m)))
+    else:
+        adjusted = np.minimum.accumulate((ranked * m / np.arange(1, m + 1))[::-1])[::-1]
+    out[order] = np.minimum(adjusted, 1.0)
+    return out

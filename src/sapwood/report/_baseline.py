@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sapwood._splits import group_draws
 from sapwood.diagnostics import Finding
 from sapwood.importance._engine._permutation_rows import ProbabilityLoss
 from sapwood.importance._engine._result import t_interval
@@ -52,10 +53,11 @@ class Baseline:
 
 
 def baseline(model, y_train, X_test, y_test, task: str, score_name: str, score: float,
-             scoring: str | None = None) -> Baseline | None:
+             scoring: str | None = None, groups=None) -> Baseline | None:
     """The constant model's held-out score (by ``scoring``, a scikit-learn scorer name,
     or the model's own score: accuracy, R²) and the paired test of the model against it;
-    None when neither can be had."""
+    None when neither can be had. ``groups`` (one label per held-out row): the test
+    treats each group as one draw (:func:`sapwood._splits.group_draws`)."""
     y_test = np.asarray(y_test)
     reference = np.asarray(y_train) if y_train is not None and len(y_train) else y_test
     if len(y_test) < 2:
@@ -78,6 +80,8 @@ def baseline(model, y_train, X_test, y_test, task: str, score_name: str, score: 
         return None
     if gain is None:
         return None if value is None else Baseline(value)
+    if groups is not None:
+        gain = group_draws(gain[None, :], groups)[0]
     low, high = t_interval(np.array([gain.mean()]), np.array([gain.std(ddof=1)]), len(gain))
     return Baseline(value, float(low[0]), float(high[0]))
 

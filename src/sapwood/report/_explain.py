@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .. import _splits
 from .._errors import InputError
 from .._format import category_codes
 from ..importance._engine._dask import is_dask_collection
@@ -65,12 +66,15 @@ class Options:
     max_rows: int | str | None = "auto"
     n_jobs: int | None = None
     scoring: str | None = None
+    plan: _splits.RowPlan | None = None  # groups and time order of the rows (_splits)
+    refits: int = 0  # extra seeds whose refits say how stable each status is
 
 
 def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, test_size=None,
             scoring=None, random_state=0, n_jobs=None, progress=False, task="auto",
             pvalues=None, n_permutations=None, cv=None, top_k=None, max_rows="auto",
-            rows=(), select=None, fdr=None, effects=False, source=None) -> Report:
+            rows=(), select=None, fdr=None, effects=False, source=None, groups=None,
+            order_by=None, refits=0, adjust="holm") -> Report:
     """Which features a tree model relies on, concluded on held-out rows.
 
     The library's form of ``sapwood explain``: fit (or read) the model, score it on rows
@@ -120,7 +124,24 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
     task : ``"auto"``, ``"classification"`` or ``"regression"`` (auto: classification
         for a non-numeric target or one with at most 20 distinct integer values).
     pvalues : None, ``"janitza"`` or ``"altmann"``; ``n_permutations`` for altmann.
-    cv : score drop-column importance by K-fold cross-validation on the training rows.
+    cv : K: cross-fitting. K models, each trained without one fold and judged on it,
+        so that every row is held out once (by groups: GroupKFold; in time order:
+        forward-chaining folds, every row after the first block); every measure is
+        computed per fold and pooled, and its intervals include the refits
+        (docs/measures.md, "Cross-fitting"). Drop-column importance then refits per
+        fold, its draws the K folds. Needs a model trained here.
+    groups : None, a column name of X (then not a feature) or one label per row: rows
+        that belong together (a person, a firm, a patient). The split, the folds and
+        the intervals over rows keep each group whole (docs/measures.md, "Splits").
+    order_by : None, a column name of X (then not a feature) or one value per row:
+        dates, datetimes or numbers. The model trains on the earliest rows and is
+        judged on the latest ``test_size`` of them; cross-fitting chains forward.
+    refits : without ``cv``, refit on this many other seeds (a new split and model
+        seed each) and say how often each feature's status holds (0: not done; with
+        ``cv`` the folds say it).
+    adjust : the multiplicity adjustment of the p-values shown: ``"holm"`` (default;
+        the family-wise error rate), ``"bh"`` (Benjamini-Hochberg, the false
+        discovery rate) or None (raw).
     top_k : how many top features the rank agreement compares (default 5).
     max_rows : per-row measures (shap) explain at most this many held-out rows
         (``"auto"``, an int, or None for all).
@@ -150,9 +171,10 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
     if n_permutations is not None and pvalues != "altmann":
         raise InputError(f"n_permutations={n_permutations}: only pvalues='altmann' permutes "
                          f"the target; got pvalues={pvalues!r}")
-    if cv is not None and not set(_measures.cross_validated()) & set(names):
-        raise InputError(f"cv={cv}: {_measures.only_cross_validated()}; got "
-                         f"methods {','.join(names)}")
+    if adjust not in (None, "holm", "bh"):
+        raise InputError(f"adjust must be 'holm', 'bh' or None; got {adjust!r}")
+    if isinstance(refits, bool) or not isinstance(refits, int) or refits < 0:
+        raise InputError(f"refits must be a whole number of at least 0; got {refits!r}")
     if select not in (None, "knockoffs"):
         raise InputError(f"select must be None or 'knockoffs'; got {select!r}")
     if fdr is not None and select is None:
@@ -172,8 +194,17 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
                          "already (X, y are the held-out rows); leave test_size=None")
     if fitted and task not in ("auto", _task(model)):
         raise InputError(f"task={task!r}: the model is a {_task(model)} model")
+    if cv is not None and fitted:
+        raise InputError(f"cv={cv} refits the model per fold, so it needs a model trained "
+                         "here (a name or an unfitted estimator), not a fitted one")
     if isinstance(y, str) and isinstance(X, pd.DataFrame):
         X, y = _target_column(X, y)
+    plan = None
+    if groups is not None or order_by is not None:
+        if X_train is not None or is_dask_collection(X):
+            raise InputError("groups and order_by split the rows of one table in memory; "
+                             "with X_train given (or a Dask table) leave them out")
+        X, plan = _splits.plan_from(_frame(X, "X"), groups, order_by)
     held_back = None  # a Dask table's held-out rows, scored block by block after the run
     if is_dask_collection(X) or is_dask_collection(y):
         from ._dask import in_memory  # Dask is optional: imported for Dask input only
@@ -189,6 +220,8 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
     places = [(_kept_place(data.kept, n_train + row, row), row) for row in rows]
     if data.kept is not None:
         n_train = int(np.searchsorted(data.kept, n_train))
+        if plan is not None:
+            plan = plan.subset(data.kept)
     if fitted:
         model, data = align_to_model(model, data)
         held_out = test_size is None or test_size > 0
@@ -212,11 +245,20 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
             model = clone(model)
     options = Options(methods=tuple(names), test_size=share, seed=random_state,
                       pvalues=pvalues, top_k=top_k, max_rows=max_rows, cv=cv, n_jobs=n_jobs,
-                      scoring=scoring,
+                      scoring=scoring, plan=plan, refits=refits,
                       n_permutations=n_permutations or _measures.DEFAULT_N_PERMUTATIONS)
     with parallel_config(n_jobs=n_jobs) if n_jobs is not None else nullcontext():
-        report = run_pipeline(data, model, options, steps=steps, source=source,
-                              fitted=fitted, held_out=held_out, n_train=n_train)
+        if cv is not None:
+            from ._crossfit import cross_fit
+
+            report = cross_fit(data, model, options, steps=steps, source=source)
+        else:
+            report = run_pipeline(data, model, options, steps=steps, source=source,
+                                  fitted=fitted, held_out=held_out, n_train=n_train)
+        from ._stability import said_out_loud
+
+        said_out_loud(report, options, steps=steps, adjust=adjust,
+                      fitted=fitted, held_out=held_out, n_train=n_train)
         if held_back is not None:
             held_back.complete(report, steps)
         if rows:
@@ -236,7 +278,7 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
             if n_train:
                 X_fit, y_fit = data.X.iloc[:n_train], data.y.iloc[:n_train]
             elif held_out and not fitted:
-                X_fit, _, y_fit, _ = split_rows(data, share, random_state)
+                X_fit, _, y_fit, _ = split_rows(data, share, random_state, plan)
             else:
                 X_fit, y_fit = data.X, data.y
             report.selection = knockoffs(X_fit, y_fit, model,
@@ -428,26 +470,16 @@ def _checked_rows(rows, n_rows: int) -> list:
     return list(dict.fromkeys(int(row) for row in rows))
 
 
-def split_rows(data: Prepared, test_size: float, seed: int):
-    """(X_train, X_test, y_train, y_test): the split every measure of a run reads."""
-    return _split(data, test_size, seed)
+def split_rows(data: Prepared, test_size: float, seed: int, plan=None):
+    """(X_train, X_test, y_train, y_test): the split every measure of a run reads
+    (:func:`sapwood._splits.holdout`: at random, by groups or in time order)."""
+    train, test = _holdout(data, test_size, seed, plan)
+    return data.X.iloc[train], data.X.iloc[test], data.y.iloc[train], data.y.iloc[test]
 
 
-def _split(data: Prepared, test_size: float, seed: int):
-    from sklearn.model_selection import train_test_split
-
-    stratify = None
-    if data.task == "classification":
-        counts = data.y.value_counts()
-        n_test = int(round(test_size * len(data.y)))
-        if counts.min() >= 2 and len(counts) <= n_test <= len(data.y) - len(counts):
-            stratify = data.y
-    try:
-        return train_test_split(data.X, data.y, test_size=test_size, random_state=seed,
-                                stratify=stratify)
-    except ValueError as error:
-        raise InputError(f"cannot split {len(data.y)} rows with test_size {test_size}: "
-                         f"{str(error).splitlines()[0]}") from None
+def _holdout(data: Prepared, test_size: float, seed: int, plan=None):
+    return _splits.holdout(len(data.y), test_size, seed, plan=plan,
+                           y=data.y if data.task == "classification" else None)
 
 
 def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, source: str,
@@ -463,7 +495,9 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
     notes = list(data.notes)
     n_features = data.X.shape[1]
     top_k = _settle_top_k(options.top_k, n_features)
+    train = test = None  # positions, where this run splits the rows itself
     if n_train:
+        train, test = np.arange(n_train), np.arange(n_train, len(data.y))
         X_train, X_test = data.X.iloc[:n_train], data.X.iloc[n_train:]
         y_train, y_test = data.y.iloc[:n_train], data.y.iloc[n_train:]
     elif not held_out:
@@ -476,7 +510,9 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
         X_test, y_test = data.X, data.y
     else:
         check_enough_rows(data, options.test_size)
-        X_train, X_test, y_train, y_test = _split(data, options.test_size, options.seed)
+        train, test = _holdout(data, options.test_size, options.seed, options.plan)
+        X_train, X_test = data.X.iloc[train], data.X.iloc[test]
+        y_train, y_test = data.y.iloc[train], data.y.iloc[test]
     fit_seconds = None
     if fitted:
         _check_loaded(model, data)
@@ -521,6 +557,11 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
                               scoring=options.scoring,
                               estimator=None if fitted else clone(model))
     results = _compute_all(model, options.methods, inputs, steps, notes, fitted, timing)
+    split = _split_summary(options.plan, train, test, len(data.y), held_out)
+    test_groups = _held_out_groups(options.plan, test, len(data.y), held_out)
+    if test_groups is not None:  # intervals over rows resample whole groups
+        results = {name: _splits.regroup(result, test_groups)
+                   for name, result in results.items()}
     if options.pvalues:
         results = {name: _with_pvalues(name, result, options, inputs, steps, notes)
                    for name, result in results.items()}
@@ -534,7 +575,7 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
                     pvalues=options.pvalues, held_out=held_out, seed=options.seed,
                     held_out_index=X_test.index if held_out else None,
                     n_permutations=options.n_permutations if options.pvalues == "altmann"
-                    else None)
+                    else None, split=split)
     train_score = None
     if not fitted and held_out:
         # Compared with the held-out score the report shows first (the accuracy beside
@@ -545,7 +586,7 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
     with kept:
         report.baseline = baseline(model, y_train if given else None, X_test, y_test,
                                    data.task, report.score_name, score,
-                                   options.scoring) if held_out else None
+                                   options.scoring, groups=test_groups) if held_out else None
     with steps.step("Checking for identifiers, leakage and correlated features"):
         report.warnings = _verdict.find_warnings(
             report, X_train=X_train if given else X_test,
@@ -554,6 +595,24 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
             predictions=kept)
     report.verdict = _verdict.verdict(report, report.warnings)
     return report
+
+
+def _split_summary(plan, train, test, n_rows, held_out):
+    """What the report says of the split (:func:`sapwood._splits.summary`), or None for
+    a random split of a model trained here (the Model line says it all)."""
+    if plan is None:
+        return None
+    if test is None:
+        # No split made here: a fitted model judged on all rows, or no rows held out.
+        return _splits.summary(plan, None, np.arange(n_rows)) if held_out else None
+    return _splits.summary(plan, train, test)
+
+
+def _held_out_groups(plan, test, n_rows, held_out):
+    """The group of each held-out row, or None (no groups, or no rows held out)."""
+    if plan is None or plan.groups is None or not held_out:
+        return None
+    return plan.groups if test is None else plan.groups[test]
 
 
 def _fit(model, X, y, steps: Steps):

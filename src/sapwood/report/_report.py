@@ -60,6 +60,12 @@ class Report:
     # interactions ({"effects": [...], "interactions": [...]}, JSON-ready)
     effects: dict | None = None
     accuracy: float | None = None  # held-out, beside a probability score (Brier, log loss)
+    # How the rows were split when not at random, or cross-fitted (sapwood._splits.summary:
+    # kind, the groups on each side, the cut in time, the folds); None: a random split.
+    split: dict | None = None
+    # How often each feature's status held across refits (folds or seeds), and whether
+    # the verdict changes with the score (sapwood.report._stability).
+    stability: dict | None = None
 
     @property
     def task(self) -> str:

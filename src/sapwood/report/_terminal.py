@@ -21,6 +21,7 @@ import math
 
 import pandas as pd
 
+from .._splits import describe as describe_split
 from .._text import shorten, visible
 from ..importance._engine._html import shown_pvalue
 from ._measures import MEASURES
@@ -87,7 +88,8 @@ def summary_lines(run) -> list:
     trained = f"trained on {run.n_train} rows, " if run.fitted_here else "loaded, "
     rows = "held-out" if run.held_out else "training"
     lines.append(f"Model: {run.model_text}, {trained}{rows} {score_line(run)}")
-    return lines + truth_lines(run)
+    split = describe_split(getattr(run, "split", None))
+    return lines + ([split] if split else []) + truth_lines(run)
 
 
 def score_line(run) -> str:
@@ -256,6 +258,8 @@ def warning_summary(finding, n_names: int = 4) -> str:
         if d.get("predicts_held_out"):
             return f"{names}: key predicting held-out rows: row order leaks"
         return f"{names}: looks like a key, not a measurement"
+    if kind == "repeated units":
+        return f"{names}: repeats like units; a random split overstates (--groups {names})"
     if kind == "leakage":
         return f"{names}: alone predicts the target almost perfectly: a leak?"
     if kind == "correlated":
@@ -496,6 +500,8 @@ def report_to_json(run) -> str:
                   "score_name": run.score_name, "score": run.score,
                   "accuracy": getattr(run, "accuracy", None),
                   "baseline": None if run.baseline is None else run.baseline.to_dict()},
+        "split": getattr(run, "split", None),
+        "stability": getattr(run, "stability", None),
         "verdict": None if run.verdict is None else run.verdict.to_dict(),
         "warnings": [finding.to_dict() for finding in run.warnings],
         "measures": {

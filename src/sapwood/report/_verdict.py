@@ -33,7 +33,13 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from sapwood.diagnostics import Finding, find_correlated, find_identifiers, find_leakage
+from sapwood.diagnostics import (
+    Finding,
+    find_correlated,
+    find_identifiers,
+    find_leakage,
+    find_repeated_units,
+)
 from sapwood.importance import permutation_importance
 from sapwood.importance._registry import ROWS
 
@@ -361,6 +367,7 @@ def find_warnings(run_like, *, X_train, y_train, X_test, y_test, encodings, mode
     found += [_ordered(finding, standings)
               for finding in find_identifiers(X_train, categorical=tuple(encodings),
                                               used=used)]
+    found += _repeated_units(run_like, used)
     if run_like.held_out and split:
         with predictions if predictions is not None else nullcontext():
             model_score = _leakage_score(model, X_test, y_test, run_like.task)
@@ -394,6 +401,25 @@ def find_warnings(run_like, *, X_train, y_train, X_test, y_test, encodings, mode
     if small is not None:
         found.append(small)
     return found
+
+
+def _repeated_units(run_like, used) -> list:
+    """The ``repeated units`` warnings of a run whose rows were split at random (no
+    groups, no time order), on the table in its own row order, for columns the model
+    uses."""
+    data = getattr(run_like, "data", None)
+    if data is None or getattr(run_like, "split", None) or not run_like.held_out:
+        return []
+    import shlex
+
+    def command(name):
+        if run_like.source:
+            return (f"sapwood explain {shlex.quote(str(run_like.source))} --target "
+                    f"{shlex.quote(data.target)} --groups {shlex.quote(name)}")
+        return f"sapwood.explain(..., groups={name!r})"
+
+    return [finding for finding in find_repeated_units(data.X, command=command)
+            if used.get(finding.features[0], True)]
 
 
 def _note(run_like, text: str) -> None:

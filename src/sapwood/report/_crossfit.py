@@ -1,0 +1,183 @@
+"""Cross-fitting (``explain(cv=K)``, ``--cv K``): K refits, every row held out once.
+
+The folds come from :func:`sapwood._splits.folds` (K-fold, GroupKFold under groups,
+forward chaining in time order). Each fold is one ordinary run (:func:`run_pipeline`
+on the fold's training rows, judged on its held-out rows); the runs are then pooled:
+
+- a measure with one draw per held-out row (held-out permutation by a score that is
+  a mean over rows, ...) pools those draws over all rows, each row scored by the model
+  that did not see it: its importance is their mean and its interval the Student-t
+  interval of that mean (by groups: each group one draw). That is the cross-fitted
+  estimator of Williamson et al. (2023), whose interval rests on the per-row influence
+  values of every fold; their spread includes the differences between the K models.
+- any other measure (MDI, drop-column) is the mean of its K fold values, its interval
+  the Student-t interval over the K folds (each a refit and new rows).
+
+The score is the row-weighted mean of the folds' held-out scores; the warnings are
+those of any fold (the skill and small-data warnings found again on the pooled rows);
+the verdict rests on the pooled intervals; and how often each feature's status held
+across the K fold verdicts is kept as the stability (docs/measures.md,
+"Cross-fitting").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .. import _splits
+from ..importance._engine._result import ImportanceResult, mean_interval
+from . import _agreement, _verdict
+from ._baseline import Baseline, baseline_warning
+
+__all__ = ["cross_fit"]
+
+
+def cross_fit(data, model, options, *, steps, source):
+    """The pooled :class:`Report` of ``options.cv`` folds (a model trained here)."""
+    from sklearn.base import clone
+
+    from ._explain import run_pipeline
+
+    plan = options.plan
+    k = options.cv
+    folds = _splits.folds(len(data.y), k, options.seed, plan=plan,
+                          y=data.y if data.task == "classification" else None)
+    reports = []
+    for i, (train, test) in enumerate(folds):
+        order = np.concatenate([train, test])
+        fold = dataclasses.replace(data, X=data.X.iloc[order], y=data.y.iloc[order])
+        fold_options = dataclasses.replace(
+            options, cv=None, refits=0, plan=None if plan is None else plan.subset(order))
+        steps.line(f"Fold {i + 1} of {len(folds)}: training on {len(train)} rows, holding "
+                   f"out {len(test)}")
+        reports.append(run_pipeline(fold, clone(model), fold_options, steps=steps,
+                                    source=source, fitted=False, held_out=True,
+                                    n_train=len(train)))
+    return _pooled(reports, folds, data, plan, options)
+
+
+def _pooled(reports, folds, data, plan, options):
+    first = reports[0]
+    sizes = np.array([report.n_test for report in reports], dtype=np.float64)
+    weights = sizes / sizes.sum()
+    n_test = int(sizes.sum())
+    names = [name for name in first.results if all(name in r.results for r in reports)]
+    results = {name: _pooled_result([r.results[name] for r in reports], sizes, len(folds))
+               for name in names}
+    notes = list(dict.fromkeys(note for report in reports for note in report.notes))
+    skipped = [name for name in first.results if name not in names]
+    if skipped:
+        notes.append(f"{', '.join(skipped)}: not computed in every fold, so not pooled")
+    if any(report.pvalues and any(r.pvalues is not None for r in report.results.values())
+           for report in reports):
+        notes.append("p-values are per split: they are not pooled across the "
+                     f"{len(folds)} folds, so none is shown")
+    score = float(np.dot(weights, [report.score for report in reports]))
+    accuracy = None if first.accuracy is None else float(
+        np.dot(weights, [report.accuracy for report in reports]))
+    pooled = dataclasses.replace(
+        first, data=data, results=results, notes=notes, n_test=n_test,
+        n_train=int(round(np.mean([len(train) for train, _ in folds]))), score=score,
+        accuracy=accuracy, baseline=_pooled_baseline(reports, weights),
+        held_out_index=data.X.index[np.concatenate([test for _, test in folds])],
+        agreement=_agreement.agreement(results, first.top_k) if data.X.shape[1] > 1 else [],
+        split={**_splits.summary(plan, None, np.concatenate([t for _, t in folds])),
+               "kind": "random" if plan is None else plan.kind, "folds": len(folds)},
+        pvalues=None)
+    pooled.warnings = _pooled_warnings(reports, pooled)
+    pooled.verdict = _verdict.verdict(pooled, pooled.warnings)
+    pooled.stability = {"refits": len(folds), "how": "folds",
+                        "features": _held(pooled, reports)}
+    return pooled
+
+
+def _pooled_result(results, sizes, k) -> ImportanceResult:
+    """One measure's K fold results as one (see the module's docstring)."""
+    first = results[0]
+    means = np.stack([r.importances_mean for r in results], axis=1)  # (n_features, K)
+    per_fold = {**first.params, "cv": k}
+    low, high = mean_interval(means)
+    row_sums = [_row_sums(r, int(n)) for r, n in zip(results, sizes, strict=True)]
+    intervals = {"ci": f"the {k} refits (cross-fitting folds)"}
+    if all(sums is not None for sums in row_sums):
+        units = sum(s.shape[1] for s in row_sums)
+        draws = np.concatenate(row_sums, axis=1) * (units / sizes.sum())
+        mean = draws.mean(axis=1)
+        grouped = (first.extra.get("intervals") or {}).get("rank", "").startswith("new groups")
+        intervals["rank"] = (f"new {'groups' if grouped else 'rows'}, each held out once by "
+                             f"one of {k} refits")
+        return ImportanceResult(importances_mean=mean, importances_std=means.std(axis=1),
+                                feature_names=first.feature_names, method=first.method,
+                                params=per_fold, importances=means, ci_low=low, ci_high=high,
+                                extra={"intervals": intervals, "folds": means},
+                                rank_draws=draws)
+    return ImportanceResult(importances_mean=means.mean(axis=1),
+                            importances_std=means.std(axis=1),
+                            feature_names=first.feature_names, method=first.method,
+                            params=per_fold, importances=means, ci_low=low, ci_high=high,
+                            extra={"intervals": {**intervals, "rank": intervals["ci"]},
+                                   "folds": means})
+
+
+def _row_sums(result, n_rows: int):
+    """A fold result's per-row (or per-group) draws as sums over each unit, or None
+    when it has none (random blocks of rows are not units)."""
+    draws = result.rank_draws
+    if draws is None or draws.ndim != 2:
+        return None
+    covers = (result.extra.get("intervals") or {}).get("rank", "")
+    if draws.shape[1] == n_rows and not covers.startswith("new groups"):
+        return draws
+    if covers.startswith("new groups"):
+        return draws * (n_rows / draws.shape[1])  # undo group_draws' G / n
+    return None
+
+
+def _pooled_baseline(reports, weights):
+    """The constant model's pooled score and the model's pooled gain over it: the
+    weighted mean of the folds' gains, its standard error from theirs (independent
+    folds of rows)."""
+    found = [report.baseline for report in reports]
+    if any(b is None for b in found):
+        return None
+    score = float(np.dot(weights, [b.score for b in found]))
+    if any(b.low is None for b in found):
+        return Baseline(score, test=found[0].test)
+    centre = np.array([(b.low + b.high) / 2 for b in found])
+    half = np.array([(b.high - b.low) / 2 for b in found])
+    mean = float(np.dot(weights, centre))
+    spread = float(np.sqrt(np.sum((weights * half) ** 2)))
+    return Baseline(score, mean - spread, mean + spread, test=found[0].test)
+
+
+def _pooled_warnings(reports, pooled) -> list:
+    """Each fold's warnings once (by kind and features, the first fold's wording), the
+    skill and small-data warnings found again on the pooled rows."""
+    seen, found = set(), []
+    skill = baseline_warning(pooled.baseline, pooled.score_name, pooled.score, pooled.n_test)
+    if skill is not None:
+        found.append(skill)
+    for report in reports:
+        for finding in report.warnings:
+            key = (finding.kind, tuple(finding.features))
+            if finding.kind in ("baseline", "small-data") or key in seen:
+                continue
+            seen.add(key)
+            found.append(finding)
+    small = _verdict.small_data(pooled.n_test, True, pooled.score_name)
+    if small is not None:
+        found.append(small)
+    return found
+
+
+def _held(pooled, reports) -> dict:
+    """Feature -> the share of the folds whose verdict gave it the pooled status."""
+    final = {e["feature"]: e["status"] for e in pooled.verdict.features}
+    shares = {}
+    for feature, status in final.items():
+        held = [next((e["status"] for e in r.verdict.features if e["feature"] == feature),
+                     None) == status for r in reports]
+        shares[feature] = float(np.mean(held))
+    return shares
