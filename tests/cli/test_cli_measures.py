@@ -20,7 +20,7 @@ from sapwood.cli import main
 from sapwood.report import _measures
 from sapwood.report._agreement import agreement
 from sapwood.report._data import prepare
-from sapwood.report._explain import _split
+from sapwood.report._explain import split_rows
 from sapwood.report._intervals import verdict_interval
 from tests.cli._helpers import run_bad
 
@@ -46,7 +46,7 @@ def csv(tmp_path_factory):
 def split_of(path, target="y", test_size=0.25, seed=0):
     """The CLI's own training / held-out split of the file."""
     data = prepare(pd.read_csv(path), target)
-    return _split(data, test_size, seed)
+    return split_rows(data, test_size, seed)
 
 
 def run_json(argv):
@@ -79,27 +79,33 @@ def test_drop_on_the_held_out_split_equals_drop_column_importance(csv):
     assert list(document["measures"]) == ["mdi", "drop"]
 
 
-def test_drop_by_cross_validation_on_the_training_rows(csv):
+def test_drop_by_cross_fitting_is_the_mean_over_the_folds(csv):
+    """--cv 3 cross-fits: drop-column refits on each fold's training rows and scores the
+    fold it left out; its importance is the mean of the three, its interval over them."""
+    from sapwood._splits import folds
+
     document, _ = run_json(["explain", str(csv), "--target", "y", "--model", "tree",
                             "--max-depth", "3", "--methods", "drop", "--cv", "3", "--json"])
-    X_train, _, y_train, _ = split_of(csv)
-    expected = importance.drop_column_importance(tree(), X_train, y_train, cv=3,
-                                                   scoring=SCORING)
+    data = prepare(pd.read_csv(csv), "y")
+    per_fold = np.stack([importance.drop_column_importance(
+        tree(), data.X.iloc[train], data.y.iloc[train], data.X.iloc[test],
+        data.y.iloc[test], scoring=SCORING).importances_mean
+        for train, test in folds(len(data.y), 3, 0, y=data.y)], axis=1)
     rows = document["measures"]["drop"]
-    assert by_feature(rows) == pytest.approx(
-        dict(zip(expected.feature_names, expected.importances_mean, strict=True)), abs=1e-12)
-    assert by_feature(rows, "std") == pytest.approx(
-        dict(zip(expected.feature_names, expected.importances_std, strict=True)), abs=1e-12)
-    # The 95% interval of the mean over the three folds.
-    for bound in ("ci_low", "ci_high"):
-        assert by_feature(rows, bound) == pytest.approx(
-            dict(zip(expected.feature_names, getattr(expected, bound), strict=True)),
-            abs=1e-12)
+    names = list(data.X.columns)
+    assert by_feature(rows) == pytest.approx(dict(zip(names, per_fold.mean(axis=1),
+                                                      strict=True)), abs=1e-12)
+    low = importance.ImportanceResult.from_draws(
+        per_fold, feature_names=names, method="drop").ci_low
+    assert by_feature(rows, "ci_low") == pytest.approx(dict(zip(names, low, strict=True)),
+                                                       abs=1e-12)
+    assert document["model"]["n_test"] == N_ROWS  # every row held out once
+    assert document["split"]["folds"] == 3
     stdout = io.StringIO()
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(io.StringIO()):
         assert main(["explain", str(csv), "--target", "y", "--model", "tree",
                      "--max-depth", "3", "--methods", "drop", "--cv", "3", "--details"]) == 0
-    assert "95% CI" in stdout.getvalue()
+    assert "95% CI" in stdout.getvalue() and "Cross-fitted: 3 folds" in stdout.getvalue()
 
 
 def test_drop_is_skipped_with_a_note_for_a_loaded_model(csv, tmp_path):
@@ -427,7 +433,6 @@ def test_n_jobs_reaches_the_fits_and_measures_and_leaves_the_numbers_alone(csv,
     (["--pvalues", "janitza", "--n-permutations", "5"],
      ["--n-permutations 5", "--pvalues altmann", "got --pvalues janitza"]),
     (["--cv", "1"], ["--cv", "at least 2", "'1'"]),
-    (["--cv", "3"], ["--cv 3", "drop", "got --methods mdi,permutation"]),
     (["--top-k", "0"], ["--top-k", "positive integer", "'0'"]),
     (["--top-k", "5"], ["--top-k 5", "less than the number of features (5"]),
     (["--methods", "mdi,conditional2"], ["--methods", "'conditional2'", "choose from: mdi, "

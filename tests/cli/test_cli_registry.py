@@ -19,7 +19,7 @@ from sapwood.cli import main
 from sapwood.importance import ImportanceResult, Measure, MeasureInputs
 from sapwood.report import _measures as cli_measures
 from sapwood.report._data import prepare
-from sapwood.report._explain import _split
+from sapwood.report._explain import split_rows
 from sapwood.selection import boruta
 from tests.cli._helpers import run_bad
 
@@ -89,7 +89,7 @@ def run_cli(argv):
 
 def forest_on_the_cli_split(path):
     data = prepare(pd.read_csv(path), "y")
-    X_train, X_test, y_train, y_test = _split(data, 0.25, 0)
+    X_train, X_test, y_train, y_test = split_rows(data, 0.25, 0)
     model = sapwood.RandomForestClassifier(n_estimators=100, random_state=0)
     return model.fit(X_train, y_train), X_train, y_train
 

@@ -110,9 +110,18 @@ def _measure_options(parser, default_methods):
                         help="permutations of the target for --pvalues altmann (default: "
                              f"{DEFAULT_N_PERMUTATIONS}); each one refits the model")
     parser.add_argument("--cv", type=_at_least_two, default=None, metavar="K",
-                        help=f"score {', '.join(cross_validated())} by K-fold "
-                             "cross-validation on the training rows instead of on the "
-                             "held-out rows")
+                        help="cross-fit: K models, each judged on the fold it did not see, "
+                             "so that every row is held out once and the intervals include "
+                             "the refits (by --groups: whole groups; by --order-by: "
+                             f"forward-chaining folds); {', '.join(cross_validated())} "
+                             "refits per fold")
+    parser.add_argument("--refits", type=int, default=0, metavar="R",
+                        help="without --cv: refit on R other seeds (split and model) and "
+                             "say how often each feature's status holds (default: 0)")
+    parser.add_argument("--adjust", choices=("holm", "bh", "none"), default="holm",
+                        help="multiplicity adjustment of --pvalues across the features: "
+                             "holm (default; any false finding), bh (Benjamini-Hochberg; "
+                             "the share of false findings) or none")
     parser.add_argument("--top-k", type=_positive_int, default=None, metavar="K",
                         help="how many top features the rank-agreement table compares "
                              "(default: 5, or one less than the number of features)")
@@ -210,6 +219,14 @@ def build_parser() -> argparse.ArgumentParser:
                          help="model to train, or a saved sapwood, XGBoost or LightGBM model "
                               "file to load (default: rf when available, else tree)")
     _measure_options(explain, DEFAULT_METHODS)
+    explain.add_argument("--groups", default=None, metavar="COL",
+                         help="rows with the same value of COL belong together (a person, "
+                              "a firm): the split, the folds and the intervals keep each "
+                              "group whole; COL is then not a feature")
+    explain.add_argument("--order-by", default=None, metavar="COL",
+                         help="dates, datetimes or numbers: train on the earliest rows, "
+                              "judge on the latest --test-size of them (the cut shown); "
+                              "COL is then not a feature")
     explain.add_argument("--test-size", type=_fraction, default=0.25,
                          help="share of rows held out for scoring and permutation "
                               "(default: 0.25)")

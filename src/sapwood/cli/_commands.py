@@ -70,12 +70,12 @@ def _settings(args) -> dict:
     if args.n_permutations is not None and args.pvalues != "altmann":
         raise InputError(f"--n-permutations {args.n_permutations}: only --pvalues altmann "
                          f"permutes the target; got --pvalues {args.pvalues or '(none)'}")
-    if args.cv is not None and not set(_measures.cross_validated()) & set(methods):
-        raise InputError(f"--cv {args.cv}: {_measures.only_cross_validated()}; "
-                         f"got --methods {','.join(methods)}")
+    if args.refits < 0:
+        raise InputError(f"--refits {args.refits}: must be 0 or more")
     return {"methods": methods, "random_state": args.seed, "pvalues": args.pvalues,
             "n_permutations": args.n_permutations, "cv": args.cv, "top_k": args.top_k,
-            "max_rows": args.max_rows, "n_jobs": args.n_jobs, "scoring": args.scoring}
+            "max_rows": args.max_rows, "n_jobs": args.n_jobs, "scoring": args.scoring,
+            "refits": args.refits, "adjust": None if args.adjust == "none" else args.adjust}
 
 
 def demo(args) -> int:
@@ -224,6 +224,7 @@ def explain(args) -> int:
         y = _target(table, args.target)
         positions = _rows(args.row, len(table))
     X = table.drop(columns=[args.target])
+    settings.update(groups=args.groups, order_by=args.order_by)
     if fitted:
         # A file may hold the rows the model was trained on: the held-out share only.
         settings.update(model=model, test_size=args.test_size)

@@ -1,7 +1,7 @@
 """Cross-fitting (``explain(cv=K)``, ``--cv K``): K refits, every row held out once.
 
 The folds come from :func:`sapwood._splits.folds` (K-fold, GroupKFold under groups,
-forward chaining in time order). Each fold is one ordinary run (:func:`run_pipeline`
+forward chaining in time order). Each fold is one ordinary run (``run_pipeline``
 on the fold's training rows, judged on its held-out rows); the runs are then pooled:
 
 - a measure with one draw per held-out row (held-out permutation by a score that is
@@ -34,11 +34,10 @@ from ._baseline import Baseline, baseline_warning
 __all__ = ["cross_fit"]
 
 
-def cross_fit(data, model, options, *, steps, source):
-    """The pooled :class:`Report` of ``options.cv`` folds (a model trained here)."""
+def cross_fit(data, model, options, *, run, steps, source):
+    """The pooled :class:`Report` of ``options.cv`` folds (a model trained here); ``run``
+    is :func:`~sapwood.report._explain.run_pipeline`, the run of one fold."""
     from sklearn.base import clone
-
-    from ._explain import run_pipeline
 
     plan = options.plan
     k = options.cv
@@ -52,9 +51,8 @@ def cross_fit(data, model, options, *, steps, source):
             options, cv=None, refits=0, plan=None if plan is None else plan.subset(order))
         steps.line(f"Fold {i + 1} of {len(folds)}: training on {len(train)} rows, holding "
                    f"out {len(test)}")
-        reports.append(run_pipeline(fold, clone(model), fold_options, steps=steps,
-                                    source=source, fitted=False, held_out=True,
-                                    n_train=len(train)))
+        reports.append(run(fold, clone(model), fold_options, steps=steps,
+                           source=source, fitted=False, held_out=True, n_train=len(train)))
     return _pooled(reports, folds, data, plan, options)
 
 

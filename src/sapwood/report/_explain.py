@@ -251,7 +251,8 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         if cv is not None:
             from ._crossfit import cross_fit
 
-            report = cross_fit(data, model, options, steps=steps, source=source)
+            report = cross_fit(data, model, options, run=run_pipeline, steps=steps,
+                               source=source)
         else:
             report = run_pipeline(data, model, options, steps=steps, source=source,
                                   fitted=fitted, held_out=held_out, n_train=n_train)
