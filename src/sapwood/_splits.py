@@ -239,17 +239,21 @@ def _forward_chaining(order: np.ndarray, k: int) -> list:
 
 def group_draws(draws, groups) -> np.ndarray:
     """Per-row draws (n_features, n_rows) as one draw per group (n_features, G): group
-    g's draw is the sum of its rows' draws times ``G / n_rows``. Their mean is the
-    rows' mean, and the spread of the groups' draws over ``sqrt(G)`` is the
-    cluster-robust standard error of that mean: the one a bootstrap that resamples
-    whole groups estimates. Rows of one unit are alike, so their draws are not
-    independent; treating them as such would make the interval too narrow."""
+    g's draw is ``m + (G / n) (S_g - n_g m)``, with m the rows' mean, S_g the sum of the
+    group's n_g draws. Their mean is m, and their spread over ``sqrt(G)`` is the
+    cluster-robust standard error of m (``sqrt(G / (G - 1) sum_g (S_g - n_g m)^2) /
+    n``): what a bootstrap that resamples whole groups estimates. Rows of one unit are
+    alike, so their draws are not independent; treating them as such would make the
+    interval too narrow."""
     draws = np.asarray(draws, dtype=np.float64)
     codes, _ = pd.factorize(np.asarray(groups), sort=False)
     n_groups = int(codes.max()) + 1 if len(codes) else 0
+    n_rows = max(draws.shape[1], 1)
+    sizes = np.bincount(codes, minlength=n_groups)
+    mean = draws.mean(axis=1, keepdims=True) if draws.shape[1] else np.zeros((len(draws), 1))
     sums = np.stack([np.bincount(codes, weights=row, minlength=n_groups) for row in draws]) \
         if draws.shape[0] else np.zeros((0, n_groups))
-    return sums * (n_groups / max(draws.shape[1], 1))
+    return mean + (n_groups / n_rows) * (sums - sizes[None, :] * mean)
 
 
 def resample_groups(groups, rng) -> np.ndarray:
@@ -274,8 +278,9 @@ def regroup(result, groups):
     intervals = dict(result.extra.get("intervals") or {})
     intervals["rank"] = (f"new groups ({len(np.unique(groups))} held-out groups, each "
                          "one draw; and the shuffles)")
+    # The per-row draws are kept: cross-fitting pools them over folds, then by group.
     return result.replace(rank_draws=group_draws(draws, groups),
-                          extra={**result.extra, "intervals": intervals})
+                          extra={**result.extra, "intervals": intervals, "row_draws": draws})
 
 
 def summary(plan: RowPlan | None, train, test) -> dict:

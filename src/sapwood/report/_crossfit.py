@@ -62,8 +62,10 @@ def _pooled(reports, folds, data, plan, options):
     weights = sizes / sizes.sum()
     n_test = int(sizes.sum())
     names = [name for name in first.results if all(name in r.results for r in reports)]
-    results = {name: _pooled_result([r.results[name] for r in reports], sizes, len(folds))
-               for name in names}
+    held = np.concatenate([test for _, test in folds])
+    groups = None if plan is None or plan.groups is None else plan.groups[held]
+    results = {name: _pooled_result([r.results[name] for r in reports], sizes, len(folds),
+                                    groups) for name in names}
     notes = list(dict.fromkeys(note for report in reports for note in report.notes))
     skipped = [name for name in first.results if name not in names]
     if skipped:
@@ -79,9 +81,9 @@ def _pooled(reports, folds, data, plan, options):
         first, data=data, results=results, notes=notes, n_test=n_test,
         n_train=int(round(np.mean([len(train) for train, _ in folds]))), score=score,
         accuracy=accuracy, baseline=_pooled_baseline(reports, weights),
-        held_out_index=data.X.index[np.concatenate([test for _, test in folds])],
+        held_out_index=data.X.index[held],
         agreement=_agreement.agreement(results, first.top_k) if data.X.shape[1] > 1 else [],
-        split={**_splits.summary(plan, None, np.concatenate([t for _, t in folds])),
+        split={**_splits.summary(plan, None, held),
                "kind": "random" if plan is None else plan.kind, "folds": len(folds)},
         pvalues=None)
     pooled.warnings = _pooled_warnings(reports, pooled)
@@ -91,22 +93,23 @@ def _pooled(reports, folds, data, plan, options):
     return pooled
 
 
-def _pooled_result(results, sizes, k) -> ImportanceResult:
+def _pooled_result(results, sizes, k, groups) -> ImportanceResult:
     """One measure's K fold results as one (see the module's docstring)."""
     first = results[0]
     means = np.stack([r.importances_mean for r in results], axis=1)  # (n_features, K)
     per_fold = {**first.params, "cv": k}
     low, high = mean_interval(means)
-    row_sums = [_row_sums(r, int(n)) for r, n in zip(results, sizes, strict=True)]
+    row_draws = [_row_draws(r, int(n)) for r, n in zip(results, sizes, strict=True)]
     intervals = {"ci": f"the {k} refits (cross-fitting folds)"}
-    if all(sums is not None for sums in row_sums):
-        units = sum(s.shape[1] for s in row_sums)
-        draws = np.concatenate(row_sums, axis=1) * (units / sizes.sum())
-        mean = draws.mean(axis=1)
-        grouped = (first.extra.get("intervals") or {}).get("rank", "").startswith("new groups")
-        intervals["rank"] = (f"new {'groups' if grouped else 'rows'}, each held out once by "
-                             f"one of {k} refits")
-        return ImportanceResult(importances_mean=mean, importances_std=means.std(axis=1),
+    if all(draws is not None for draws in row_draws):
+        draws = np.concatenate(row_draws, axis=1)
+        intervals["rank"] = f"new rows, each held out once by one of {k} refits"
+        if groups is not None:
+            draws = _splits.group_draws(draws, groups)
+            intervals["rank"] = (f"new groups ({len(np.unique(groups))}), each held out "
+                                 f"once by one of {k} refits")
+        return ImportanceResult(importances_mean=draws.mean(axis=1),
+                                importances_std=means.std(axis=1),
                                 feature_names=first.feature_names, method=first.method,
                                 params=per_fold, importances=means, ci_low=low, ci_high=high,
                                 extra={"intervals": intervals, "folds": means},
@@ -119,18 +122,13 @@ def _pooled_result(results, sizes, k) -> ImportanceResult:
                                    "folds": means})
 
 
-def _row_sums(result, n_rows: int):
-    """A fold result's per-row (or per-group) draws as sums over each unit, or None
-    when it has none (random blocks of rows are not units)."""
-    draws = result.rank_draws
-    if draws is None or draws.ndim != 2:
+def _row_draws(result, n_rows: int):
+    """A fold result's per-row draws (before any pooling by group), or None when it has
+    none (random blocks of rows)."""
+    draws = result.extra.get("row_draws", result.rank_draws)
+    if draws is None or draws.ndim != 2 or draws.shape[1] != n_rows:
         return None
-    covers = (result.extra.get("intervals") or {}).get("rank", "")
-    if draws.shape[1] == n_rows and not covers.startswith("new groups"):
-        return draws
-    if covers.startswith("new groups"):
-        return draws * (n_rows / draws.shape[1])  # undo group_draws' G / n
-    return None
+    return draws
 
 
 def _pooled_baseline(reports, weights):

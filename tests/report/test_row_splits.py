@@ -1,0 +1,141 @@
+"""explain(groups=, order_by=, cv=, refits=, adjust=): the split and the intervals follow
+the units and the time order; cross-fitting holds every row out once; the verdict says
+how stable it is. Data built here with known structure, small forests."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import sapwood
+from sapwood._splits import folds
+from sapwood.importance import adjust_pvalues
+
+
+def _forest(seed=0):
+    return sapwood.RandomForestRegressor(n_estimators=25, min_samples_leaf=2,
+                                         random_state=seed)
+
+
+def _panel(unit_effects: bool, seed=0, n_units=40, per=6):
+    """Units measured ``per`` times: x matters; with unit effects, so does the unit."""
+    rng = np.random.default_rng(seed)
+    unit = np.repeat(np.arange(n_units), per)
+    x = rng.normal(size=len(unit))
+    effect = rng.normal(0, 3, n_units)[unit] if unit_effects else 0.0
+    return pd.DataFrame({"person": unit, "x": x, "noise": rng.normal(size=len(unit)),
+                         "y": effect + x + 0.3 * rng.normal(size=len(unit))})
+
+
+@pytest.fixture(scope="module")
+def panel():
+    return _panel(True)
+
+
+def test_a_random_split_of_a_panel_warns_and_relies_on_the_unit(panel):
+    report = sapwood.explain(panel, "y", model=_forest(), source="panel.csv")
+    (finding,) = [w for w in report.warnings if w.kind == "repeated units"]
+    assert finding.features == ("person",)
+    assert "sapwood explain panel.csv --target y --groups person" in finding.message
+    assert "person" in report.verdict.relies_on
+
+
+def test_groups_keep_units_whole_and_say_how_many(panel):
+    report = sapwood.explain(panel, "y", model=_forest(), groups="person")
+    assert "person" not in report.data.X.columns
+    assert not [w for w in report.warnings if w.kind == "repeated units"]
+    held = set(panel["person"].iloc[report.held_out_index])
+    assert len(held) == 10 and report.n_test == 60
+    assert report.split == {"kind": "groups", "groups": "person", "order_by": None,
+                            "n_groups_train": 30, "n_groups_test": 10}
+    text = report.to_text(width=120)
+    assert "Split by groups of 'person': 30 groups trained on, 10 held out" in text
+    document = json.loads(report.to_json())
+    assert document["split"]["n_groups_test"] == 10
+    intervals = document["intervals"]["permutation"]["rank"]
+    assert intervals.startswith("new groups (10 held-out groups")
+    # Scored on new units, the unit effects are noise: far below the random split's score.
+    random_split = sapwood.explain(panel, "y", model=_forest())
+    assert report.score < random_split.score - 0.3
+
+
+def test_groups_without_unit_effects_keep_the_signal():
+    report = sapwood.explain(_panel(False), "y", model=_forest(), groups="person")
+    assert report.verdict.relies_on == ["x"] and report.score > 0.5
+
+
+def _series(drift: bool, n=300, seed=1):
+    """A series whose relation to x changes sign halfway (drift) or stays (stationary)."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n, dtype=float)
+    x = rng.normal(size=n)
+    slope = np.where(t < n * 0.6, 1.0, -1.0) if drift else 1.0
+    days = pd.Timestamp("2020-01-01") + pd.to_timedelta(t, unit="D")
+    return pd.DataFrame({"day": days, "x": x, "y": slope * x + 0.2 * rng.normal(size=n)})
+
+
+@pytest.mark.parametrize("drift", [True, False])
+def test_order_by_judges_the_later_period(drift):
+    frame = _series(drift)
+    report = sapwood.explain(frame, "y", model=_forest(), order_by="day")
+    days = frame["day"].iloc[report.held_out_index]
+    assert days.min() == pd.Timestamp("2020-08-13") and len(days) == 75
+    text = report.to_text(width=160)
+    assert "Split in time order by 'day': trained on rows up to 2020-08-12, judged on " \
+           "2020-08-13 to 2020-10-26" in text
+    assert "- About the later period: judged on rows from 2020-08-13" in text
+    at_random = sapwood.explain(frame, "y", model=_forest())
+    if drift:  # the later period's relation was never seen: the time split says so
+        assert report.score < 0 < at_random.score
+    else:
+        assert report.score > 0.8 and at_random.score > 0.8
+
+
+def test_cross_fitting_holds_every_row_out_once(panel):
+    report = sapwood.explain(panel, "y", model=_forest(), cv=3, groups="person")
+    assert report.n_test == len(panel)
+    assert json.loads(report.to_json())["model"]["n_test"] == len(panel)
+    assert report.split["folds"] == 3 and report.split["n_groups_test"] == 40
+    result = report.results["permutation"]
+    assert result.rank_draws.shape == (2, 40)  # one draw per group
+    assert set(report.stability["features"]) == {"x", "noise"}
+    assert "Cross-fitted by groups of 'person': 3 folds" in report.to_text(width=120)
+
+
+def test_forward_chaining_folds_under_order_by():
+    frame = _series(False)
+    report = sapwood.explain(frame, "y", model=_forest(), cv=3, order_by="day")
+    assert report.n_test == 225  # every row after the first of four blocks
+    assert report.verdict.relies_on == ["x"]
+
+
+def test_refits_say_how_often_each_status_held(panel):
+    report = sapwood.explain(_panel(False), "y", model=_forest(), refits=2)
+    assert report.stability["refits"] == 3 and report.stability["how"] == "seeds"
+    assert report.stability["features"]["x"] == 1.0
+    assert any(line.startswith(("- Stable", "- Stability over 3 fits"))
+               for line in report.verdict.lines)
+
+
+def test_pvalues_are_holm_adjusted_by_default_and_bh_on_request():
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame(rng.normal(size=(300, 8)), columns=[f"n{j}" for j in range(8)])
+    frame["y"] = frame["n0"] + frame["n1"] + 0.5 * rng.normal(size=300)
+    raw = sapwood.explain(frame, "y", model=_forest(), pvalues="janitza", adjust=None)
+    holm = sapwood.explain(frame, "y", model=_forest(), pvalues="janitza")
+    bh = sapwood.explain(frame, "y", model=_forest(), pvalues="janitza", adjust="bh")
+    p = raw.results["permutation"].pvalues
+    assert np.isfinite(p).all() and (holm.results["permutation"].pvalues >= p).all()
+    assert np.allclose(holm.results["permutation"].pvalues, adjust_pvalues(p, "holm"),
+                       equal_nan=True)
+    assert np.allclose(bh.results["permutation"].pvalues, adjust_pvalues(p, "bh"),
+                       equal_nan=True)
+    assert any("Holm" in note for note in holm.notes)
+
+
+def test_the_folds_of_explain_are_the_module_s(panel):
+    # Every measure asks sapwood._splits: explain's held-out rows are its folds' rows.
+    report = sapwood.explain(panel.drop(columns="person"), "y", model=_forest(), cv=4)
+    expected = np.concatenate([test for _, test in folds(len(panel), 4, 0)])
+    assert list(report.held_out_index) == list(panel.index[expected])
