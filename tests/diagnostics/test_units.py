@@ -9,7 +9,7 @@ from sapwood.diagnostics import find_repeated_units
 def _panel(seed=0, n_units=50, per=6, stored_by_unit=True, name="u"):
     """Units measured ``per`` times, each with its own effect, sex and schooling."""
     rng = np.random.default_rng(seed)
-    unit = np.repeat(np.arange(n_units), per)
+    unit = np.repeat(rng.permutation(n_units), per)  # stored unit by unit, ids unsorted
     frame = pd.DataFrame({
         name: unit, "sex": rng.integers(0, 2, n_units)[unit],
         "school": rng.integers(8, 18, n_units)[unit],
@@ -42,6 +42,13 @@ def test_quiet_on_ordinary_categories():
         "region": rng.choice(["north", "south", "east", "west", "centre"], n),
         "product_type": rng.choice([f"type {i}" for i in range(12)], n),
         "price": rng.gamma(2, 10, n).round(2), "units_sold": rng.poisson(5, n)})
+    assert find_repeated_units(frame) == []
+
+
+def test_quiet_on_blocks_alone():
+    # A table grouped by a shared covariate (strikes listed month by month, each month's
+    # industrial production repeated) lies in blocks without being a panel of units.
+    frame = _panel().drop(columns=["sex", "school"])
     assert find_repeated_units(frame) == []
 
 

@@ -11,12 +11,14 @@ units. A column is reported when
   many values as rows (fewer values than that is an ordinary category: a region, a
   product type);
 
-and at least one of these says the values are units:
+and its name or its alike rows say the values are units (blocks support them, alone
+they are not enough: a table grouped by a shared covariate lies in blocks too):
 
 - its name reads like an identifier of units (its last word one of
   :data:`UNIT_WORDS`, or a stem and ``id``: ``person_id``, ``firmID``, ``pid``);
 - its rows lie in blocks: each value's rows are one run of consecutive rows (a panel
-  stored unit by unit);
+  stored unit by unit) while the column is not sorted (a sorted column, a year or an
+  income band, lies in blocks by construction);
 - a value's rows are alike in other columns: at least :data:`ALIKE_COLUMNS` other
   columns (each with two or more values) are constant within every value of it (a
   person's sex and schooling), while some other column varies within them.
@@ -67,7 +69,7 @@ def find_repeated_units(X: pd.DataFrame, *, command=None) -> list:
         n_units = len(counts)
         if n_units < MIN_UNITS or 2 * n_units > n or np.median(counts) < MIN_REPEAT:
             continue
-        evidence = _evidence(name, unit, present, n_units, codes)
+        evidence = _evidence(name, X[column].to_numpy(), unit, present, n_units, codes)
         if not evidence:
             continue
         how = command(name) if command is not None else None
@@ -86,13 +88,13 @@ def find_repeated_units(X: pd.DataFrame, *, command=None) -> list:
     return found
 
 
-def _evidence(name, unit, present, n_units, codes) -> list:
+def _evidence(name, column_values, unit, present, n_units, codes) -> list:
     out = []
     if _named_like_units(name):
         out.append("named like an identifier")
     values = unit[present]
     runs = 1 + int(np.count_nonzero(values[1:] != values[:-1]))
-    if runs == n_units:
+    if runs == n_units and not _sorted(column_values[present]):
         out.append("each value's rows are consecutive")
     constant, varying = [], False
     for other, codes_other in codes.items():
@@ -111,7 +113,9 @@ def _evidence(name, unit, present, n_units, codes) -> list:
         shown = ", ".join(quoted(c) for c in constant[:3])
         more = f" and {len(constant) - 3} more" if len(constant) > 3 else ""
         out.append(f"{shown}{more} constant within each value")
-    return out
+    # Blocks alone are not enough: a table grouped by a shared covariate (strikes by
+    # the month's production) lies in blocks too.
+    return out if out != ["each value's rows are consecutive"] else []
 
 
 def _named_like_units(name: str) -> bool:
@@ -126,3 +130,15 @@ def _named_like_units(name: str) -> bool:
     last = words[-1]  # "person_id", "firm"; not "unit_price", "user_rating"
     return (last in UNIT_WORDS or (last.endswith("id") and last[:-2] in stems)
             or (last.startswith("id") and last[2:] in stems))
+
+
+def _sorted(values) -> bool:
+    """Whether the values run in sorted order (either way): a sorted column (a year, an
+    income band) lies in consecutive blocks by construction, which says nothing of
+    units."""
+    try:
+        steps = np.diff(np.asarray(values, dtype=np.float64))
+    except (TypeError, ValueError):
+        text = [str(v) for v in values]
+        return text == sorted(text) or text == sorted(text, reverse=True)
+    return bool((steps >= 0).all() or (steps <= 0).all())
