@@ -178,9 +178,13 @@ def test_air_equals_impurity_corrected_with_janitza_pvalues(csv):
     rows = document["measures"]["air"]
     assert by_feature(rows) == pytest.approx(
         dict(zip(expected.feature_names, expected.importances_mean, strict=True)), abs=1e-12)
-    assert by_feature(rows, "pvalue") == pytest.approx(
-        dict(zip(expected.feature_names, expected.pvalues, strict=True)))
+    # Shown Holm-adjusted across the features (the default; docs/measures.md,
+    # "Multiplicity").
+    assert by_feature(rows, "pvalue") == pytest.approx(dict(zip(
+        expected.feature_names, importance.adjust_pvalues(expected.pvalues, "holm"),
+        strict=True)))
     assert document["pvalues"]["measures"] == ["air"]
+    assert document["pvalues"]["adjust"] == "holm"
 
 
 def test_air_is_skipped_with_a_note_for_a_loaded_model(csv, tmp_path):
@@ -199,7 +203,7 @@ def test_air_is_skipped_with_a_note_for_a_loaded_model(csv, tmp_path):
 def test_janitza_pvalues_in_json_and_table(csv, capsys):
     document, err = run_json(["explain", str(csv), "--target", "y", "--model", "tree",
                               "--max-depth", "3", "--methods", "mdi,permutation",
-                              "--pvalues", "janitza", "--json"])
+                              "--pvalues", "janitza", "--adjust", "none", "--json"])
     X_train, X_test, y_train, y_test = split_of(csv)
     model = tree().fit(X_train, y_train)
     permutation = importance.permutation_importance(model, X_test, y_test, n_repeats=5,
@@ -211,10 +215,11 @@ def test_janitza_pvalues_in_json_and_table(csv, capsys):
     # MDI is never negative: no p-values, and a note says why.
     assert set(by_feature(document["measures"]["mdi"], "pvalue").values()) == {None}
     assert document["pvalues"] == {"method": "janitza", "measures": ["permutation"],
-                                   "n_permutations": None}
+                                   "n_permutations": None, "adjust": None}
     assert "janitza p-values not computed for mdi" in err
     assert main(["explain", str(csv), "--target", "y", "--model", "tree", "--max-depth",
-                 "3", "--methods", "mdi,permutation", "--pvalues", "janitza", "--details"]) == 0
+                 "3", "--methods", "mdi,permutation", "--pvalues", "janitza", "--adjust",
+                 "none", "--details"]) == 0
     out = capsys.readouterr().out
     permutation_table = out[out.index("permutation: drop in held-out score"):
                             out.index("Ranks side by side")]
@@ -229,7 +234,8 @@ def test_janitza_pvalues_in_json_and_table(csv, capsys):
 def test_altmann_pvalues_equal_altmann_pvalues(csv):
     document, _ = run_json(["explain", str(csv), "--target", "y", "--model", "tree",
                             "--max-depth", "3", "--methods", "mdi,permutation",
-                            "--pvalues", "altmann", "--n-permutations", "9", "--json"])
+                            "--pvalues", "altmann", "--n-permutations", "9", "--adjust",
+                            "none", "--json"])
     X_train, X_test, y_train, y_test = split_of(csv)
     mdi_p = importance.altmann_pvalues(tree(), X_train, y_train, measure="mdi",
                                        n_permutations=9, random_state=0)

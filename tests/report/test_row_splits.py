@@ -9,12 +9,12 @@ import pandas as pd
 import pytest
 
 import sapwood
-from sapwood._splits import folds
+from sapwood._splits import RowPlan, folds
 from sapwood.importance import adjust_pvalues
 
 
 def _forest(seed=0):
-    return sapwood.RandomForestRegressor(n_estimators=25, min_samples_leaf=2,
+    return sapwood.RandomForestRegressor(n_estimators=15, min_samples_leaf=2,
                                          random_state=seed)
 
 
@@ -33,15 +33,20 @@ def panel():
     return _panel(True)
 
 
-def test_a_random_split_of_a_panel_warns_and_relies_on_the_unit(panel):
-    report = sapwood.explain(panel, "y", model=_forest(), source="panel.csv")
+@pytest.fixture(scope="module")
+def at_random(panel):
+    return sapwood.explain(panel, "y", model=_forest(), source="panel.csv")
+
+
+def test_a_random_split_of_a_panel_warns_and_relies_on_the_unit(at_random):
+    report = at_random
     (finding,) = [w for w in report.warnings if w.kind == "repeated units"]
     assert finding.features == ("person",)
     assert "sapwood explain panel.csv --target y --groups person" in finding.message
     assert "person" in report.verdict.relies_on
 
 
-def test_groups_keep_units_whole_and_say_how_many(panel):
+def test_groups_keep_units_whole_and_say_how_many(panel, at_random):
     report = sapwood.explain(panel, "y", model=_forest(), groups="person")
     assert "person" not in report.data.X.columns
     assert not [w for w in report.warnings if w.kind == "repeated units"]
@@ -56,8 +61,7 @@ def test_groups_keep_units_whole_and_say_how_many(panel):
     intervals = document["intervals"]["permutation"]["rank"]
     assert intervals.startswith("new groups (10 held-out groups")
     # Scored on new units, the unit effects are noise: far below the random split's score.
-    random_split = sapwood.explain(panel, "y", model=_forest())
-    assert report.score < random_split.score - 0.3
+    assert report.score < at_random.score - 0.3
 
 
 def test_groups_without_unit_effects_keep_the_signal():
@@ -101,6 +105,10 @@ def test_cross_fitting_holds_every_row_out_once(panel):
     assert result.rank_draws.shape == (2, 40)  # one draw per group
     assert set(report.stability["features"]) == {"x", "noise"}
     assert "Cross-fitted by groups of 'person': 3 folds" in report.to_text(width=120)
+    # Every measure asks sapwood._splits: the held-out rows are its folds' rows.
+    plan = RowPlan(groups=panel["person"].to_numpy())
+    expected = np.concatenate([test for _, test in folds(len(panel), 3, 0, plan=plan)])
+    assert list(report.held_out_index) == list(panel.index[expected])
 
 
 def test_forward_chaining_folds_under_order_by():
@@ -114,7 +122,8 @@ def test_refits_say_how_often_each_status_held(panel):
     report = sapwood.explain(_panel(False), "y", model=_forest(), refits=2)
     assert report.stability["refits"] == 3 and report.stability["how"] == "seeds"
     assert report.stability["features"]["x"] == 1.0
-    assert any(line.startswith(("- Stable", "- Stability over 3 fits"))
+    assert any(line.startswith(("- Stable: every feature's status held in all of 3 fits",
+                                 "- Stability over 3 fits (this one and 2 on another"))
                for line in report.verdict.lines)
 
 
@@ -122,20 +131,19 @@ def test_pvalues_are_holm_adjusted_by_default_and_bh_on_request():
     rng = np.random.default_rng(4)
     frame = pd.DataFrame(rng.normal(size=(300, 8)), columns=[f"n{j}" for j in range(8)])
     frame["y"] = frame["n0"] + frame["n1"] + 0.5 * rng.normal(size=300)
-    raw = sapwood.explain(frame, "y", model=_forest(), pvalues="janitza", adjust=None)
-    holm = sapwood.explain(frame, "y", model=_forest(), pvalues="janitza")
-    bh = sapwood.explain(frame, "y", model=_forest(), pvalues="janitza", adjust="bh")
-    p = raw.results["permutation"].pvalues
-    assert np.isfinite(p).all() and (holm.results["permutation"].pvalues >= p).all()
-    assert np.allclose(holm.results["permutation"].pvalues, adjust_pvalues(p, "holm"),
-                       equal_nan=True)
-    assert np.allclose(bh.results["permutation"].pvalues, adjust_pvalues(p, "bh"),
-                       equal_nan=True)
-    assert any("Holm" in note for note in holm.notes)
+    for adjust in ("holm", "bh"):
+        report = sapwood.explain(frame, "y", model=_forest(), pvalues="janitza",
+                                 adjust=adjust, methods="permutation")
+        result = report.results["permutation"]
+        raw = result.extra["raw_pvalues"]
+        assert np.isfinite(raw).all()
+        assert np.allclose(result.pvalues, adjust_pvalues(raw, adjust))
+        assert (result.pvalues >= raw).all()
+    assert any("Benjamini-Hochberg" in note for note in report.notes)
 
 
-def test_the_folds_of_explain_are_the_module_s(panel):
-    # Every measure asks sapwood._splits: explain's held-out rows are its folds' rows.
-    report = sapwood.explain(panel.drop(columns="person"), "y", model=_forest(), cv=4)
-    expected = np.concatenate([test for _, test in folds(len(panel), 4, 0)])
-    assert list(report.held_out_index) == list(panel.index[expected])
+def test_out_of_bag_measures_under_groups_carry_a_note(panel):
+    report = sapwood.explain(panel, "y", model=_forest(), groups="person",
+                             methods="permutation,oob")
+    assert any(note.startswith("oob: out-of-bag rows are drawn row by row")
+               for note in report.notes)

@@ -106,8 +106,8 @@ def _pooled_result(results, sizes, k, groups) -> ImportanceResult:
         intervals["rank"] = f"new rows, each held out once by one of {k} refits"
         if groups is not None:
             draws = _splits.group_draws(draws, groups)
-            intervals["rank"] = (f"new groups ({len(np.unique(groups))}), each held out "
-                                 f"once by one of {k} refits")
+            intervals["rank"] = (f"new groups, each held out once by one of {k} refits "
+                                 f"({len(np.unique(groups))} groups)")
         return ImportanceResult(importances_mean=draws.mean(axis=1),
                                 importances_std=means.std(axis=1),
                                 feature_names=first.feature_names, method=first.method,

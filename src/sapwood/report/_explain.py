@@ -563,6 +563,13 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
     if test_groups is not None:  # intervals over rows resample whole groups
         results = {name: _splits.regroup(result, test_groups)
                    for name, result in results.items()}
+        notes += [f"{name}: out-of-bag rows are drawn row by row, not by group, so a "
+                  "group's other rows sit in the bag of the trees that leave one out: under "
+                  "groups it overstates what the model does on new groups; read the "
+                  "held-out measures" for name in results
+                  if _measures.MEASURES[name].rows == "oob" or (
+                      _measures.MEASURES[name].rows == "oob-or-held-out"
+                      and getattr(model, "bootstrap", False))]
     if options.pvalues:
         results = {name: _with_pvalues(name, result, options, inputs, steps, notes)
                    for name, result in results.items()}

@@ -89,7 +89,11 @@ def _seed_stability(report, options) -> dict:
     from sklearn.base import clone
 
     status_word = {"relies_on": "relies", "does_not": "not", "uncertain": "uncertain"}
-    main = {e["feature"]: status_word[e["status"]] for e in report.verdict.features}
+    # Each feature's own standing: one relied on only through its group stands alone
+    # as uncertain, as the refits' standings are read.
+    main = {e["feature"]: "uncertain" if e["through_group"] else status_word[e["status"]]
+            for e in report.verdict.features}
+    no_skill = "baseline" in report.verdict.warnings
     data, plan = report.data, options.plan
     held = {feature: [True] for feature in main}
     for i in range(1, options.refits + 1):
@@ -107,17 +111,22 @@ def _seed_stability(report, options) -> dict:
             result = _splits.regroup(result, plan.groups[test])
         placed = _verdict.standing(result, n_rows=report.n_test, name="permutation",
                                    accuracy=report.score_name == "accuracy")
+        if no_skill:  # as the verdict reads a model without skill
+            placed = {f: "uncertain" if v == "relies" else v for f, v in placed.items()}
         for feature in main:
             held[feature].append(placed.get(feature) == main[feature])
-    return {"refits": options.refits + 1, "how": "seeds",
+    how = "model seeds" if plan is not None and plan.order is not None else "seeds"
+    return {"refits": options.refits + 1, "how": how,
             "features": {f: float(np.mean(v)) for f, v in held.items()}}
 
 
 def _stability_line(stable: dict) -> str:
     shares = stable["features"]
     n = stable["refits"]
-    what = (f"the {n} cross-fitting folds" if stable["how"] == "folds"
-            else f"{n} fits on other splits and seeds")
+    what = {"folds": f"the {n} cross-fitting folds",
+            "seeds": f"{n} fits (this one and {n - 1} on another split and model seed)",
+            "model seeds": f"{n} fits (this one and {n - 1} with another model seed; the "
+                           "time split stays)"}[stable["how"]]
     shaky = sorted((share, feature) for feature, share in shares.items() if share < 1)
     if not shaky:
         return f"- Stable: every feature's status held in all of {what}"

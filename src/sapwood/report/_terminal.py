@@ -512,7 +512,9 @@ def report_to_json(run) -> str:
             "method": run.pvalues,
             "measures": [name for name, result in run.results.items()
                          if result.pvalues is not None],
-            "n_permutations": run.n_permutations},
+            "n_permutations": run.n_permutations,
+            "adjust": next((result.params.get("adjust") for result in run.results.values()
+                            if result.pvalues is not None), None)},
         "rows_explained": {
             name: {"n_rows": result.params["n_rows"],
                    "n_rows_available": result.params["n_rows_available"]}
