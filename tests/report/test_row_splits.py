@@ -147,3 +147,28 @@ def test_out_of_bag_measures_under_groups_carry_a_note(panel):
                              methods="permutation,oob")
     assert any(note.startswith("oob: out-of-bag rows are drawn row by row")
                for note in report.notes)
+
+
+def _binary(seed, rare: bool, n=1200):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(rng.normal(size=(n, 4)), columns=["a", "b", "c", "d"])
+    logit = (-4.0 + X["a"] + 0.8 * X["b"]) if rare else (3.0 * X["a"] + 2.0 * X["b"])
+    return X, (rng.uniform(size=n) < 1 / (1 + np.exp(-logit))).astype(int)
+
+
+@pytest.mark.parametrize("rare", [True, False])
+def test_a_verdict_that_changes_with_the_score_is_flagged(rare):
+    # 4% positives: no skill by the Brier score, a and b relied on by ROC AUC.
+    X, y = _binary(0, rare)
+    model = sapwood.RandomForestClassifier(n_estimators=30, min_samples_leaf=5,
+                                           random_state=0)
+    report = sapwood.explain(X, y, model=model, methods="permutation")
+    lines = [line for line in report.verdict.lines if line.startswith("- Depends on")]
+    if rare:
+        assert report.verdict.relies_on == []
+        assert lines == ["- Depends on the score: by ROC AUC instead of the Brier score the "
+                         "model relies on a, b (above: nothing); read both before acting "
+                         "on either"]
+        assert report.stability["scores"]["roc_auc"] == ["a", "b"]
+    else:
+        assert report.verdict.relies_on == ["a", "b"] and lines == []

@@ -24,6 +24,7 @@ from .. import _splits
 from .._text import shorten
 from ..importance import adjust_pvalues, permutation_importance
 from . import _verdict
+from ._models import shown_score
 
 __all__ = ["said_out_loud"]
 
@@ -147,8 +148,10 @@ def _score_flip(report, options) -> dict | None:
     rows = report.data.X.index.get_indexer(report.held_out_index)
     X_test, y_test = report.data.X.iloc[rows], report.data.y.iloc[rows]
     try:
+        # As many shuffles as the verdict's measure: like is compared with like.
+        repeats = report.results["permutation"].params.get("n_repeats", 5)
         result = permutation_importance(report.model, X_test, y_test, scoring="roc_auc",
-                                        n_repeats=5, random_state=report.seed)
+                                        n_repeats=repeats, random_state=report.seed)
     except (ValueError, TypeError):
         return None
     plan = options.plan
@@ -161,7 +164,8 @@ def _score_flip(report, options) -> dict | None:
         return None
     said = ", ".join(shorten(f) for f in verdict[:NAMED]) or "nothing"
     auc = ", ".join(shorten(f) for f in by_auc[:NAMED]) or "nothing"
-    line = (f"- Depends on the score: by ROC AUC instead of {report.score_name} the model "
+    words = shown_score(report.score_name, report.score)[0]
+    line = (f"- Depends on the score: by ROC AUC instead of the {words} the model "
             f"relies on {auc} (above: {said}); read both before acting on either")
     return {"roc_auc": by_auc, "default": verdict, "line": line}
 
