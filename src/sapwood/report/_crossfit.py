@@ -67,6 +67,9 @@ def _pooled(reports, folds, data, plan, options):
     results = {name: _pooled_result([r.results[name] for r in reports], sizes, len(folds),
                                     groups) for name in names}
     notes = list(dict.fromkeys(note for report in reports for note in report.notes))
+    notes.append(f"cross-fitted: {len(folds)} models; the one kept (Report.model: rows "
+                 f"explained, effects, selection) is the first fold's, trained on "
+                 f"{len(folds[0][0])} rows and judged on the other {len(folds[0][1])}")
     skipped = [name for name in first.results if name not in names]
     if skipped:
         notes.append(f"{', '.join(skipped)}: not computed in every fold, so not pooled")
@@ -81,7 +84,9 @@ def _pooled(reports, folds, data, plan, options):
         first, data=data, results=results, notes=notes, n_test=n_test,
         n_train=int(round(np.mean([len(train) for train, _ in folds]))), score=score,
         accuracy=accuracy, baseline=_pooled_baseline(reports, weights),
-        held_out_index=data.X.index[held],
+        # The report's model is the first fold's: what reads it with "the held-out
+        # rows" (rows asked for, effects) reads that fold's.
+        held_out_index=data.X.index[folds[0][1]],
         agreement=_agreement.agreement(results, first.top_k) if data.X.shape[1] > 1 else [],
         split={**_splits.summary(plan, None, held),
                "kind": "random" if plan is None else plan.kind, "folds": len(folds)},

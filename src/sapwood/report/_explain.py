@@ -197,6 +197,9 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
     if cv is not None and fitted:
         raise InputError(f"cv={cv} refits the model per fold, so it needs a model trained "
                          "here (a name or an unfitted estimator), not a fitted one")
+    if cv is not None and (is_dask_collection(X) or is_dask_collection(y)):
+        raise InputError(f"cv={cv} refits the model per fold on a table in memory; a Dask "
+                         "table is split once (leave cv out)")
     if isinstance(y, str) and isinstance(X, pd.DataFrame):
         X, y = _target_column(X, y)
     plan = None
