@@ -170,3 +170,13 @@ def test_encode_features_keeps_missing_and_sorts_categories():
 def test_prepare_raises_input_error_for_constant_target():
     with pytest.raises(InputError, match="constant"):
         prepare(pd.DataFrame({"a": [1, 2], "y": ["k", "k"]}), "y")
+
+
+def test_groups_and_order_by_name_a_column(capsys, tmp_path):
+    path = tmp_path / "panel.csv"
+    path.write_text("firm,year,x,y\n" + "".join(f"f{i % 4},{i},{i},{i % 3}\n"
+                                                 for i in range(40)))
+    run_bad(capsys, ["explain", str(path), "--target", "y", "--groups", "frim"],
+            "--groups 'frim': no such column", "did you mean 'firm'")
+    run_bad(capsys, ["explain", str(path), "--target", "y", "--order-by", "firm"],
+            "order_by: needs dates, datetimes or numbers", "'f0'")

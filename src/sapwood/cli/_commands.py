@@ -11,7 +11,7 @@ from .._text import shorten, visible
 from ..plotting import plot_tree
 from ..report import _measures
 from ..report._compiled import uncompiled
-from ..report._data import prepare
+from ..report._data import column_list, did_you_mean, prepare
 from ..report._models import (
     build_model,
     default_model,
@@ -224,6 +224,12 @@ def explain(args) -> int:
         y = _target(table, args.target)
         positions = _rows(args.row, len(table))
     X = table.drop(columns=[args.target])
+    for option, column in (("--groups", args.groups), ("--order-by", args.order_by)):
+        if column is not None and column not in X.columns:
+            names = [str(name) for name in X.columns]
+            raise InputError(f"{option} {column!r}: no such column"
+                             f"{did_you_mean(column, names)}; columns are: "
+                             f"{column_list(names)}")
     settings.update(groups=args.groups, order_by=args.order_by)
     if fitted:
         # A file may hold the rows the model was trained on: the held-out share only.
