@@ -27,8 +27,8 @@ import pandas as pd
 
 from ._errors import InputError
 
-__all__ = ["RowPlan", "folds", "group_draws", "holdout", "labels", "resample_groups",
-           "sort_key"]
+__all__ = ["RowPlan", "describe", "folds", "group_draws", "holdout", "labels", "of_run",
+           "plan_from", "regroup", "resample_groups", "sort_key", "summary"]
 
 
 @dataclass(frozen=True)
@@ -298,6 +298,19 @@ def summary(plan: RowPlan | None, train, test) -> dict:
         out["test_from"] = plan.show(plan.order[test].min())
         out["test_until"] = plan.show(plan.order[test].max())
     return out
+
+
+def of_run(plan: RowPlan | None, train, test, n_rows: int, held_out: bool):
+    """``(summary, groups)`` of one run: what the report says of its split
+    (:func:`summary`; None for a random split) and the group of each held-out row (None
+    without groups or held-out rows). ``train``, ``test``: positions, or None when the
+    run did not split (a fitted model judged on all ``n_rows`` rows, or none held out)."""
+    if plan is None or not held_out:
+        return None, None
+    if test is None:
+        test = np.arange(n_rows)
+    groups = None if plan.groups is None else plan.groups[test]
+    return summary(plan, train, test), groups
 
 
 def plan_from(X: pd.DataFrame, groups, order_by):

@@ -561,8 +561,7 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
                               scoring=options.scoring,
                               estimator=None if fitted else clone(model))
     results = _compute_all(model, options.methods, inputs, steps, notes, fitted, timing)
-    split = _split_summary(options.plan, train, test, len(data.y), held_out)
-    test_groups = _held_out_groups(options.plan, test, len(data.y), held_out)
+    split, test_groups = _splits.of_run(options.plan, train, test, len(data.y), held_out)
     if test_groups is not None:  # intervals over rows resample whole groups
         results = {name: _splits.regroup(result, test_groups)
                    for name, result in results.items()}
@@ -606,24 +605,6 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
             predictions=kept)
     report.verdict = _verdict.verdict(report, report.warnings)
     return report
-
-
-def _split_summary(plan, train, test, n_rows, held_out):
-    """What the report says of the split (:func:`sapwood._splits.summary`), or None for
-    a random split of a model trained here (the Model line says it all)."""
-    if plan is None:
-        return None
-    if test is None:
-        # No split made here: a fitted model judged on all rows, or no rows held out.
-        return _splits.summary(plan, None, np.arange(n_rows)) if held_out else None
-    return _splits.summary(plan, train, test)
-
-
-def _held_out_groups(plan, test, n_rows, held_out):
-    """The group of each held-out row, or None (no groups, or no rows held out)."""
-    if plan is None or plan.groups is None or not held_out:
-        return None
-    return plan.groups if test is None else plan.groups[test]
 
 
 def _fit(model, X, y, steps: Steps):
