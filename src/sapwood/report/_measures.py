@@ -29,7 +29,7 @@ from .._errors import InputError
 __all__ = ["DEFAULT_MAX_ROWS", "DEFAULT_METHODS", "DEMO_METHODS", "MEASURES", "MIN_SHAP_ROWS",
            "SHAP_LEAF_ROWS", "Inputs", "Measure", "PVALUE_METHODS", "compute",
            "cross_validated", "is_available", "janitza_measures", "methods_help",
-           "only_cross_validated", "parse_methods", "where"]
+           "parse_methods", "where"]
 
 DEFAULT_METHODS = ("mdi", "permutation")
 # The demo shows every measure that applies to the forest it fits, side by side.
@@ -114,17 +114,9 @@ def where(name: str, held_out: bool = True) -> str:
 
 
 def cross_validated() -> list:
-    """The measures ``--cv`` / ``cv=`` applies to: those that refit and score held-out
-    rows, which take cross-validation folds instead."""
+    """The measures that refit per fold under ``--cv`` / ``cv=`` (cross-fitting): those
+    that refit and score held-out rows."""
     return [name for name, measure in MEASURES.items() if measure.rows == "refit"]
-
-
-def only_cross_validated() -> str:
-    """"only the drop measure uses cross-validation": what a ``--cv`` without such a
-    measure is told."""
-    names = cross_validated()
-    verb = "measure uses" if len(names) == 1 else "measures use"
-    return f"only the {', '.join(names)} {verb} cross-validation"
 
 
 def janitza_measures() -> list:
