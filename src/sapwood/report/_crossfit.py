@@ -30,6 +30,7 @@ from .. import _splits
 from ..importance._engine._result import ImportanceResult, mean_interval
 from . import _agreement, _verdict
 from ._baseline import Baseline, baseline_warning
+from ._measures import MEASURES
 
 __all__ = ["cross_fit"]
 
@@ -174,11 +175,22 @@ def _pooled_warnings(reports, pooled) -> list:
 
 
 def _held(pooled, reports) -> dict:
-    """Feature -> the share of the folds whose verdict gave it the pooled status."""
-    final = {e["feature"]: e["status"] for e in pooled.verdict.features}
-    shares = {}
-    for feature, status in final.items():
-        held = [next((e["status"] for e in r.verdict.features if e["feature"] == feature),
-                     None) == status for r in reports]
-        shares[feature] = float(np.mean(held))
-    return shares
+    """Feature -> the share of the folds in which it stood as it stands pooled, each by
+    its own interval (relies, not, uncertain: :func:`_verdict.standing`), before the
+    rules that read the whole verdict (a model without skill relies on nothing; a group
+    speaks for its members): a fold that is a K-th of the rows cannot show skill as
+    the pooled rows do."""
+    final = _standing(pooled)
+    folds = [_standing(report) for report in reports]
+    return {feature: float(np.mean([fold.get(feature) == status for fold in folds]))
+            for feature, status in final.items()}
+
+
+def _standing(report) -> dict:
+    name = _verdict.verdict_measure(report.results)
+    if name is None:
+        return {}
+    scored = MEASURES[name].rows == "held-out"
+    return _verdict.standing(report.results[name], name=name,
+                             n_rows=report.n_test if scored else None,
+                             accuracy=scored and report.score_name == "accuracy")
