@@ -7,7 +7,8 @@ Three checks, each adding one line to the verdict at most (docs/measures.md,
   (:mod:`._crossfit` counts them), else, with ``refits=R``, R more runs of the verdict
   measure on another split and model seed each (the main run plus R);
 - whether the verdict changes with the score: for a binary target scored by the
-  default proper score (Brier), the features the model relies on by held-out
+  default proper score (Brier) whose rarer class is under :data:`RARE` of the rows or
+  whose model shows no skill, the features the model relies on by held-out
   permutation scored by ROC AUC instead; when they differ, the line names both;
 - the p-values shown are adjusted for the number of features tested (Holm by
   default, Benjamini-Hochberg on request), the raw ones kept in the result's
@@ -30,6 +31,9 @@ __all__ = ["said_out_loud"]
 
 # How many features a stability line names before counting the rest.
 NAMED = 6
+# The score check runs where the Brier score and ROC AUC part ways: a rarer class below
+# this share of the rows, or a model without skill by the Brier score.
+RARE = 0.2
 
 
 def said_out_loud(report, options, *, steps, adjust="holm", fitted=False, held_out=True,
@@ -145,6 +149,9 @@ def _score_flip(report, options) -> dict | None:
             or "permutation" not in report.results
             or not hasattr(report.model, "predict_proba")):
         return None
+    rarer = float(report.data.y.value_counts(normalize=True).min())
+    if rarer >= RARE and "baseline" not in report.verdict.warnings:
+        return None  # the two scores part ways where a class is rare or skill is unshown
     rows = report.data.X.index.get_indexer(report.held_out_index)
     X_test, y_test = report.data.X.iloc[rows], report.data.y.iloc[rows]
     try:
