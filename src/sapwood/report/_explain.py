@@ -129,7 +129,8 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         forward-chaining folds, every row after the first block); every measure is
         computed per fold and pooled, and its intervals include the refits
         (docs/measures.md, "Cross-fitting"). Drop-column importance then refits per
-        fold, its draws the K folds. Needs a model trained here.
+        fold, its draws the K folds. Needs a model trained here; ``test_size`` is not
+        used (the folds are the held-out rows).
     groups : None, a column name of X (then not a feature) or one label per row: rows
         that belong together (a person, a firm, a patient). The split, the folds and
         the intervals over rows keep each group whole (docs/measures.md, "Splits").
