@@ -125,3 +125,16 @@ def test_plan_from_names_bad_input(groups, order_by, phrase):
 def test_missing_labels_are_refused():
     with pytest.raises(InputError, match="1 missing label"):
         labels(["a", None, "b"], 3, "groups")
+
+
+def test_the_group_draws_standard_error_is_the_group_bootstrap_s():
+    # What group_draws' interval stands for: resampling whole groups.
+    rng = np.random.default_rng(5)
+    groups = np.repeat(np.arange(60), rng.integers(2, 9, 60))
+    values = rng.normal(size=60)[groups] + rng.normal(size=len(groups))
+    analytic = group_draws(values[None, :], groups)[0].std(ddof=1) / np.sqrt(60)
+    boot = np.random.default_rng(6)
+    means = [values[resample_groups(groups, boot)].mean() for _ in range(2000)]
+    assert np.std(means) == pytest.approx(analytic, rel=0.1)
+    rowwise = values.std(ddof=1) / np.sqrt(len(values))
+    assert analytic > 1.4 * rowwise  # rows of one group are alike: wider than by rows
