@@ -204,7 +204,7 @@ def test_groups_by_dataframe_column_name():
                                          random_state=0,
                                          groups={"a": [0, 2], "b": [1]})
     np.testing.assert_array_equal(by_name.importances, by_position.importances)
-    assert by_name.params["groups"] == {"a": ["f0", "f2"], "b": ["f1"]}
+    assert by_name.params["feature_groups"] == {"a": ["f0", "f2"], "b": ["f1"]}
 
 
 @pytest.mark.parametrize("format_model", [False, True], ids=["generic", "tree"])

@@ -47,6 +47,7 @@ from ..adapters import as_ensemble
 from ..learners._parallel import resolve_n_jobs
 from ._engine._dask import dask_rows, is_dask_collection
 from ._engine._names import column_names
+from ._engine._pipelines import pipeline_view, regrouped
 from ._engine._result import ImportanceResult, t_interval
 from ._engine._shap_interventional import MODEL_OUTPUTS, interventional_tree_shap
 from ._engine._shap_output import explanation_extra
@@ -56,7 +57,8 @@ __all__ = ["tree_shap"]
 
 
 def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output="raw", y=None,
-              interactions=False, n_jobs=None, progress=False) -> ImportanceResult:
+              interactions=False, n_jobs=None, progress=False,
+              transformed=False) -> ImportanceResult:
     """SHAP values of every row of ``X`` and the mean absolute SHAP value per feature.
 
     Path-dependent TreeSHAP (Lundberg et al. 2018, doi:10.1038/s42256-019-0138-9 for
@@ -76,7 +78,11 @@ def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output=
         Anything :func:`sapwood.adapters.as_ensemble` reads: sapwood and scikit-learn
         trees, forests and boosting, scikit-learn's IsolationForest (its mean path
         length, as the ``shap`` package explains it), XGBoost (vector leaves too),
-        LightGBM and CatBoost models.
+        LightGBM and CatBoost models. Or a fitted scikit-learn ``Pipeline`` whose last
+        step is one of these: X is transformed by its steps once, the last step
+        explained, and each input column's values are the sums of its derived columns'
+        (row by row, so they still add up to the prediction; docs/measures.md,
+        'Pipelines in their input columns').
     X : array-like or DataFrame of shape (n_rows, n_features)
         The rows to explain. A Dask DataFrame or array is explained block by block on
         Dask's workers (rows that need not fit in memory): the result then holds the
@@ -112,6 +118,9 @@ def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output=
         A bar on stderr counting the trees as each block of rows is explained, with
         the time left (in-memory input; a Dask collection reports through Dask's own
         tools). The values do not depend on it.
+    transformed : bool, default=False
+        For a Pipeline: the values of the columns its last step reads (the derived
+        columns) instead of its input columns.
 
     Returns
     -------
@@ -146,6 +155,23 @@ def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output=
     check_progress(progress)
     perturbation = _check_perturbation(data, feature_perturbation, model_output, y,
                                        interactions)
+    view = None if is_dask_collection(X) else pipeline_view(model, X)
+    if view is not None:
+        derived = view.transform(X)
+        if transformed and not hasattr(derived, "columns"):
+            import pandas as pd
+
+            derived = pd.DataFrame(derived, columns=view.derived_names)
+        result = tree_shap(view.final, derived,
+                           data=None if data is None else view.transform(data),
+                           feature_perturbation=feature_perturbation,
+                           model_output=model_output, y=y, interactions=interactions,
+                           n_jobs=n_jobs, progress=progress)
+        if transformed:
+            return result
+        result = regrouped(result, view)
+        result.extra["data"] = X
+        return result
     if is_dask_collection(X):
         if perturbation == "interventional":
             raise ValueError("interventional TreeSHAP takes X in memory; a Dask collection "
