@@ -159,6 +159,9 @@ class Measure:
         measure's kernels are compiled (its largest; they compile in the same calls),
         or ``""`` for a measure without one. The command line compiles the others ahead
         and runs the compiled ones first.
+    pipelines : whether it reads a fitted scikit-learn ``Pipeline`` (whose last step is
+        a tree model) in the pipeline's input columns (docs/measures.md, 'Pipelines in
+        their input columns'); a measure that does not is skipped for one, saying so.
     """
 
     names: Mapping | str
@@ -173,6 +176,7 @@ class Measure:
     gives: frozenset = frozenset()
     label: str = ""
     kernel: str = ""
+    pipelines: bool = False
 
     def __post_init__(self):
         # A record is read-only all the way down (it is shared by every caller).
@@ -252,6 +256,11 @@ class Measure:
         if self.refits and inputs.estimator is None:
             return (f"{self.name} importance is computed {ROWS[self.rows]}, so it needs an "
                     "unfitted estimator, not only a fitted model")
+        if not self.pipelines and _is_pipeline(model):
+            offered = ", ".join(name for name, measure in _MEASURES.items()
+                                if measure.pipelines)
+            return (f"it does not read a Pipeline in its input columns yet (these do: "
+                    f"{offered})")
         return None if self.applies is None else self.applies(model, inputs, **options)
 
 
@@ -311,6 +320,21 @@ def registered(measure: Measure):
         yield measure
     finally:
         unregister(measure.name)
+
+
+def _is_pipeline(model) -> bool:
+    from ..adapters import is_pipeline
+
+    return is_pipeline(model)
+
+
+def _trees_of(model):
+    """The model whose trees a measure reads: a Pipeline's last step, else itself."""
+    if _is_pipeline(model):
+        from ..adapters import read_pipeline
+
+        return read_pipeline(model).final
+    return model
 
 
 def by_api_name(name: str):
@@ -376,7 +400,7 @@ def _records_impurities(model, inputs, **options):
     from ..adapters import as_ensemble
     from ._mdi import _require_impurities
 
-    ensemble = as_ensemble(model)
+    ensemble = as_ensemble(_trees_of(model))
     try:
         _require_impurities(ensemble)
     except ValueError:
@@ -419,7 +443,7 @@ def _records_gains(model, inputs, *, kind=None, **options):
     from ..adapters import as_ensemble
 
     # Only the split-gain kinds need gains; the library's default kind decides itself.
-    trees = as_ensemble(model).trees
+    trees = as_ensemble(_trees_of(model)).trees
     if kind not in ("gain", "total_gain") or any(tree.has_gain for tree in trees) \
             or all(tree.node_count == 1 for tree in trees):
         return None
@@ -516,7 +540,8 @@ def _run_shap(model, inputs, **options):
     n_available = len(X)
     limit = inputs.max_rows
     if limit == "auto":
-        leaves = sum(int((tree.children_left < 0).sum()) for tree in as_ensemble(model).trees)
+        leaves = sum(int((tree.children_left < 0).sum())
+                     for tree in as_ensemble(_trees_of(model)).trees)
         limit = min(DEFAULT_MAX_ROWS, max(MIN_SHAP_ROWS, SHAP_LEAF_ROWS // max(leaves, 1)))
     if limit is not None and n_available > limit:
         X = X.sample(n=limit, random_state=inputs.random_state)
@@ -528,7 +553,7 @@ def _run_shap(model, inputs, **options):
 register(Measure(
     "mdi", "mdi", "mean decrease in impurity, on the training data", _run_mdi,
     applies=_records_impurities, fallback="gain", gives={"intervals", "rank_intervals"},
-    label="MDI",
+    label="MDI", pipelines=True,
     # Altmann et al. test the unnormalised impurity decrease; normalised shares would
     # pass the informative features' share to the noise features under the null.
     altmann=unnormalised_mdi))
@@ -538,7 +563,8 @@ register(Measure(
     {"gain": {"kind": "gain"}, "native": {}}, "native_importance",
     "the library's own split-gain importance (XGBoost, LightGBM), on the training data",
     # Only a loaded XGBoost or LightGBM model has it, and a loaded model cannot be refit.
-    _run_native, applies=_records_gains, label="split-gain", altmann=False))
+    _run_native, applies=_records_gains, label="split-gain", altmann=False,
+    pipelines=True))
 register(Measure(
     "friedman", "friedman_importance",
     "Friedman's relative influence sqrt(mean over trees of the squared-error "
@@ -550,7 +576,7 @@ register(Measure(
     "drop in held-out score when the feature is shuffled", _run_permutation,
     needs={"held-out", "y"}, null="symmetric",
     gives={"intervals", "rank_intervals", "progress", "verdict"},
-    kernel="sapwood._kernels._permutation.reroute_packed"))
+    kernel="sapwood._kernels._permutation.reroute_packed", pipelines=True))
 register(Measure(
     {"drop": {}, "drop_column": {}}, "drop_column_importance",
     "drop in held-out score (or cross-validated score with --cv) when the model is refit "
@@ -593,7 +619,7 @@ register(Measure(
     "mean |SHAP value| on the held-out rows: the feature's average share of each "
     "prediction (path-dependent TreeSHAP, as the shap package computes it)",
     _run_shap, needs={"held-out"}, gives={"intervals", "rank_intervals", "progress"},
-    label="mean |SHAP|", kernel="sapwood._kernels._shap.shap_tables",
+    label="mean |SHAP|", kernel="sapwood._kernels._shap.shap_tables", pipelines=True,
     # |SHAP| is never negative, so Janitza's mirrored null does not apply; Altmann's
     # refits on permuted labels would work but cost S forests: not offered.
     altmann=False))

@@ -210,6 +210,10 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
             from sklearn.base import clone
 
             model = clone(model)
+    if type(model).__name__ == "Pipeline":
+        from ._pipelines import for_explain
+
+        model, data = for_explain(model, data, fitted)
     options = Options(methods=tuple(names), test_size=share, seed=random_state,
                       pvalues=pvalues, top_k=top_k, max_rows=max_rows, cv=cv, n_jobs=n_jobs,
                       scoring=scoring,
@@ -289,7 +293,16 @@ def _resolved_model(model):
         return True, load_model(model, None)
     if hasattr(model, "fit") and not _is_fitted(model):
         return False, model
-    from ..adapters import as_ensemble
+    from ..adapters import as_ensemble, is_pipeline
+
+    if is_pipeline(model):
+        from ._pipelines import check_pipeline
+
+        try:
+            return True, check_pipeline(model)
+        except (TypeError, ValueError) as error:
+            raise InputError(f"model: cannot read {type(model).__name__}: "
+                             f"{_first_line(error)}") from None
 
     try:
         ensemble = as_ensemble(model)
