@@ -87,9 +87,10 @@ def native_importance(model, kind=None, *, normalize=False, feature_names=None,
     """
     view = pipeline_view(model, feature_names=None if transformed else feature_names)
     if view is not None:
+        derived = feature_names if transformed and feature_names is not None \
+            else view.derived_names
         result = native_importance(view.final, kind, normalize=normalize,
-                                   feature_names=feature_names if transformed
-                                   else view.derived_names)
+                                   feature_names=derived)
         return result if transformed else regrouped(result, view)
     ensemble = _ensemble(model)
     library = ensemble.kind.library or None

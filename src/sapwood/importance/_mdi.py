@@ -88,8 +88,9 @@ def mdi(model, feature_names=None, *, transformed=False) -> ImportanceResult:
     """
     view = pipeline_view(model, feature_names=None if transformed else feature_names)
     if view is not None:
-        result = mdi(view.final, feature_names=feature_names if transformed
-                     else view.derived_names)
+        derived = feature_names if transformed and feature_names is not None \
+            else view.derived_names
+        result = mdi(view.final, feature_names=derived)
         return result if transformed else regrouped(result, view)
     ensemble = as_ensemble(model)
     _require_impurities(ensemble)

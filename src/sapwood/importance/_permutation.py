@@ -409,7 +409,10 @@ def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns,
     ``loss``, the per-row draws (:class:`RowDraws`; else None)."""
     # First: given the sources, a boosted model's evaluator takes the baseline sums in
     # its first pass of permuted sums instead of routing the rows once more for them.
-    evaluator.prepare(rows, columns, sources)
+    # A group of no columns (an input column a pipeline's model never reads) changes no
+    # row: it keeps the unpermuted score, and the evaluator sees the others only.
+    present = [g for g, group in enumerate(columns) if len(group)]
+    evaluator.prepare(rows, [columns[g] for g in present], sources)
     reference = evaluator.responses(evaluator.baseline_raw)
     baseline = _score(scorer, reference, X, y, sample_weight)
     X_eval, y_eval, w_eval = _subset(rows, X, y, sample_weight)
@@ -435,6 +438,7 @@ def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns,
     known = {}
     for g, k, changed_rows, changed_totals in counted(evaluator.permuted_changes(sources),
                                                       steps):
+        g = present[g]
         if changed_rows.shape[0] == 0:
             continue
         changed_raw = None

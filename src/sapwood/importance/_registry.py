@@ -73,6 +73,10 @@ GIVES = frozenset({
     "progress",        # run draws a bar with its steps when inputs.progress is set
     "new_rows",        # each draw (importances column) is new rows: a row, or a fold
     "verdict",         # the command line's verdict can rest on it
+    # It reads a fitted scikit-learn Pipeline (a tree model its last step) in the
+    # pipeline's input columns (docs/measures.md, 'Pipelines in their input columns');
+    # a measure without it is skipped for one, saying so.
+    "input_columns",
 })
 
 
@@ -153,15 +157,14 @@ class Measure:
         the time left when ``inputs.progress`` is set; ``"new_rows"``, each of its draws
         is other rows (a held-out row, or a cross-validation fold), so the interval over
         two or more covers new rows; ``"verdict"``, the command line's verdict can rest
-        on it (it needs ``null`` centred and intervals over new rows).
+        on it (it needs ``null`` centred and intervals over new rows);
+        ``"input_columns"``, it reads a fitted scikit-learn Pipeline in the pipeline's
+        input columns.
     label : its name in prose, when not :attr:`name` (``MDI``).
     kernel : ``"module.name"`` of the Numba kernel whose on-disk cache says the
         measure's kernels are compiled (its largest; they compile in the same calls),
         or ``""`` for a measure without one. The command line compiles the others ahead
         and runs the compiled ones first.
-    pipelines : whether it reads a fitted scikit-learn ``Pipeline`` (whose last step is
-        a tree model) in the pipeline's input columns (docs/measures.md, 'Pipelines in
-        their input columns'); a measure that does not is skipped for one, saying so.
     """
 
     names: Mapping | str
@@ -176,7 +179,6 @@ class Measure:
     gives: frozenset = frozenset()
     label: str = ""
     kernel: str = ""
-    pipelines: bool = False
 
     def __post_init__(self):
         # A record is read-only all the way down (it is shared by every caller).
@@ -256,9 +258,9 @@ class Measure:
         if self.refits and inputs.estimator is None:
             return (f"{self.name} importance is computed {ROWS[self.rows]}, so it needs an "
                     "unfitted estimator, not only a fitted model")
-        if not self.pipelines and _is_pipeline(model):
+        if "input_columns" not in self.gives and _is_pipeline(model):
             offered = ", ".join(name for name, measure in _MEASURES.items()
-                                if measure.pipelines)
+                                if "input_columns" in measure.gives)
             return (f"it does not read a Pipeline in its input columns yet (these do: "
                     f"{offered})")
         return None if self.applies is None else self.applies(model, inputs, **options)
@@ -552,8 +554,9 @@ def _run_shap(model, inputs, **options):
 
 register(Measure(
     "mdi", "mdi", "mean decrease in impurity, on the training data", _run_mdi,
-    applies=_records_impurities, fallback="gain", gives={"intervals", "rank_intervals"},
-    label="MDI", pipelines=True,
+    applies=_records_impurities, fallback="gain",
+    gives={"intervals", "rank_intervals", "input_columns"},
+    label="MDI",
     # Altmann et al. test the unnormalised impurity decrease; normalised shares would
     # pass the informative features' share to the noise features under the null.
     altmann=unnormalised_mdi))
@@ -564,7 +567,7 @@ register(Measure(
     "the library's own split-gain importance (XGBoost, LightGBM), on the training data",
     # Only a loaded XGBoost or LightGBM model has it, and a loaded model cannot be refit.
     _run_native, applies=_records_gains, label="split-gain", altmann=False,
-    pipelines=True))
+    gives={"input_columns"}))
 register(Measure(
     "friedman", "friedman_importance",
     "Friedman's relative influence sqrt(mean over trees of the squared-error "
@@ -575,8 +578,8 @@ register(Measure(
     {"permutation": {"n_repeats": N_REPEATS}}, "permutation_importance",
     "drop in held-out score when the feature is shuffled", _run_permutation,
     needs={"held-out", "y"}, null="symmetric",
-    gives={"intervals", "rank_intervals", "progress", "verdict"},
-    kernel="sapwood._kernels._permutation.reroute_packed", pipelines=True))
+    gives={"intervals", "rank_intervals", "progress", "verdict", "input_columns"},
+    kernel="sapwood._kernels._permutation.reroute_packed"))
 register(Measure(
     {"drop": {}, "drop_column": {}}, "drop_column_importance",
     "drop in held-out score (or cross-validated score with --cv) when the model is refit "
@@ -618,8 +621,9 @@ register(Measure(
     {"shap": {}, "tree_shap": {}}, "tree_shap",
     "mean |SHAP value| on the held-out rows: the feature's average share of each "
     "prediction (path-dependent TreeSHAP, as the shap package computes it)",
-    _run_shap, needs={"held-out"}, gives={"intervals", "rank_intervals", "progress"},
-    label="mean |SHAP|", kernel="sapwood._kernels._shap.shap_tables", pipelines=True,
+    _run_shap, needs={"held-out"},
+    gives={"intervals", "rank_intervals", "progress", "input_columns"},
+    label="mean |SHAP|", kernel="sapwood._kernels._shap.shap_tables",
     # |SHAP| is never negative, so Janitza's mirrored null does not apply; Altmann's
     # refits on permuted labels would work but cost S forests: not offered.
     altmann=False))
