@@ -17,7 +17,8 @@ from sklearn.pipeline import Pipeline
 
 from ..adapters import CodesToLabels, is_pipeline, read_pipeline
 
-__all__ = ["check_pipeline", "describe_pipeline", "for_explain", "reading_labels"]
+__all__ = ["EFFECTS_NOTE", "check_pipeline", "describe_pipeline", "for_explain",
+           "reading_labels"]
 
 _LABELS = "sapwood_labels"  # the wrapper's step name
 
@@ -26,6 +27,12 @@ _LABELS = "sapwood_labels"  # the wrapper's step name
 NOTE = ("the pipeline is explained in its input columns: each one's SHAP values and MDI "
         "are the sums over the columns its steps make from it, and permutation shuffles "
         "those together (docs/measures.md, 'Pipelines in their input columns')")
+
+#: Why a report on a pipeline has no effects.
+EFFECTS_NOTE = ("effects skipped: partial dependence, ALE and H walk the trees on grids of "
+                "the columns they split on, and do not read a Pipeline's input columns yet "
+                "(sapwood.from_model(pipeline) gives its trees in the columns its steps "
+                "make)")
 
 
 def for_explain(model, data, fitted: bool):
