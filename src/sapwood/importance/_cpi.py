@@ -204,6 +204,9 @@ None, default=None
         ``rng = check_random_state(random_state)``; each repeat takes one seed for the
         knockoffs of all columns (``rng.randint(2**31 - 1)``) or, with permutations,
         ``rng.permutation(n_samples)`` per feature; Fisher's signs come last.
+    groups : dict, default=None
+        The former name of ``feature_groups`` (a FutureWarning): ``groups`` is
+        scikit-learn's word for one label per row.
 
     Returns
     -------

@@ -99,6 +99,9 @@ def drop_column_importance(estimator, X, y, X_test=None, y_test=None, *, cv=None
     progress : bool, default=False
         Show a bar on stderr counting the refits (one per column or group, and the
         full model's).
+    groups : dict, default=None
+        The former name of ``feature_groups`` (a FutureWarning): ``groups`` is
+        scikit-learn's word for one label per row.
 
     Returns
     -------

@@ -46,7 +46,7 @@ def mdi(model, feature_names=None, *, transformed=False) -> ImportanceResult:
     model : fitted sapwood estimator, TreeEnsemble or TreeArrays
         Or a fitted scikit-learn ``Pipeline`` whose last step is a tree model: the
         result is then per input column of the pipeline, each the sum over the derived
-        columns it makes (docs/measures.md, 'Pipelines in their input columns').
+        columns it makes (docs/measures.md, section 'Pipelines in their input columns').
     feature_names : list of str, optional
         Defaults to the model's feature names, else ``x0, x1, ...``.
     transformed : bool, default=False

@@ -113,7 +113,12 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
     Parameters
     ----------
     model : fitted estimator
-        Anything a scikit-learn scorer accepts.
+        Anything a scikit-learn scorer accepts. A fitted scikit-learn ``Pipeline`` whose
+        last step is a tree model: X is transformed once and each input column's block
+        of derived columns permuted jointly in the last step (the numbers of scikit-learn
+        on the whole pipeline when every step maps each row by itself; otherwise the
+        whole pipeline runs per shuffle, with a warning naming the step; docs/measures.md,
+        section 'Pipelines in their input columns').
     X : ndarray or DataFrame of shape (n_samples, n_features), or a Dask DataFrame or array
         Held-out data. Column names become the feature names. A Dask collection (rows
         that need not fit in memory) is scored block by block on Dask's workers, with
@@ -171,6 +176,12 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
         classifier), and per evaluated row the baseline outputs, the shuffles (8 bytes a
         row and repeat) and, where the rank intervals rest on per-row draws, 8 bytes a
         row and column or group. The generic evaluator and Dask input do not use it.
+    transformed : bool, default=False
+        For a Pipeline: permute the columns its last step reads (the derived columns,
+        each by itself) instead of its input columns.
+    groups : dict, default=None
+        The former name of ``feature_groups`` (a FutureWarning): ``groups`` is
+        scikit-learn's word for one label per row.
 
     Returns
     -------

@@ -74,7 +74,7 @@ GIVES = frozenset({
     "new_rows",        # each draw (importances column) is new rows: a row, or a fold
     "verdict",         # the command line's verdict can rest on it
     # It reads a fitted scikit-learn Pipeline (a tree model its last step) in the
-    # pipeline's input columns (docs/measures.md, 'Pipelines in their input columns');
+    # pipeline's input columns (docs/measures.md, section 'Pipelines in their input columns');
     # a measure without it is skipped for one, saying so.
     "input_columns",
 })

@@ -82,7 +82,7 @@ def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output=
         step is one of these: X is transformed by its steps once, the last step
         explained, and each input column's values are the sums of its derived columns'
         (row by row, so they still add up to the prediction; docs/measures.md,
-        'Pipelines in their input columns').
+        section 'Pipelines in their input columns').
     X : array-like or DataFrame of shape (n_rows, n_features)
         The rows to explain. A Dask DataFrame or array is explained block by block on
         Dask's workers (rows that need not fit in memory): the result then holds the

@@ -26,7 +26,7 @@ _LABELS = "sapwood_labels"  # the wrapper's step name
 #: What a report on a pipeline says of its columns.
 NOTE = ("the pipeline is explained in its input columns: each one's SHAP values and MDI "
         "are the sums over the columns its steps make from it, and permutation shuffles "
-        "those together (docs/measures.md, 'Pipelines in their input columns')")
+        "those together (docs/measures.md, section 'Pipelines in their input columns')")
 
 #: Why a report on a pipeline has no effects.
 EFFECTS_NOTE = ("effects skipped: partial dependence, ALE and H walk the trees on grids of "
