@@ -234,3 +234,26 @@ def test_shap_values_of_other_models_summed(data, library):
     ours = permutation_importance(pipeline, X, y, n_repeats=3, random_state=2)
     theirs = sklearn_permutation_importance(pipeline, X, y, n_repeats=3, random_state=2)
     np.testing.assert_allclose(ours.importances, theirs.importances, atol=1e-9)
+
+
+def test_feature_groups_sum_shap_values_of_any_model(data, forest):
+    X, y = data
+    numbers = X[["size", "noise", "unused"]]
+    model = RandomForestRegressor(8, max_depth=5, random_state=0).fit(numbers, y)
+    plain = tree_shap(model, numbers.iloc[:30], interactions=True)
+    grouped = tree_shap(model, numbers.iloc[:30], interactions=True,
+                        feature_groups={"both": ["size", "noise"], "unused": ["unused"]})
+    assert grouped.feature_names == ["both", "unused"]
+    phi = plain.extra["shap_values"]
+    np.testing.assert_allclose(grouped.extra["shap_values"],
+                               np.column_stack([phi[:, :2].sum(axis=1), phi[:, 2]]),
+                               atol=1e-12)
+    pairs = grouped.extra["interaction_values"]
+    np.testing.assert_allclose(pairs.sum(axis=2), grouped.extra["shap_values"], atol=1e-9)
+    through_pipeline = tree_shap(forest, X.iloc[:30], feature_groups={"place": ["city",
+                                                                                 "colour"]})
+    summed = tree_shap(forest, X.iloc[:30]).extra["shap_values"]
+    columns = list(X.columns)
+    np.testing.assert_allclose(
+        through_pipeline.extra["shap_values"][:, 0],
+        summed[:, columns.index("city")] + summed[:, columns.index("colour")], atol=1e-12)

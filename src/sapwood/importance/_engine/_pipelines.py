@@ -18,7 +18,7 @@ from ...adapters import is_pipeline, read_pipeline
 from ._names import column_names
 from ._result import ImportanceResult
 
-__all__ = ["PipelineView", "pipeline_view", "regrouped"]
+__all__ = ["GroupView", "PipelineView", "group_view", "pipeline_view", "regrouped"]
 
 
 class PipelineView:
@@ -31,6 +31,7 @@ class PipelineView:
         self.names, self.inputs, self.derived = self.model.columns.groups(input_names,
                                                                           feature_groups)
         self.derived_names = list(self.model.columns.derived_names)
+        self.params = {"columns": "input", "derived_columns": self.derived_names}
 
     def transform(self, X):
         return self.model.transform(X)
@@ -55,12 +56,30 @@ def pipeline_view(model, X=None, feature_groups=None, feature_names=None):
     return PipelineView(model, names, feature_groups)
 
 
-def regrouped(result: ImportanceResult, view: PipelineView) -> ImportanceResult:
+class GroupView:
+    """Named groups of a model's own columns (``feature_groups``), read as
+    :func:`regrouped` reads a pipeline's input columns: ``names``, each group's column
+    positions ``derived`` (the model's columns here), and the columns' names."""
+
+    def __init__(self, names, columns, column_names, feature_groups):
+        self.names, self.derived, self.derived_names = names, columns, column_names
+        self.params = {"feature_groups": {str(k): list(v) for k, v in feature_groups.items()}}
+
+
+def group_view(X, model, feature_groups) -> GroupView:
+    """The :class:`GroupView` of ``feature_groups`` over X's columns."""
+    from ._groups import resolve_groups
+
+    names, columns = resolve_groups(X, model, feature_groups)
+    return GroupView(names, columns, column_names(X, model, X.shape[1]), feature_groups)
+
+
+def regrouped(result: ImportanceResult, view) -> ImportanceResult:
     """``result`` (over the derived columns) per reported feature of ``view``: draws
     summed over each feature's derived columns, and for TreeSHAP the signed values too
     (row by row, so they still add up to the prediction); per-split averages (XGBoost's
     gain and cover) recomputed from the trace."""
-    params = {**result.params, "columns": "input", "derived_columns": view.derived_names}
+    params = {**result.params, **view.params}
     average = result.method in ("native_gain", "native_cover") \
         and result.params.get("library") != "lightgbm"
     if average:
