@@ -90,7 +90,9 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         a random forest) on a split of X, y; a forest on more than 100,000 training rows
         grows each tree on 100,000 of them (``max_samples``, shown in the Model line;
         docs/getting-started.md, "Large tables"). An unfitted estimator: fitted on the
-        split, as it is.
+        split, as it is. A scikit-learn ``Pipeline`` ending in a tree model (fitted or
+        not) is explained in its input columns, fed the table's labels (docs/measures.md,
+        section 'Pipelines in their input columns').
         A fitted model (scikit-learn, XGBoost, LightGBM, CatBoost, sapwood, or a
         :class:`~sapwood.TreeEnsemble` from :func:`sapwood.load` / :func:`sapwood.from_model`):
         judged on X, y as held-out rows.
