@@ -63,3 +63,18 @@ def test_an_unfitted_pipeline_is_fitted_on_the_training_split(table):
     assert report.results["mdi"].feature_names == ["size", "colour", "noise"]
     assert any(note.startswith("oob importance skipped: it does not read a Pipeline")
                for note in report.notes)
+
+
+def test_the_report_shows_the_users_pipeline_and_refuses_a_last_step_without_trees(table):
+    import json
+
+    from sklearn.linear_model import LinearRegression
+
+    X, y = table
+    pipeline = _pipeline(RandomForestRegressor(5, max_depth=4, random_state=0)).fit(X, y)
+    report = sapwood.explain(X, y, model=pipeline, methods="mdi", test_size=0.5)
+    steps = json.loads(report.to_json())["model"]["params"]["steps"]
+    assert "columntransformer" in steps and "sapwood_labels" not in steps
+    linear = _pipeline(LinearRegression()).fit(X, y)
+    with pytest.raises(ValueError, match="its last step, LinearRegression, is not a tree"):
+        sapwood.explain(X, y, model=linear)

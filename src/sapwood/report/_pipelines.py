@@ -18,7 +18,7 @@ from sklearn.pipeline import Pipeline
 from ..adapters import CodesToLabels, is_pipeline, read_pipeline
 
 __all__ = ["EFFECTS_NOTE", "check_pipeline", "describe_pipeline", "for_explain",
-           "reading_labels"]
+           "reading_labels", "users_pipeline"]
 
 _LABELS = "sapwood_labels"  # the wrapper's step name
 
@@ -54,6 +54,27 @@ def reading_labels(model, X, encodings, fitted: bool):
     return wrapped
 
 
+def users_pipeline(model):
+    """The user's pipeline: ``model`` without the label wrapper explain put in front."""
+    if is_pipeline(model) and model.steps[0][0] == _LABELS:
+        return model.steps[-1][1]
+    return model
+
+
+def check_pipeline(model):
+    """A fitted pipeline sapwood reads (its map of columns traced, its last step a
+    tree model), or the reason as a ValueError / TypeError."""
+    from ..adapters import from_model
+
+    pipeline = read_pipeline(model)
+    try:
+        from_model(pipeline.final)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"its last step, {type(pipeline.final).__name__}, is not a tree "
+                        f"model sapwood reads ({str(error).splitlines()[0]})") from None
+    return model
+
+
 def describe_pipeline(model) -> str:
     """``Pipeline(ColumnTransformer, RandomForestClassifier)``: its steps' kinds, the
     last one as ``describe`` gives it (sapwood's own label wrapper left out)."""
@@ -66,9 +87,3 @@ def describe_pipeline(model) -> str:
         final = final.steps[-1][1]
     return f"Pipeline({', '.join([*steps, describe_model(final)])})"
 
-
-def check_pipeline(model):
-    """A fitted pipeline sapwood reads (its map of columns traced), or the reason as a
-    ValueError / TypeError."""
-    read_pipeline(model)
-    return model
