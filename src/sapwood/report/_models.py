@@ -407,7 +407,7 @@ def describe_model(model) -> str:
     if name == "Pipeline":
         from ._pipelines import describe_pipeline
 
-        return describe_pipeline(model)
+        return describe_pipeline(model, describe_model)
     get_params = getattr(model, "get_params", None)
     if get_params is None:
         return name

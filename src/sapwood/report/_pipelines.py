@@ -75,11 +75,9 @@ def check_pipeline(model):
     return model
 
 
-def describe_pipeline(model) -> str:
+def describe_pipeline(model, describe_model) -> str:
     """``Pipeline(ColumnTransformer, RandomForestClassifier)``: its steps' kinds, the
-    last one as ``describe`` gives it (sapwood's own label wrapper left out)."""
-    from ._models import describe_model
-
+    last one as ``describe_model`` gives it (sapwood's own label wrapper left out)."""
     steps, final = [], model
     while is_pipeline(final):
         steps += [type(step).__name__ for name, step in final.steps[:-1]
