@@ -36,11 +36,11 @@ def read_model(model, caller):
     """``model`` in the tree format; a TypeError naming ``caller`` if sapwood cannot read
     it."""
     if is_pipeline(model):
-        raise TypeError(f"{caller}: a Pipeline's effects in its input columns are not "
-                        "computed yet (its trees split on the columns its steps make); for "
-                        "them in those columns, pass sapwood.from_model(pipeline) and the "
-                        "rows its steps transform (sapwood.adapters.read_pipeline(pipeline)"
-                        ".transform(X))")
+        raise TypeError(f"{caller}: does not read a Pipeline in its input columns yet "
+                        "(partial_dependence does; its trees split on the columns its steps "
+                        "make): for the effects in those columns, pass "
+                        "sapwood.from_model(pipeline) and the rows its steps transform "
+                        "(sapwood.adapters.read_pipeline(pipeline).transform(X))")
     try:
         return as_ensemble(model)
     except (TypeError, ValueError) as error:

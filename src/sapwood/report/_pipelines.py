@@ -29,10 +29,8 @@ NOTE = ("the pipeline is explained in its input columns: each one's SHAP values 
         "those together (docs/measures.md, section 'Pipelines in their input columns')")
 
 #: Why a report on a pipeline has no effects.
-EFFECTS_NOTE = ("effects skipped: partial dependence, ALE and H walk the trees on grids of "
-                "the columns they split on, and do not read a Pipeline's input columns yet "
-                "(sapwood.from_model(pipeline) gives its trees in the columns its steps "
-                "make)")
+EFFECTS_NOTE = ("effects skipped: ALE and the H-statistic do not read a Pipeline's input "
+                "columns yet (sapwood.effects.partial_dependence does, with ICE curves)")
 
 
 def for_explain(model, data, fitted: bool):
