@@ -57,3 +57,25 @@ def test_a_classifier_and_columns_read_together(table):
         partial_dependence(joined, X, "size")
     assert partial_dependence(joined, X, ["size", "age"], grid_resolution=4).average.shape \
         == (1, 4, 4)
+
+
+def test_ale_of_a_numeric_input_column_is_its_definition_through_the_pipeline(table):
+    from sapwood.effects import ale
+    from sapwood.effects._ale import _accumulate, _quantiles_type1
+
+    X, y = table
+    pipeline = make_pipeline(_steps(), RandomForestRegressor(10, max_depth=5, random_state=0))
+    pipeline.fit(X, y)
+    ours = ale(pipeline, X, "size", grid_size=6, include_CI=True)
+    # The definition with the pipeline's own predict: each row's column set to its bin's
+    # two edges.
+    x = X["size"].to_numpy()
+    edges = np.unique(np.concatenate([[x.min()], _quantiles_type1(x, 6)]))
+    bins = np.searchsorted(edges, x, side="left") - 1
+    bins[x == edges[0]] = 0
+    delta = (pipeline.predict(X.assign(size=edges[bins + 1]))
+             - pipeline.predict(X.assign(size=edges[bins])))
+    expected = _accumulate(delta, bins, edges, "size", True, 0.95)
+    pd.testing.assert_frame_equal(ours, expected, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="numeric features"):
+        ale(pipeline, X, "colour")

@@ -37,7 +37,8 @@ def read_model(model, caller):
     it."""
     if is_pipeline(model):
         raise TypeError(f"{caller}: does not read a Pipeline in its input columns yet "
-                        "(partial_dependence does; its trees split on the columns its steps "
+                        "(partial_dependence and a numeric feature's ale do; its trees "
+                        "split on the columns its steps "
                         "make): for the effects in those columns, pass "
                         "sapwood.from_model(pipeline) and the rows its steps transform "
                         "(sapwood.adapters.read_pipeline(pipeline).transform(X))")

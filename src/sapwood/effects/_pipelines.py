@@ -19,7 +19,7 @@ from ..adapters import read_pipeline
 from ..importance._engine._names import column_names
 from ._engine import Rows, grid_responses, read_model, resolve_features, response_of
 
-__all__ = ["pipeline_grid_responses"]
+__all__ = ["pipeline_edges", "pipeline_grid_responses"]
 
 
 def pipeline_grid_responses(model, X, features, grid, response_method, n_jobs, caller):
@@ -61,6 +61,51 @@ def pipeline_grid_responses(model, X, features, grid, response_method, n_jobs, c
     predictions = grid_responses(ensemble, pipeline.final, rows, list(block), points,
                                  derived_points, response, n_jobs, caller)
     return grid_values, rows.n_rows, predictions
+
+
+def pipeline_edges(model, X, feature, caller):
+    """For the numeric ALE of a Pipeline: ``(pipeline, j, name, x, derived, block,
+    transform_edges)``: the input column ``feature`` (position, name, values as floats),
+    the transformed rows, the derived block of ``j`` and a function from edge values to
+    that block's rows (each edge written into a copy of one row and transformed)."""
+    pipeline = read_pipeline(model)
+    if not pipeline.row_wise:
+        raise ValueError(f"{caller}: the pipeline step {pipeline.not_row_wise[0]} is not "
+                         "known to map each row by itself, so an edge cannot be written "
+                         "into its output columns")
+    names = column_names(X, model, pipeline.columns.n_inputs)
+    columns = resolve_features(feature, names, caller, "feature")
+    if len(columns) != 1:
+        raise ValueError(f"{caller}: a Pipeline's ALE is computed for one numeric feature; "
+                         f"got {len(columns)}")
+    (j,) = columns
+    unit = next(unit for unit in pipeline.columns.units() if j in unit)
+    if len(unit) > 1:
+        others = ", ".join(names[i] for i in unit if i != j)
+        raise ValueError(f"{caller}: the pipeline reads {others} together with {names[j]} "
+                         "(in one derived column), so the ALE of one of them is not defined "
+                         "through it")
+    column = X.iloc[:, j] if hasattr(X, "iloc") else np.asarray(X)[:, j]
+    try:
+        if hasattr(column, "iloc") and _labels(column):
+            raise TypeError
+        x = np.asarray(column, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{caller}: a Pipeline's ALE is computed for numeric features; "
+                         f"{names[j]!r} is categorical") from None
+    block = pipeline.columns.derived([j])
+
+    def transform_edges(edges):
+        if hasattr(X, "iloc"):
+            frame = X.iloc[np.zeros(len(edges), dtype=np.intp)].copy()
+            frame.isetitem(j, np.asarray(edges, dtype=np.float64))
+        else:
+            frame = np.repeat(np.asarray(X)[:1], len(edges), axis=0)
+            frame[:, j] = edges
+        return np.asarray(pipeline.transform(frame), dtype=np.float64)[:, block]
+
+    derived = np.asarray(pipeline.transform(X), dtype=np.float64)
+    return pipeline, j, names[j], x, derived, block, transform_edges
 
 
 def _labels(series):

@@ -29,8 +29,9 @@ NOTE = ("the pipeline is explained in its input columns: each one's SHAP values 
         "those together (docs/measures.md, section 'Pipelines in their input columns')")
 
 #: Why a report on a pipeline has no effects.
-EFFECTS_NOTE = ("effects skipped: ALE and the H-statistic do not read a Pipeline's input "
-                "columns yet (sapwood.effects.partial_dependence does, with ICE curves)")
+EFFECTS_NOTE = ("effects skipped: the H-statistic and a categorical feature's ALE do not "
+                "read a Pipeline's input columns yet (sapwood.effects.partial_dependence "
+                "and a numeric feature's ale do)")
 
 
 def for_explain(model, data, fitted: bool):
