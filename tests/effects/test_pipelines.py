@@ -79,3 +79,22 @@ def test_ale_of_a_numeric_input_column_is_its_definition_through_the_pipeline(ta
     pd.testing.assert_frame_equal(ours, expected, rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match="numeric features"):
         ale(pipeline, X, "colour")
+
+
+def test_h_statistic_of_a_pipeline_is_its_definition_through_the_pipeline():
+    from sapwood.effects import h_statistic
+    from tests.reference import naive_effects
+
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-1, 1, size=(60, 3))
+    y = 2 * X[:, 0] * X[:, 1] + X[:, 2]
+    pipeline = make_pipeline(StandardScaler(), RandomForestRegressor(8, max_depth=5,
+                                                                     random_state=0))
+    pipeline.fit(X, y)
+    ours = h_statistic(pipeline, X, pairs=[(0, 1), (1, 2)], features=[0])
+    naive_pairs, naive_features = naive_effects.h_statistics(pipeline, X, [(0, 1), (1, 2)],
+                                                             [0])
+    by_features = {row.features: row.H2 for row in ours.itertuples()}
+    for (j, k), h2 in naive_pairs.items():
+        assert by_features[(f"x{j}", f"x{k}")] == pytest.approx(h2, rel=1e-9, abs=1e-12)
+    assert by_features[("x0",)] == pytest.approx(naive_features[0], rel=1e-9, abs=1e-12)

@@ -19,7 +19,7 @@ from ..adapters import read_pipeline
 from ..importance._engine._names import column_names
 from ._engine import Rows, grid_responses, read_model, resolve_features, response_of
 
-__all__ = ["pipeline_edges", "pipeline_grid_responses"]
+__all__ = ["pipeline_edges", "pipeline_grid_responses", "pipeline_units"]
 
 
 def pipeline_grid_responses(model, X, features, grid, response_method, n_jobs, caller):
@@ -106,6 +106,22 @@ def pipeline_edges(model, X, feature, caller):
 
     derived = np.asarray(pipeline.transform(X), dtype=np.float64)
     return pipeline, j, names[j], x, derived, block, transform_edges
+
+
+def pipeline_units(model, X, caller):
+    """For the H-statistic of a Pipeline: ``(final, derived, names, blocks)``: its last
+    step, the transformed rows, and per unit of input columns that the model reads its
+    name and derived columns. A row's own values of a unit are its own derived block, so
+    the statistic's grid of the rows' own values is the same in either."""
+    pipeline = read_pipeline(model)
+    if not pipeline.row_wise:
+        raise ValueError(f"{caller}: the pipeline step {pipeline.not_row_wise[0]} is not "
+                         "known to map each row by itself")
+    names = column_names(X, model, pipeline.columns.n_inputs)
+    unit_names, _, blocks = pipeline.columns.groups(names)
+    kept = [k for k, block in enumerate(blocks) if block.size]
+    return (pipeline.final, pipeline.transform(X), [unit_names[k] for k in kept],
+            [list(blocks[k]) for k in kept])
 
 
 def _labels(series):
