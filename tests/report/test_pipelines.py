@@ -78,3 +78,16 @@ def test_the_report_shows_the_users_pipeline_and_refuses_a_last_step_without_tre
     linear = _pipeline(LinearRegression()).fit(X, y)
     with pytest.raises(ValueError, match="its last step, LinearRegression, is not a tree"):
         sapwood.explain(X, y, model=linear)
+
+
+def test_effects_of_a_pipeline_name_its_input_columns(table):
+    X, y = table
+    pipeline = _pipeline(RandomForestRegressor(10, max_depth=5, random_state=0))
+    report = sapwood.explain(X, y, model=pipeline, methods="permutation", effects=True)
+    effects = {entry["feature"]: entry for entry in report.effects["effects"]}
+    assert effects["size"]["pd"] is not None and effects["size"]["ale"] is not None
+    assert "numeric features" in effects["colour"]["ale_skipped"]
+    pairs = {frozenset(entry["features"]) for entry in report.effects["interactions"]}
+    assert pairs <= {frozenset(p) for p in [("size", "colour"), ("size", "noise"),
+                                            ("colour", "noise")]}
+    assert all(entry["shap"] is not None for entry in report.effects["interactions"])

@@ -230,11 +230,7 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
 
             with steps.step(f"Explaining {len(rows)} row(s) with TreeSHAP"):
                 report.rows = explain_rows(report, places)
-        if effects and type(report.model).__name__ == "Pipeline":
-            from ._pipelines import EFFECTS_NOTE
-
-            report.notes.append(EFFECTS_NOTE)
-        elif effects:
+        if effects:
             from ._effects import effects as compute_effects
 
             with steps.step("Computing the top features' effects and interactions"):

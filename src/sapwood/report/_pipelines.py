@@ -17,7 +17,7 @@ from sklearn.pipeline import Pipeline
 
 from ..adapters import CodesToLabels, is_pipeline, read_pipeline
 
-__all__ = ["EFFECTS_NOTE", "check_pipeline", "describe_pipeline", "for_explain",
+__all__ = ["check_pipeline", "describe_pipeline", "for_explain",
            "reading_labels", "users_pipeline"]
 
 _LABELS = "sapwood_labels"  # the wrapper's step name
@@ -28,10 +28,6 @@ NOTE = ("the pipeline is explained in its input columns: each one's SHAP values 
         "are the sums over the columns its steps make from it, and permutation shuffles "
         "those together (docs/measures.md, section 'Pipelines in their input columns')")
 
-#: Why a report on a pipeline has no effects.
-EFFECTS_NOTE = ("effects skipped: the H-statistic and a categorical feature's ALE do not "
-                "read a Pipeline's input columns yet (sapwood.effects.partial_dependence "
-                "and a numeric feature's ale do)")
 
 
 def for_explain(model, data, fitted: bool):
