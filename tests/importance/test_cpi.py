@@ -60,7 +60,7 @@ def test_knockoff_deltas_use_one_draw_per_repeat():
         replaced[:, j] = tilde[:, j]
         np.testing.assert_allclose(result.importances[j],
                                    (model.predict(replaced) - held_y) ** 2 - base)
-    grouped = cpi(model, held_X, held_y, groups={"first": [0], "pair": [2, 3]},
+    grouped = cpi(model, held_X, held_y, feature_groups={"first": [0], "pair": [2, 3]},
                   random_state=5)
     assert grouped.feature_names == ["first", "pair"]
     np.testing.assert_allclose(grouped.importances[0], result.importances[0])
@@ -135,7 +135,7 @@ def test_dataframes_and_refusals():
     X, y = _data(4, n=200)
     frame = pd.DataFrame(X, columns=list("abcde")).assign(e=lambda f: (f.e > 0).astype(int))
     model = LinearRegression().fit(frame[:100], y[:100])
-    result = cpi(model, frame[100:], y[100:], groups={"ab": ["a", "b"]}, random_state=0)
+    result = cpi(model, frame[100:], y[100:], feature_groups={"ab": ["a", "b"]}, random_state=0)
     assert result.feature_names == ["ab"] and result.pvalues[0] < 1e-3
     permuted = cpi(model, frame[100:], y[100:], sampler="permutation", random_state=0)
     assert permuted.feature_names == list("abcde")

@@ -83,14 +83,14 @@ def test_dataframe_names_and_groups():
     single = drop_column_importance(forest, frame, y, cv=3)
     assert single.feature_names == ["a", "b", "c", "d"]
     grouped = drop_column_importance(forest, frame, y, cv=3,
-                                     groups={"ab": ["a", "b"], "c_only": ["c"]})
+                                     feature_groups={"ab": ["a", "b"], "c_only": ["c"]})
     assert grouped.feature_names == ["ab", "c_only"]
     np.testing.assert_array_equal(grouped.importances[1], single.importances[2])
     # Dropping a and b together equals refitting on c and d by hand.
     by_hand = drop_column_importance(forest, frame[["c", "d"]].assign(a=0.0), y, cv=3,
-                                     groups={"a": ["a"]})
+                                     feature_groups={"a": ["a"]})
     np.testing.assert_array_equal(grouped.extra["scores"][0], by_hand.extra["scores"][0])
-    positional = drop_column_importance(forest, X, y, cv=3, groups={"ab": [0, 1]})
+    positional = drop_column_importance(forest, X, y, cv=3, feature_groups={"ab": [0, 1]})
     np.testing.assert_array_equal(positional.importances[0], grouped.importances[0])
 
 
@@ -141,8 +141,8 @@ def test_errors_name_the_problem():
     with pytest.raises(ValueError, match="not both; got X_test and cv=3"):
         drop_column_importance(LinearRegression(), X, y, X, y, cv=3)
     with pytest.raises(ValueError, match="leaves no column"):
-        drop_column_importance(LinearRegression(), X, y, groups={"all": [0, 1, 2, 3]})
+        drop_column_importance(LinearRegression(), X, y, feature_groups={"all": [0, 1, 2, 3]})
     with pytest.raises(ValueError, match="which X does not have"):
-        drop_column_importance(LinearRegression(), X, y, groups={"bad": [7]})
+        drop_column_importance(LinearRegression(), X, y, feature_groups={"bad": [7]})
     with pytest.raises(ValueError, match="'scoring' parameter"):
         drop_column_importance(LinearRegression(), X, y, scoring="no-such-scorer")

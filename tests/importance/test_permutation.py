@@ -185,7 +185,7 @@ def test_groups_equal_naive_reference(format_model, max_samples):
     scorer = make_scorer(r2_score)
     subject = as_format_model(model) if format_model else as_opaque_model(model)
     result = permutation_importance(subject, X, y, scoring=scorer, n_repeats=3,
-                                    random_state=5, groups=groups, max_samples=max_samples)
+                                    random_state=5, feature_groups=groups, max_samples=max_samples)
     m = int(max_samples * X.shape[0])
     baseline, scores = naive_permutation_scores(model, X, y, scorer, list(groups.values()),
                                                 3, 5, max_samples=m)
@@ -199,12 +199,13 @@ def test_groups_equal_naive_reference(format_model, max_samples):
 def test_groups_by_dataframe_column_name():
     model, X, y = _fit("forest-clf", frame=True)
     by_name = permutation_importance(as_format_model(model), X, y, n_repeats=2,
-                                     random_state=0, groups={"a": ["f0", "f2"], "b": ["f1"]})
+                                     random_state=0,
+                                     feature_groups={"a": ["f0", "f2"], "b": ["f1"]})
     by_position = permutation_importance(as_opaque_model(model), X, y, n_repeats=2,
                                          random_state=0,
-                                         groups={"a": [0, 2], "b": [1]})
+                                         feature_groups={"a": [0, 2], "b": [1]})
     np.testing.assert_array_equal(by_name.importances, by_position.importances)
-    assert by_name.params["groups"] == {"a": ["f0", "f2"], "b": ["f1"]}
+    assert by_name.params["feature_groups"] == {"a": ["f0", "f2"], "b": ["f1"]}
 
 
 @pytest.mark.parametrize("format_model", [False, True], ids=["generic", "tree"])
@@ -310,9 +311,9 @@ def test_unused_features_score_exactly_zero_and_one_row():
     ({"n_repeats": 0}, "The 'n_repeats' parameter of permutation_importance must be an int "
                        "in the range [1, inf). Got 0 instead."),
     ({"max_samples": 500}, "max_samples must be <= n_samples"),
-    ({"groups": {"a": [9]}}, "groups['a'] names column 9"),
-    ({"groups": {"a": []}}, "groups['a'] must be a non-empty list"),
-    ({"groups": {"a": [1, 1]}}, "lists a column twice"),
+    ({"feature_groups": {"a": [9]}}, "feature_groups['a'] names column 9"),
+    ({"feature_groups": {"a": []}}, "feature_groups['a'] must be a non-empty list"),
+    ({"feature_groups": {"a": [1, 1]}}, "lists a column twice"),
     ({"scoring": "no-such-score"}, "The 'scoring' parameter of permutation_importance"),
 ])
 def test_errors_name_the_parameter(kwargs, message):

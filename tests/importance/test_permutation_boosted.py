@@ -124,11 +124,11 @@ def test_xgboost_groups_equal_the_generic_evaluator(nan_fraction):
                              random_state=0).fit(X_train, y_train)
     groups = {"pair": [1, 2], "one": [0], "rest": [3, 4, 5, 6]}
     expected = permutation_importance(as_opaque_model(model), X_test, y_test, n_repeats=3,
-                                      random_state=0, groups=groups)
+                                      random_state=0, feature_groups=groups)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         result = permutation_importance(model, X_test, y_test, n_repeats=3, random_state=0,
-                                        groups=groups, n_jobs=2)
+                                        feature_groups=groups, n_jobs=2)
     assert expected.params["evaluator"] == "generic"
     assert result.params["evaluator"] == "tree"
     np.testing.assert_array_equal(result.importances, expected.importances)

@@ -70,9 +70,9 @@ def test_counts_on_a_cluster_equal_the_in_memory_scores_bit_for_bit(cluster, cla
     groups = {"ab": ["a", "b"], "c": ["c"], "de": ["d", 4]}
     scoring = ["accuracy", "balanced_accuracy"]
     expected = permutation_importance(forest, frame, y, scoring=scoring, n_repeats=3,
-                                      random_state=3, groups=groups)
+                                      random_state=3, feature_groups=groups)
     result = permutation_importance(forest, X, Y, scoring=scoring, n_repeats=3,
-                                    random_state=3, groups=groups)
+                                    random_state=3, feature_groups=groups)
     assert list(result) == scoring
     for name in scoring:
         _same(result[name], expected[name])

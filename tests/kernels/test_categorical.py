@@ -114,7 +114,7 @@ def test_permutation_importance_equals_naive(task):
     scoring = "neg_mean_squared_error" if task == "regression" else "accuracy"
     groups = {"a": [0], "b": [1], "c": [2, 3], "d": [3]}
     result = permutation_importance(model, X, y, scoring=scoring, n_repeats=3,
-                                    random_state=4, groups=groups)
+                                    random_state=4, feature_groups=groups)
     assert result.params["evaluator"] == "tree"
     baseline, scores = naive_permutation_scores(model, X, y, get_scorer(scoring),
                                                 list(groups.values()), 3, 4)

@@ -7,12 +7,16 @@ as the source library does; :func:`save` writes any of these models to a sapwood
 :func:`split_statistic` says how an (unfitted) estimator's trees will measure a split,
 for measures that refit it; :func:`forest_estimators` and :func:`own_trees` hand a
 scikit-learn forest's own trees to evaluators that check a conversion against them.
+:func:`read_pipeline` reads a fitted scikit-learn ``Pipeline`` as its last step's trees,
+its transform and the map of its derived columns back to its input columns.
 """
 
 from ._estimators import split_statistic
+from ._pipeline import CodesToLabels, is_pipeline, read_pipeline
 from ._predict import predict, predict_proba, predict_raw
 from ._resolve import as_ensemble, from_model, save
 from ._sklearn import forest_estimators, own_trees
 
-__all__ = ["as_ensemble", "forest_estimators", "from_model", "own_trees", "predict",
-           "predict_proba", "predict_raw", "save", "split_statistic"]
+__all__ = ["CodesToLabels", "as_ensemble", "forest_estimators", "from_model",
+           "is_pipeline", "own_trees", "predict", "predict_proba", "predict_raw",
+           "read_pipeline", "save", "split_statistic"]

@@ -57,7 +57,10 @@ def from_model(model, *, iteration_range=None) -> TreeEnsemble:
         path of a saved XGBoost JSON / UBJSON model, a LightGBM text model, a CatBoost
         JSON or .cbm model (.cbm needs the catboost package) or a sapwood model file
         (:func:`sapwood.save`). A :class:`TreeEnsemble` is returned
-        as it is.
+        as it is. A fitted scikit-learn (or imbalanced-learn) ``Pipeline`` whose last
+        step is one of these: that step's trees, named by the columns it reads (the
+        derived columns; the measures, given the pipeline itself, report its input
+        columns, see :func:`sapwood.adapters.read_pipeline`).
     iteration_range : (int, int), optional
         Boosting iterations ``[begin, end)`` to keep (``end`` 0 means the last). By
         default the trees the library's own ``predict`` uses: the best iteration for
@@ -89,6 +92,15 @@ def from_model(model, *, iteration_range=None) -> TreeEnsemble:
         return model
     if isinstance(model, str | os.PathLike):
         return _from_file(model, iteration_range)
+    if _is_pipeline(model):
+        import dataclasses
+
+        from ._pipeline import read_pipeline
+
+        pipeline = read_pipeline(model)
+        ensemble = from_model(pipeline.final, iteration_range=iteration_range)
+        return dataclasses.replace(ensemble,
+                                   feature_names=tuple(pipeline.columns.derived_names))
     package = _package(model)
     converter = _CONVERTERS.get(package)
     if converter is None:
@@ -164,6 +176,14 @@ def as_ensemble(model, feature_names=None) -> TreeEnsemble:
     to_ensemble = getattr(model, "to_ensemble", None)
     if callable(to_ensemble):
         return to_ensemble()
+    if _is_pipeline(model):
+        # Its trees split on the columns its steps make, not on X's: a measure given
+        # the pipeline itself maps them back (sapwood.adapters.read_pipeline).
+        raise TypeError("this measure does not read a Pipeline yet: its trees split on "
+                        "the columns the pipeline's steps make, not on X's (mdi, "
+                        "native_importance, tree_shap and permutation_importance read it "
+                        "in its input columns; sapwood.from_model(pipeline) gives the "
+                        "trees in the derived columns)")
     if isinstance(model, str | os.PathLike) or _package(model) in _CONVERTERS:
         return from_model(model)
     raise TypeError(
@@ -174,6 +194,16 @@ def as_ensemble(model, feature_names=None) -> TreeEnsemble:
 
 def _package(model):
     return type(model).__module__.partition(".")[0]
+
+
+def _is_pipeline(model) -> bool:
+    # A scikit-learn Pipeline (imbalanced-learn's subclasses it); asked without
+    # importing scikit-learn for models of other libraries.
+    if _package(model) not in ("sklearn", "imblearn"):
+        return False
+    from ._pipeline import is_pipeline
+
+    return is_pipeline(model)
 
 
 def save(model, path) -> None:

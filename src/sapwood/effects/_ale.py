@@ -10,7 +10,9 @@ import pandas as pd
 from scipy.stats import t as student_t
 
 from .._sklearn_compat import Interval, StrOptions, validate_params
+from ..adapters import is_pipeline
 from ._engine import RESPONSE_METHODS, Rows, read_model, resolve_features, respond, response_of
+from ._pipelines import pipeline_edges
 
 __all__ = ["ale"]
 
@@ -96,6 +98,9 @@ def ale(model, X, feature, *, grid_size=20, include_CI=False, C=0.95,  # noqa: N
        in black box supervised learning models. JRSS B 82(4), 1059-1086.
        doi:10.1111/rssb.12377
     """
+    if is_pipeline(model):
+        return _pipeline_ale(model, X, feature, grid_size, include_CI, C, response_method,
+                             target, feature_type)
     ensemble = read_model(model, _CALLER)
     rows = Rows(ensemble, X, _CALLER)
     columns = resolve_features(feature, rows.names, _CALLER, "feature")
@@ -133,6 +138,35 @@ def ale(model, X, feature, *, grid_size=20, include_CI=False, C=0.95,  # noqa: N
     delta = (_single(ensemble, high, response, target, _CALLER)
              - _single(ensemble, low, response, target, _CALLER))
     return _accumulate(delta, bins, edges, rows.names[j], include_CI, C)
+
+
+def _pipeline_ale(model, X, feature, grid_size, include_CI, C, response_method,  # noqa: N803
+                  target, feature_type):
+    """The numeric ALE of a Pipeline in its input column: each row's edges written into
+    the column and transformed (its derived block), the last step's trees predicting."""
+    if feature_type == "categorical":
+        raise ValueError(f"{_CALLER}: a Pipeline's ALE is computed for numeric features; "
+                         "got feature_type='categorical'")
+    pipeline, j, name, x, derived, block, transform_edges = pipeline_edges(
+        model, X, feature, _CALLER)
+    ensemble = read_model(pipeline.final, _CALLER)
+    response = response_of(ensemble, pipeline.final, response_method, _CALLER)
+    present = ~np.isnan(x)
+    if present.sum() < 2:
+        raise ValueError(f"{_CALLER}: feature {name!r} needs at least two rows with a value")
+    x, values = x[present], np.ascontiguousarray(ensemble.encode(derived[present]))
+    edges = np.unique(np.concatenate([[x.min()], _quantiles_type1(x, grid_size)]))
+    if edges.shape[0] < 2:
+        raise ValueError(f"{_CALLER}: feature {name!r} is constant; it has no local effects")
+    bins = np.searchsorted(edges, x, side="left") - 1
+    bins[x == edges[0]] = 0
+    at_edges = transform_edges(edges)  # (edges, block): each edge's derived values
+    low, high = values.copy(), values.copy()
+    low[:, block] = at_edges[bins]
+    high[:, block] = at_edges[bins + 1]
+    delta = (_single(ensemble, high, response, target, _CALLER)
+             - _single(ensemble, low, response, target, _CALLER))
+    return _accumulate(delta, bins, edges, name, include_CI, C)
 
 
 def _single(ensemble, values, response, target, caller):

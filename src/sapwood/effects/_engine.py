@@ -22,7 +22,7 @@ from joblib import effective_n_jobs
 
 from .. import _prediction
 from .._kernels._effects import grid_sums
-from ..adapters import as_ensemble
+from ..adapters import as_ensemble, is_pipeline
 from ..importance._mdi import feature_names_of
 
 __all__ = ["Rows", "RESPONSE_METHODS", "grid_responses", "read_model", "resolve_features"]
@@ -35,6 +35,13 @@ _CHECK_ROWS = 256
 def read_model(model, caller):
     """``model`` in the tree format; a TypeError naming ``caller`` if sapwood cannot read
     it."""
+    if is_pipeline(model):
+        raise TypeError(f"{caller}: does not read a Pipeline in its input columns yet "
+                        "(partial_dependence and a numeric feature's ale do; its trees "
+                        "split on the columns its steps "
+                        "make): for the effects in those columns, pass "
+                        "sapwood.from_model(pipeline) and the rows its steps transform "
+                        "(sapwood.adapters.read_pipeline(pipeline).transform(X))")
     try:
         return as_ensemble(model)
     except (TypeError, ValueError) as error:

@@ -11,6 +11,7 @@ import pandas as pd
 from sklearn.utils import check_random_state
 
 from .._sklearn_compat import Interval, StrOptions, validate_params
+from ..adapters import is_pipeline
 from ._engine import (
     RESPONSE_METHODS,
     Rows,
@@ -21,6 +22,7 @@ from ._engine import (
     respond,
     response_of,
 )
+from ._pipelines import pipeline_units
 
 __all__ = ["h_statistic"]
 
@@ -110,13 +112,17 @@ def h_statistic(model, X, *, pairs=None, features=None, top=5, response_method="
     .. [2] Greenwell, B. M., Boehmke, B. C., McCarthy, A. J. (2018). A simple and
        effective model-based variable importance measure. arXiv:1805.04755
     """
+    blocks = None  # a Pipeline's: each unit of its input columns' derived columns
+    if is_pipeline(model):
+        model, X, names, blocks = pipeline_units(model, X, _CALLER)
     ensemble = read_model(model, _CALLER)
     rows = Rows(ensemble, X, _CALLER)
     response = response_of(ensemble, model, response_method, _CALLER)
     n = rows.n_rows
     if n < 2:
         raise ValueError(f"{_CALLER}: X needs at least two rows; got {n}")
-    names = rows.names
+    if blocks is None:
+        names, blocks = rows.names, [[j] for j in range(len(rows.names))]
     singles = (list(range(len(names))) if features is None
                else resolve_features(features, names, _CALLER))
     mismatch = conversion_mismatch(ensemble, model, rows, response)
@@ -127,7 +133,8 @@ def h_statistic(model, X, *, pairs=None, features=None, top=5, response_method="
     weights = _weights(n, n_bootstrap, random_state)
     total = weights.sum(axis=1, keepdims=True)
 
-    def matrix(columns):
+    def matrix(features):
+        columns = [c for j in features for c in blocks[j]]
         raw = grid_raw(ensemble, rows.values, columns, rows.values[:, columns], n_jobs)
         flat = respond(ensemble, raw.reshape(n * n, *raw.shape[2:]), response)
         return flat.reshape(n, n, -1)  # [grid point a, row b, column]

@@ -18,6 +18,7 @@ from sklearn.utils import Bunch
 
 from .._kernels._effects import weighted_traversal
 from .._sklearn_compat import Interval, StrOptions, validate_params
+from ..adapters import is_pipeline
 from ._engine import (
     RESPONSE_METHODS,
     Rows,
@@ -26,6 +27,7 @@ from ._engine import (
     resolve_features,
     response_of,
 )
+from ._pipelines import pipeline_grid_responses
 
 __all__ = ["partial_dependence"]
 
@@ -91,7 +93,12 @@ def partial_dependence(model, X, features, *, kind="average", grid_resolution=10
     ----------
     model : tree model
         Any model sapwood reads (scikit-learn, XGBoost, LightGBM, CatBoost, sapwood's
-        own; a :class:`~sapwood.TreeEnsemble`).
+        own; a :class:`~sapwood.TreeEnsemble`). Or a fitted scikit-learn ``Pipeline``
+        ending in one, in its input columns (brute): each grid point is written into a
+        row and transformed, and its last step's trees predict the transformed rows
+        with the point's derived columns (equal to scikit-learn's brute method on the
+        pipeline; features read together with other columns by one derived column are
+        refused unless asked for together).
     X : array-like or DataFrame of shape (n_samples, n_features)
         The rows the ICE curves are drawn for and the PD averages over (brute).
     features : int, str or sequence of them
@@ -133,6 +140,10 @@ def partial_dependence(model, X, features, *, kind="average", grid_resolution=10
        the black box: visualizing statistical learning with plots of individual
        conditional expectation. JCGS 24(1), 44-65. doi:10.1080/10618600.2014.907095
     """
+    if is_pipeline(model):
+        return _through_pipeline(model, X, features, kind, grid_resolution, percentiles,
+                                 method, categorical_features, response_method,
+                                 sample_weight, custom_values, n_jobs)
     ensemble = read_model(model, _CALLER)
     rows = Rows(ensemble, X, _CALLER)
     columns = resolve_features(features, rows.names, _CALLER)
@@ -170,6 +181,41 @@ def partial_dependence(model, X, features, *, kind="average", grid_resolution=10
         result["average"] = average.reshape(-1, *shape)
     if kind in ("individual", "both"):
         result["individual"] = np.array(predictions).T.reshape(-1, rows.n_rows, *shape)
+    return result
+
+
+def _through_pipeline(model, X, features, kind, grid_resolution, percentiles, method,
+                      categorical_features, response_method, sample_weight, custom_values,
+                      n_jobs):
+    """Brute partial dependence of a Pipeline in its input columns
+    (:mod:`._pipelines`)."""
+    if method == "recursion":
+        raise ValueError(f"{_CALLER}: a Pipeline's partial dependence is computed brute "
+                         "(on the rows, through its steps); got method='recursion'")
+
+    def grid(columns, names):
+        categorical = _categorical(categorical_features, columns, names)
+        custom = _custom(custom_values or {}, names)
+        given = X.iloc if hasattr(X, "iloc") else np.asarray(X, dtype=object)
+        grid_values = [_axis(given[:, j], categorical[k], grid_resolution, percentiles,
+                             custom.get(j)) for k, j in enumerate(columns)]
+        return grid_values, _cartesian(grid_values)
+
+    grid_values, n_rows, predictions = pipeline_grid_responses(
+        model, X, features, grid, response_method, n_jobs, _CALLER)
+    if sample_weight is not None:
+        sample_weight = np.asarray(sample_weight, dtype=np.float64)
+        if sample_weight.shape != (n_rows,):
+            raise ValueError(f"{_CALLER}: sample_weight must have shape ({n_rows},); "
+                             f"got {sample_weight.shape}")
+    shape = [len(values) for values in grid_values]
+    result = Bunch(grid_values=grid_values)
+    if kind in ("average", "both"):
+        average = np.array([np.average(p, axis=0, weights=sample_weight)
+                            for p in predictions]).T
+        result["average"] = average.reshape(-1, *shape)
+    if kind in ("individual", "both"):
+        result["individual"] = np.array(predictions).T.reshape(-1, n_rows, *shape)
     return result
 
 

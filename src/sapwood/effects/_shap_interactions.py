@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .._sklearn_compat import Interval, validate_params
+from ..adapters import is_pipeline
 from ..importance import tree_shap
 from ..importance._engine._result import mean_interval
 from ._engine import Rows, read_model
@@ -76,9 +77,14 @@ def shap_interaction_importance(model, X, *, confidence=0.95, n_jobs=None):
        global understanding with explainable AI for trees. Nature Machine Intelligence
        2, 56-67. doi:10.1038/s42256-019-0138-9
     """
-    ensemble = read_model(model, _CALLER)
-    names = Rows(ensemble, X, _CALLER).names
-    result = tree_shap(model, X, interactions=True, n_jobs=n_jobs)
+    if is_pipeline(model):
+        # In its input columns: tree_shap sums the derived columns' pairs per unit.
+        result = tree_shap(model, X, interactions=True, n_jobs=n_jobs)
+        names = result.feature_names
+    else:
+        ensemble = read_model(model, _CALLER)
+        names = Rows(ensemble, X, _CALLER).names
+        result = tree_shap(model, X, interactions=True, n_jobs=n_jobs)
     values = np.asarray(result.extra["interaction_values"])
     if values.ndim == 3:
         values = values[..., None]

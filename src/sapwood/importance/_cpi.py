@@ -34,7 +34,7 @@ from .._sklearn_compat import (
     validate_params,
 )
 from ..learners._inputs import check_rows
-from ._engine._groups import resolve_groups
+from ._engine._groups import feature_groups_given, resolve_groups
 from ._engine._knockoff_sampler import GaussianKnockoffs, as_sampler, numeric_matrix, seed
 from ._engine._result import ImportanceResult
 
@@ -133,14 +133,15 @@ def _replace(X, positions, columns):
         "loss": [StrOptions(set(LOSSES)), callable, None],
         "test": [StrOptions(set(TESTS))],
         "n_repeats": [Interval(Integral, 1, None, closed="left")],
-        "groups": [dict, None],
+        "feature_groups": [dict, None],
         "n_permutations": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
+        "groups": [dict, None],
     },
     prefer_skip_nested_validation=True,
 )
 def cpi(model, X, y, *, sampler="knockoff", loss=None, test="t", n_repeats=1,
-        groups=None, n_permutations=1999, random_state=None):
+        feature_groups=None, n_permutations=1999, random_state=None, groups=None):
     """Conditional predictive impact of each feature (or group), with a one-sided test.
 
     On held-out rows [1]_::
@@ -193,15 +194,19 @@ None, default=None
     test : {"t", "fisher", "wilcoxon"}, default="t"
     n_repeats : int, default=1
         Knockoff (or permutation) draws averaged per row.
-    groups : dict of str to list, default=None
+    feature_groups : dict of str to list, default=None
         Named sets of columns (names for a DataFrame, else positions) replaced
-        together; the result has one entry per group, in order.
+        together; the result has one entry per group, in order. (``groups``, the former
+        name, still works with a FutureWarning.)
     n_permutations : int, default=1999
         Sign vectors B for Fisher's test (the cpi R package's default).
     random_state : int, RandomState instance or None, default=None
         ``rng = check_random_state(random_state)``; each repeat takes one seed for the
         knockoffs of all columns (``rng.randint(2**31 - 1)``) or, with permutations,
         ``rng.permutation(n_samples)`` per feature; Fisher's signs come last.
+    groups : dict, default=None
+        The former name of ``feature_groups`` (a FutureWarning): ``groups`` is
+        scikit-learn's word for one label per row.
 
     Returns
     -------
@@ -241,6 +246,7 @@ None, default=None
     n_samples = X.shape[0]
     if n_samples < 2:
         raise ValueError(f"cpi needs at least 2 held-out rows; got {n_samples}")
+    groups = feature_groups_given(feature_groups, groups, "cpi")
     names, units = resolve_groups(X, model, groups)
     loss = _default_loss(model) if loss is None else loss
     rng = check_random_state(random_state)
@@ -270,7 +276,7 @@ None, default=None
         "sampler": sampler if isinstance(sampler, str) else f"gaussian_{sampler.construction}",
         "loss": loss if isinstance(loss, str) else repr(loss),
         "test": test, "n_repeats": n_repeats,
-        "groups": None if groups is None else {k: list(v) for k, v in groups.items()},
+        "feature_groups": None if groups is None else {k: list(v) for k, v in groups.items()},
         "n_permutations": n_permutations if test == "fisher" else None,
         "random_state": random_state if isinstance(random_state, numbers.Integral) else None,
     }

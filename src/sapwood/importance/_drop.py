@@ -27,7 +27,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from .._progress import progress_bar
 from .._sklearn_compat import HasMethods, StrOptions, _safe_indexing, validate_params
 from ..learners._parallel import resolve_n_jobs
-from ._engine._groups import resolve_groups
+from ._engine._groups import feature_groups_given, resolve_groups
 from ._engine._result import ImportanceResult
 from ._engine._scoring import scorer_for
 
@@ -42,15 +42,17 @@ __all__ = ["drop_column_importance"]
         "X_test": ["array-like", None],
         "y_test": ["array-like", None],
         "cv": ["cv_object"],
-        "groups": [dict, None],
+        "feature_groups": [dict, None],
         "scoring": [StrOptions(set(get_scorer_names())), callable, None],
         "n_jobs": [Integral, None],
         "progress": ["boolean"],
+        "groups": [dict, None],
     },
     prefer_skip_nested_validation=True,
 )
 def drop_column_importance(estimator, X, y, X_test=None, y_test=None, *, cv=None,
-                           groups=None, scoring=None, n_jobs=None, progress=False):
+                           feature_groups=None, scoring=None, n_jobs=None, progress=False,
+                           groups=None):
     """Drop-column importance: the loss in score when the model is refit without a column.
 
     For every column (or group of columns) G [1]_ [2]_::
@@ -83,10 +85,10 @@ def drop_column_importance(estimator, X, y, X_test=None, y_test=None, *, cv=None
         Only without held-out data, as in ``sklearn.model_selection.check_cv``
         (None: 5-fold, stratified for classifiers). Pass an iterable of
         (train, test) index pairs for splitters that need sample groups.
-    groups : dict of str to list, default=None
+    feature_groups : dict of str to list, default=None
         Named sets of columns (names for a DataFrame, else positions) dropped
-        together; the result then has one entry per group, in order. Not sample
-        groups for cross-validation (see ``cv``).
+        together; the result then has one entry per group, in order. (``groups``, the
+        former name, still works with a FutureWarning.)
     scoring : str, callable or None, default=None
         A scikit-learn scorer name or ``scorer(model, X, y)``; None uses
         ``estimator.score``.
@@ -97,6 +99,9 @@ def drop_column_importance(estimator, X, y, X_test=None, y_test=None, *, cv=None
     progress : bool, default=False
         Show a bar on stderr counting the refits (one per column or group, and the
         full model's).
+    groups : dict, default=None
+        The former name of ``feature_groups`` (a FutureWarning): ``groups`` is
+        scikit-learn's word for one label per row.
 
     Returns
     -------
@@ -142,6 +147,7 @@ def drop_column_importance(estimator, X, y, X_test=None, y_test=None, *, cv=None
         X = check_array(X, ensure_all_finite="allow-nan", dtype=None)
     if X_test is not None and not hasattr(X_test, "iloc"):
         X_test = check_array(X_test, ensure_all_finite="allow-nan", dtype=None)
+    groups = feature_groups_given(feature_groups, groups, "drop_column_importance")
     names, columns = resolve_groups(X, estimator, groups)
     n_features = X.shape[1]
     kept = []
@@ -182,7 +188,7 @@ def drop_column_importance(estimator, X, y, X_test=None, y_test=None, *, cv=None
                                           else repr(cv)),
         "n_folds": None if folds is None else len(folds),
         "held_out": folds is None,
-        "groups": None if groups is None else {k: list(v) for k, v in groups.items()},
+        "feature_groups": None if groups is None else {k: list(v) for k, v in groups.items()},
         "n_jobs": n_jobs,
     }
     return ImportanceResult.from_draws(importances, feature_names=names,

@@ -36,6 +36,7 @@ import pandas as pd
 from .._format import LEAF
 from ..adapters import as_ensemble, from_model
 from ._engine._names import feature_names_of
+from ._engine._pipelines import pipeline_view, regrouped
 from ._engine._result import ImportanceResult
 from ._mdi import mdi
 
@@ -47,8 +48,8 @@ _DEFAULT_KIND = {"sklearn": "impurity", "xgboost": "gain", "lightgbm": "split",
                  "catboost": "prediction_values_change"}
 
 
-def native_importance(model, kind=None, *, normalize=False,
-                      feature_names=None) -> ImportanceResult:
+def native_importance(model, kind=None, *, normalize=False, feature_names=None,
+                      transformed=False) -> ImportanceResult:
     """A library's built-in importance, recomputed exactly from the model's trees.
 
     Definition: docs/measures.md, section 'Native importances of XGBoost, LightGBM
@@ -71,6 +72,12 @@ def native_importance(model, kind=None, *, normalize=False,
         Divide by the total (when positive), as XGBoost's ``feature_importances_`` does.
         "impurity" is always normalised, as scikit-learn's is.
     feature_names : list of str, optional
+    transformed : bool, default=False
+        For a scikit-learn ``Pipeline`` (whose last step is a tree model): report the
+        columns its last step reads instead of its input columns. By default each input
+        column's importance is the sum over the derived columns it makes (a per-split
+        average, XGBoost's "gain" and "cover", is the total over the count of their
+        splits).
 
     Returns
     -------
@@ -78,6 +85,13 @@ def native_importance(model, kind=None, *, normalize=False,
         ``method`` is ``"native_<kind>"``; ``trace`` has one row per split node (tree,
         node, feature, gain, cover) for the split-statistic kinds.
     """
+    view = pipeline_view(model, feature_names=None if transformed else feature_names)
+    if view is not None:
+        derived = feature_names if transformed and feature_names is not None \
+            else view.derived_names
+        result = native_importance(view.final, kind, normalize=normalize,
+                                   feature_names=derived)
+        return result if transformed else regrouped(result, view)
     ensemble = _ensemble(model)
     library = ensemble.kind.library or None
     if kind is None:

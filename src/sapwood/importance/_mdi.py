@@ -30,12 +30,13 @@ from .._impurity import (
 from .._impurity import node_decrease as _node_decrease
 from ..adapters import as_ensemble
 from ._engine._names import feature_names_of
+from ._engine._pipelines import pipeline_view, regrouped
 from ._engine._result import ImportanceResult, mean_interval
 
 __all__ = ["mdi", "tree_impurity_decrease"]
 
 
-def mdi(model, feature_names=None) -> ImportanceResult:
+def mdi(model, feature_names=None, *, transformed=False) -> ImportanceResult:
     """Mean decrease in impurity of any model in the tree format, with the node trace.
 
     Definition: docs/measures.md, section 'MDI (mean decrease in impurity)'.
@@ -43,8 +44,14 @@ def mdi(model, feature_names=None) -> ImportanceResult:
     Parameters
     ----------
     model : fitted sapwood estimator, TreeEnsemble or TreeArrays
+        Or a fitted scikit-learn ``Pipeline`` whose last step is a tree model: the
+        result is then per input column of the pipeline, each the sum over the derived
+        columns it makes (docs/measures.md, section 'Pipelines in their input columns').
     feature_names : list of str, optional
         Defaults to the model's feature names, else ``x0, x1, ...``.
+    transformed : bool, default=False
+        For a Pipeline: report the columns its last step reads (the derived columns)
+        instead of its input columns.
 
     Returns
     -------
@@ -79,6 +86,12 @@ def mdi(model, feature_names=None) -> ImportanceResult:
        variable importance measures", BMC Bioinformatics 8:25, 2007.
        doi:10.1186/1471-2105-8-25
     """
+    view = pipeline_view(model, feature_names=None if transformed else feature_names)
+    if view is not None:
+        derived = feature_names if transformed and feature_names is not None \
+            else view.derived_names
+        result = mdi(view.final, feature_names=derived)
+        return result if transformed else regrouped(result, view)
     ensemble = as_ensemble(model)
     _require_impurities(ensemble)
     names = feature_names_of(ensemble, feature_names)

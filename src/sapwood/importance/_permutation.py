@@ -26,9 +26,11 @@ tree model under every permutation come from the permutation engine, whose map i
 from __future__ import annotations
 
 import numbers
+import warnings
 from numbers import Integral
 
 import numpy as np
+import pandas as pd
 from sklearn.base import ClassifierMixin, RegressorMixin, is_classifier, is_outlier_detector
 from sklearn.metrics import get_scorer_names, r2_score
 from sklearn.utils import check_array, check_random_state
@@ -50,10 +52,11 @@ from .._sklearn_compat import (
 from ..learners._inputs import check_rows
 from ..learners._parallel import resolve_n_jobs
 from ._engine._dask import is_dask_collection
-from ._engine._groups import resolve_groups
+from ._engine._groups import feature_groups_given, resolve_groups
 from ._engine._permutation_dask import dask_scores
 from ._engine._permutation_engine import DEFAULT_MAX_MEMORY, memory_budget, tree_evaluator
 from ._engine._permutation_rows import Recorder, RowDraws, interval_notes, read_response, row_loss
+from ._engine._pipelines import pipeline_view
 from ._engine._ranks import row_blocks
 from ._engine._result import ImportanceResult
 from ._engine._scoring import scorer_for
@@ -73,15 +76,17 @@ __all__ = ["permutation_importance"]
         "sample_weight": ["array-like", None],
         "max_samples": [Interval(Integral, 1, None, closed="left"),
                         Interval(RealNotInt, 0, 1, closed="right")],
-        "groups": [dict, None],
+        "feature_groups": [dict, None],
         "progress": ["boolean"],
         "max_memory": [Interval(Integral, 1, None, closed="left"), str, None],
+        "groups": [dict, None],
     },
     prefer_skip_nested_validation=True,
 )
 def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=None,
                            random_state=None, sample_weight=None, max_samples=1.0,
-                           groups=None, progress=False, max_memory=DEFAULT_MAX_MEMORY):
+                           feature_groups=None, progress=False, max_memory=DEFAULT_MAX_MEMORY,
+                           transformed=False, groups=None):
     """Permutation importance of each feature (or group of features) on held-out data.
 
     The drop in score when a column's values are shuffled among the rows, averaged over
@@ -108,7 +113,12 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
     Parameters
     ----------
     model : fitted estimator
-        Anything a scikit-learn scorer accepts.
+        Anything a scikit-learn scorer accepts. A fitted scikit-learn ``Pipeline`` whose
+        last step is a tree model: X is transformed once and each input column's block
+        of derived columns permuted jointly in the last step (the numbers of scikit-learn
+        on the whole pipeline when every step maps each row by itself; otherwise the
+        whole pipeline runs per shuffle, with a warning naming the step; docs/measures.md,
+        section 'Pipelines in their input columns').
     X : ndarray or DataFrame of shape (n_samples, n_features), or a Dask DataFrame or array
         Held-out data. Column names become the feature names. A Dask collection (rows
         that need not fit in memory) is scored block by block on Dask's workers, with
@@ -142,10 +152,11 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
     max_samples : int or float, default=1.0
         Rows drawn (without replacement) to evaluate the permuted scores: a count or a
         fraction of ``n_samples``. The baseline always uses every row.
-    groups : dict of str to list, default=None
+    feature_groups : dict of str to list, default=None
         Named sets of columns (names for a DataFrame, else positions) permuted jointly
         with one row permutation; the result then has one entry per group, in order.
-        A one-column group gives exactly that column's ungrouped importance.
+        A one-column group gives exactly that column's ungrouped importance. For a
+        Pipeline, the columns are its input columns.
     progress : bool, default=False
         A bar on stderr counting the permuted scores (columns or groups times repeats)
         as they are computed, with the time left. The numbers do not depend on it.
@@ -165,6 +176,12 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
         classifier), and per evaluated row the baseline outputs, the shuffles (8 bytes a
         row and repeat) and, where the rank intervals rest on per-row draws, 8 bytes a
         row and column or group. The generic evaluator and Dask input do not use it.
+    transformed : bool, default=False
+        For a Pipeline: permute the columns its last step reads (the derived columns,
+        each by itself) instead of its input columns.
+    groups : dict, default=None
+        The former name of ``feature_groups`` (a FutureWarning): ``groups`` is
+        scikit-learn's word for one label per row.
 
     Returns
     -------
@@ -202,9 +219,11 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
     (4, 3)
     """
     budget = memory_budget(max_memory)
+    feature_groups = feature_groups_given(feature_groups, groups, "permutation_importance")
     if is_dask_collection(X):
         return _dask_permutation_importance(model, X, y, scoring, n_repeats, random_state,
-                                            sample_weight, max_samples, groups, progress)
+                                            sample_weight, max_samples, feature_groups,
+                                            progress)
     check_rows(X, y, sample_weight)
     if not hasattr(X, "iloc"):
         X = check_array(X, ensure_all_finite="allow-nan", dtype=None)
@@ -216,7 +235,7 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
         raise ValueError("max_samples must be <= n_samples")
     if max_samples < 1:
         raise ValueError(f"max_samples selects no rows of the {n_samples} samples")
-    names, columns = resolve_groups(X, model, groups)
+    names, columns, model, X, columns_read = _units(model, X, feature_groups, transformed)
     rows, sources = _random_stream(seed, n_samples, max_samples, n_repeats)
     if scoring is None and is_outlier_detector(model):
         # An anomaly detector has no score method and no one reading of y: labels may
@@ -247,26 +266,55 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
             baseline, scores, by_row = _generic_scores(
                 model, X, y, sample_weight, scorer, rows, sources, columns, n_jobs, steps,
                 loss)
-    params = _params(scoring, n_repeats, random_state, seed, max_samples, groups,
+    params = _params(scoring, n_repeats, random_state, seed, max_samples, feature_groups,
                      "generic" if evaluator is None else "tree")
+    if columns_read is not None:
+        params["columns"] = columns_read
     return _results(baseline, scores, names, params, getattr(model, "classes_", None),
                     by_row)
 
 
 def _dask_permutation_importance(model, X, y, scoring, n_repeats, random_state,
-                                 sample_weight, max_samples, groups, progress):
+                                 sample_weight, max_samples, feature_groups, progress):
     """The measure on a Dask DataFrame or array: the same random stream and the same
     permuted rows, scored block by block on Dask's workers (:mod:`._permutation_dask`)."""
     if isinstance(max_samples, numbers.Integral) or max_samples != 1.0:
         raise ValueError(f"max_samples must be 1.0 for Dask input (a row subset would "
                          f"reorder the table); got {max_samples!r}")
     seed = check_random_state(random_state).randint(np.iinfo(np.int32).max + 1)
-    names, columns = resolve_groups(X, model, groups)
+    names, columns = resolve_groups(X, model, feature_groups)
     with progress_bar(len(columns) * n_repeats, "permuted scores", progress) as steps:
         baseline, scores = dask_scores(model, X, y, sample_weight, scoring, seed,
                                        n_repeats, columns, steps)
-    params = _params(scoring, n_repeats, random_state, seed, max_samples, groups, "dask")
+    params = _params(scoring, n_repeats, random_state, seed, max_samples, feature_groups,
+                     "dask")
     return _results(baseline, scores, names, params, getattr(model, "classes_", None))
+
+
+def _units(model, X, feature_groups, transformed):
+    """``(names, columns, model, X, columns_read)``: the features reported, the
+    positions of the columns permuted for each, and the model and rows they are permuted
+    in. A Pipeline is transformed once and its last step permuted in the derived
+    columns, each input column's block with one row permutation (``columns_read``
+    "input"; with ``transformed``, each derived column by itself: "derived"); which is
+    exact when every step maps each row by itself. Otherwise the whole pipeline runs on
+    every shuffle of the input columns ("input, whole pipeline"), with a warning."""
+    view = pipeline_view(model, X, None if transformed else feature_groups)
+    if view is None:
+        return (*resolve_groups(X, model, feature_groups), model, X, None)
+    if transformed:
+        derived = view.transform(X)
+        labels = pd.DataFrame(np.empty((0, len(view.derived_names))),
+                              columns=view.derived_names)
+        return (*resolve_groups(labels, view.final, feature_groups), view.final, derived,
+                "derived")
+    if view.not_row_wise:
+        warnings.warn(f"the pipeline step {view.not_row_wise[0]} is not known to map each "
+                      "row by itself, so each shuffle runs the whole pipeline (exact, "
+                      "slower than shuffling its output columns)", UserWarning,
+                      stacklevel=4)
+        return view.names, view.inputs, model, X, "input, whole pipeline"
+    return view.names, view.derived, view.final, view.transform(X), "input"
 
 
 def _params(scoring, n_repeats, random_state, seed, max_samples, groups, evaluator):
@@ -276,7 +324,7 @@ def _params(scoring, n_repeats, random_state, seed, max_samples, groups, evaluat
         "random_state": random_state if isinstance(random_state, numbers.Integral) else None,
         "seed": int(seed),
         "max_samples": max_samples,
-        "groups": None if groups is None else {k: list(v) for k, v in groups.items()},
+        "feature_groups": None if groups is None else {k: list(v) for k, v in groups.items()},
         "evaluator": evaluator,
     }
 
@@ -372,7 +420,10 @@ def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns,
     ``loss``, the per-row draws (:class:`RowDraws`; else None)."""
     # First: given the sources, a boosted model's evaluator takes the baseline sums in
     # its first pass of permuted sums instead of routing the rows once more for them.
-    evaluator.prepare(rows, columns, sources)
+    # A group of no columns (an input column a pipeline's model never reads) changes no
+    # row: it keeps the unpermuted score, and the evaluator sees the others only.
+    present = [g for g, group in enumerate(columns) if len(group)]
+    evaluator.prepare(rows, [columns[g] for g in present], sources)
     reference = evaluator.responses(evaluator.baseline_raw)
     baseline = _score(scorer, reference, X, y, sample_weight)
     X_eval, y_eval, w_eval = _subset(rows, X, y, sample_weight)
@@ -398,6 +449,7 @@ def _tree_scores(evaluator, X, y, sample_weight, scorer, rows, sources, columns,
     known = {}
     for g, k, changed_rows, changed_totals in counted(evaluator.permuted_changes(sources),
                                                       steps):
+        g = present[g]
         if changed_rows.shape[0] == 0:
             continue
         changed_raw = None

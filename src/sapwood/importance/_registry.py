@@ -73,6 +73,10 @@ GIVES = frozenset({
     "progress",        # run draws a bar with its steps when inputs.progress is set
     "new_rows",        # each draw (importances column) is new rows: a row, or a fold
     "verdict",         # the command line's verdict can rest on it
+    # It reads a fitted scikit-learn Pipeline (a tree model its last step) in the
+    # pipeline's input columns (docs/measures.md, section 'Pipelines in their input columns');
+    # a measure without it is skipped for one, saying so.
+    "input_columns",
 })
 
 
@@ -153,7 +157,9 @@ class Measure:
         the time left when ``inputs.progress`` is set; ``"new_rows"``, each of its draws
         is other rows (a held-out row, or a cross-validation fold), so the interval over
         two or more covers new rows; ``"verdict"``, the command line's verdict can rest
-        on it (it needs ``null`` centred and intervals over new rows).
+        on it (it needs ``null`` centred and intervals over new rows);
+        ``"input_columns"``, it reads a fitted scikit-learn Pipeline in the pipeline's
+        input columns.
     label : its name in prose, when not :attr:`name` (``MDI``).
     kernel : ``"module.name"`` of the Numba kernel whose on-disk cache says the
         measure's kernels are compiled (its largest; they compile in the same calls),
@@ -252,6 +258,11 @@ class Measure:
         if self.refits and inputs.estimator is None:
             return (f"{self.name} importance is computed {ROWS[self.rows]}, so it needs an "
                     "unfitted estimator, not only a fitted model")
+        if "input_columns" not in self.gives and _is_pipeline(model):
+            offered = ", ".join(name for name, measure in _MEASURES.items()
+                                if "input_columns" in measure.gives)
+            return (f"it does not read a Pipeline in its input columns yet (these do: "
+                    f"{offered})")
         return None if self.applies is None else self.applies(model, inputs, **options)
 
 
@@ -311,6 +322,21 @@ def registered(measure: Measure):
         yield measure
     finally:
         unregister(measure.name)
+
+
+def _is_pipeline(model) -> bool:
+    from ..adapters import is_pipeline
+
+    return is_pipeline(model)
+
+
+def _trees_of(model):
+    """The model whose trees a measure reads: a Pipeline's last step, else itself."""
+    if _is_pipeline(model):
+        from ..adapters import read_pipeline
+
+        return read_pipeline(model).final
+    return model
 
 
 def by_api_name(name: str):
@@ -376,7 +402,7 @@ def _records_impurities(model, inputs, **options):
     from ..adapters import as_ensemble
     from ._mdi import _require_impurities
 
-    ensemble = as_ensemble(model)
+    ensemble = as_ensemble(_trees_of(model))
     try:
         _require_impurities(ensemble)
     except ValueError:
@@ -419,7 +445,7 @@ def _records_gains(model, inputs, *, kind=None, **options):
     from ..adapters import as_ensemble
 
     # Only the split-gain kinds need gains; the library's default kind decides itself.
-    trees = as_ensemble(model).trees
+    trees = as_ensemble(_trees_of(model)).trees
     if kind not in ("gain", "total_gain") or any(tree.has_gain for tree in trees) \
             or all(tree.node_count == 1 for tree in trees):
         return None
@@ -516,7 +542,8 @@ def _run_shap(model, inputs, **options):
     n_available = len(X)
     limit = inputs.max_rows
     if limit == "auto":
-        leaves = sum(int((tree.children_left < 0).sum()) for tree in as_ensemble(model).trees)
+        leaves = sum(int((tree.children_left < 0).sum())
+                     for tree in as_ensemble(_trees_of(model)).trees)
         limit = min(DEFAULT_MAX_ROWS, max(MIN_SHAP_ROWS, SHAP_LEAF_ROWS // max(leaves, 1)))
     if limit is not None and n_available > limit:
         X = X.sample(n=limit, random_state=inputs.random_state)
@@ -527,7 +554,8 @@ def _run_shap(model, inputs, **options):
 
 register(Measure(
     "mdi", "mdi", "mean decrease in impurity, on the training data", _run_mdi,
-    applies=_records_impurities, fallback="gain", gives={"intervals", "rank_intervals"},
+    applies=_records_impurities, fallback="gain",
+    gives={"intervals", "rank_intervals", "input_columns"},
     label="MDI",
     # Altmann et al. test the unnormalised impurity decrease; normalised shares would
     # pass the informative features' share to the noise features under the null.
@@ -538,7 +566,8 @@ register(Measure(
     {"gain": {"kind": "gain"}, "native": {}}, "native_importance",
     "the library's own split-gain importance (XGBoost, LightGBM), on the training data",
     # Only a loaded XGBoost or LightGBM model has it, and a loaded model cannot be refit.
-    _run_native, applies=_records_gains, label="split-gain", altmann=False))
+    _run_native, applies=_records_gains, label="split-gain", altmann=False,
+    gives={"input_columns"}))
 register(Measure(
     "friedman", "friedman_importance",
     "Friedman's relative influence sqrt(mean over trees of the squared-error "
@@ -549,7 +578,7 @@ register(Measure(
     {"permutation": {"n_repeats": N_REPEATS}}, "permutation_importance",
     "drop in held-out score when the feature is shuffled", _run_permutation,
     needs={"held-out", "y"}, null="symmetric",
-    gives={"intervals", "rank_intervals", "progress", "verdict"},
+    gives={"intervals", "rank_intervals", "progress", "verdict", "input_columns"},
     kernel="sapwood._kernels._permutation.reroute_packed"))
 register(Measure(
     {"drop": {}, "drop_column": {}}, "drop_column_importance",
@@ -592,7 +621,8 @@ register(Measure(
     {"shap": {}, "tree_shap": {}}, "tree_shap",
     "mean |SHAP value| on the held-out rows: the feature's average share of each "
     "prediction (path-dependent TreeSHAP, as the shap package computes it)",
-    _run_shap, needs={"held-out"}, gives={"intervals", "rank_intervals", "progress"},
+    _run_shap, needs={"held-out"},
+    gives={"intervals", "rank_intervals", "progress", "input_columns"},
     label="mean |SHAP|", kernel="sapwood._kernels._shap.shap_tables",
     # |SHAP| is never negative, so Janitza's mirrored null does not apply; Altmann's
     # refits on permuted labels would work but cost S forests: not offered.

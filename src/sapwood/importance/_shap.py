@@ -47,6 +47,7 @@ from ..adapters import as_ensemble
 from ..learners._parallel import resolve_n_jobs
 from ._engine._dask import dask_rows, is_dask_collection
 from ._engine._names import column_names
+from ._engine._pipelines import group_view, pipeline_view, regrouped
 from ._engine._result import ImportanceResult, t_interval
 from ._engine._shap_interventional import MODEL_OUTPUTS, interventional_tree_shap
 from ._engine._shap_output import explanation_extra
@@ -56,7 +57,8 @@ __all__ = ["tree_shap"]
 
 
 def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output="raw", y=None,
-              interactions=False, n_jobs=None, progress=False) -> ImportanceResult:
+              interactions=False, n_jobs=None, progress=False,
+              feature_groups=None, transformed=False) -> ImportanceResult:
     """SHAP values of every row of ``X`` and the mean absolute SHAP value per feature.
 
     Path-dependent TreeSHAP (Lundberg et al. 2018, doi:10.1038/s42256-019-0138-9 for
@@ -76,7 +78,11 @@ def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output=
         Anything :func:`sapwood.adapters.as_ensemble` reads: sapwood and scikit-learn
         trees, forests and boosting, scikit-learn's IsolationForest (its mean path
         length, as the ``shap`` package explains it), XGBoost (vector leaves too),
-        LightGBM and CatBoost models.
+        LightGBM and CatBoost models. Or a fitted scikit-learn ``Pipeline`` whose last
+        step is one of these: X is transformed by its steps once, the last step
+        explained, and each input column's values are the sums of its derived columns'
+        (row by row, so they still add up to the prediction; docs/measures.md,
+        section 'Pipelines in their input columns').
     X : array-like or DataFrame of shape (n_rows, n_features)
         The rows to explain. A Dask DataFrame or array is explained block by block on
         Dask's workers (rows that need not fit in memory): the result then holds the
@@ -112,6 +118,15 @@ def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output=
         A bar on stderr counting the trees as each block of rows is explained, with
         the time left (in-memory input; a Dask collection reports through Dask's own
         tools). The values do not depend on it.
+    feature_groups : dict of str to list, default=None
+        Named sets of columns (names for a DataFrame, else positions; a Pipeline's input
+        columns) reported as one feature each, in order: a group's SHAP value is the sum
+        of its columns' values, row by row (so they still add up to the prediction with
+        the columns outside every group left out of the result), interaction values
+        summed both ways.
+    transformed : bool, default=False
+        For a Pipeline: the values of the columns its last step reads (the derived
+        columns) instead of its input columns.
 
     Returns
     -------
@@ -146,6 +161,33 @@ def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output=
     check_progress(progress)
     perturbation = _check_perturbation(data, feature_perturbation, model_output, y,
                                        interactions)
+    if feature_groups is not None and is_dask_collection(X):
+        raise ValueError("feature_groups takes X in memory; a Dask collection is explained "
+                         "per column")
+    view = None if is_dask_collection(X) else pipeline_view(
+        model, X, None if transformed else feature_groups)
+    if view is None and feature_groups is not None:
+        result = tree_shap(model, X, data=data, feature_perturbation=feature_perturbation,
+                           model_output=model_output, y=y, interactions=interactions,
+                           n_jobs=n_jobs, progress=progress)
+        return regrouped(result, group_view(X, model, feature_groups))
+    if view is not None:
+        derived = view.transform(X)
+        if transformed and not hasattr(derived, "columns"):
+            import pandas as pd
+
+            derived = pd.DataFrame(derived, columns=view.derived_names)
+        result = tree_shap(view.final, derived,
+                           data=None if data is None else view.transform(data),
+                           feature_perturbation=feature_perturbation,
+                           model_output=model_output, y=y, interactions=interactions,
+                           n_jobs=n_jobs, progress=progress,
+                           feature_groups=feature_groups if transformed else None)
+        if transformed:
+            return result
+        result = regrouped(result, view)
+        result.extra["data"] = X
+        return result
     if is_dask_collection(X):
         if perturbation == "interventional":
             raise ValueError("interventional TreeSHAP takes X in memory; a Dask collection "

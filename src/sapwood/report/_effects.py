@@ -99,7 +99,7 @@ def effects(report, *, n_features=3, n_pairs=5, max_rows=MAX_ROWS, h_rows=H_ROWS
     from ..effects._engine import read_model
 
     model = report.model
-    ensemble = read_model(model, "effects")
+    ensemble = read_model(_trees_of(model), "effects")
     rows = _sample(report, max_rows)
     rng = np.random.default_rng(report.seed)
     status = {entry["feature"]: entry["status"] for entry in report.verdict.features} \
@@ -121,6 +121,16 @@ def effects(report, *, n_features=3, n_pairs=5, max_rows=MAX_ROWS, h_rows=H_ROWS
     for entry in curves + interactions:
         entry["held_out"] = held_out
     return _strict({"effects": curves, "interactions": interactions})
+
+
+def _trees_of(model):
+    """The model whose trees the effects walk: a Pipeline's last step (the effects
+    themselves take the pipeline, in its input columns), else the model."""
+    if type(model).__name__ == "Pipeline":
+        from ..adapters import read_pipeline
+
+        return read_pipeline(model).final
+    return model
 
 
 def _sample(report, max_rows) -> pd.DataFrame:
@@ -302,7 +312,7 @@ def _shap_interactions(model, rows):
     from ..effects import shap_interaction_importance
     from ..effects._engine import read_model
 
-    cost = _shap_cost(read_model(model, "effects"), len(rows))
+    cost = _shap_cost(read_model(_trees_of(model), "effects"), len(rows))
     if cost > SHAP_BUDGET:
         return None, ("the trees' paths are too long (many distinct features) for TreeSHAP "
                       "interaction values in reasonable time")

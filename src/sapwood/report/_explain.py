@@ -94,7 +94,9 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         a random forest) on a split of X, y; a forest on more than 100,000 training rows
         grows each tree on 100,000 of them (``max_samples``, shown in the Model line;
         docs/getting-started.md, "Large tables"). An unfitted estimator: fitted on the
-        split, as it is.
+        split, as it is. A scikit-learn ``Pipeline`` ending in a tree model (fitted or
+        not) is explained in its input columns, fed the table's labels (docs/measures.md,
+        section 'Pipelines in their input columns').
         A fitted model (scikit-learn, XGBoost, LightGBM, CatBoost, sapwood, or a
         :class:`~sapwood.TreeEnsemble` from :func:`sapwood.load` / :func:`sapwood.from_model`):
         judged on X, y as held-out rows.
@@ -247,6 +249,10 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
             from sklearn.base import clone
 
             model = clone(model)
+    if type(model).__name__ == "Pipeline":
+        from ._pipelines import for_explain
+
+        model, data = for_explain(model, data, fitted)
     options = Options(methods=tuple(names), test_size=share, seed=random_state,
                       pvalues=pvalues, top_k=top_k, max_rows=max_rows, cv=cv, n_jobs=n_jobs,
                       scoring=scoring, plan=plan, refits=refits,
@@ -336,7 +342,16 @@ def _resolved_model(model):
         return True, load_model(model, None)
     if hasattr(model, "fit") and not _is_fitted(model):
         return False, model
-    from ..adapters import as_ensemble
+    from ..adapters import as_ensemble, is_pipeline
+
+    if is_pipeline(model):
+        from ._pipelines import check_pipeline
+
+        try:
+            return True, check_pipeline(model)
+        except (TypeError, ValueError) as error:
+            raise InputError(f"model: cannot read {type(model).__name__}: "
+                             f"{_first_line(error)}") from None
 
     try:
         ensemble = as_ensemble(model)

@@ -404,6 +404,10 @@ def describe_model(model) -> str:
         source = describe_source(model.ensemble, trees=True)
         return source if model.path is None else f"{source} from {model.path}"
     name = type(model).__name__
+    if name == "Pipeline":
+        from ._pipelines import describe_pipeline
+
+        return describe_pipeline(model, describe_model)
     get_params = getattr(model, "get_params", None)
     if get_params is None:
         return name

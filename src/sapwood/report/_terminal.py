@@ -570,6 +570,10 @@ def _row(row, pvalues: bool) -> dict:
 def _params(model):
     """The fitted estimator's ``get_params()`` (None for a loaded model file), with
     values JSON cannot hold shown as their repr."""
+    if type(model).__name__ == "Pipeline":
+        from ._pipelines import users_pipeline
+
+        model = users_pipeline(model)
     get_params = getattr(model, "get_params", None)
     if get_params is None:
         return None

@@ -462,7 +462,8 @@ def _with_joint(finding, model, X_test, y_test, run_like):
     # Scored as its members were.
     scoring = run_like.results["permutation"].params.get("scoring")
     joint = permutation_importance(model, X_test, y_test, n_repeats=5, scoring=scoring,
-                                   random_state=run_like.seed, groups={"group": group})
+                                   random_state=run_like.seed,
+                                   feature_groups={"group": group})
     mean = float(joint.importances_mean[0])
     interval = verdict_interval("permutation", joint)
     low, high = float(interval.low[0]), float(interval.high[0])
