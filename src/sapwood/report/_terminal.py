@@ -257,6 +257,11 @@ def warning_summary(finding, n_names: int = 4) -> str:
             return f"{names}: key predicting held-out rows: row order leaks"
         return f"{names}: looks like a key, not a measurement"
     if kind == "leakage":
+        if d.get("alone"):  # a set of columns (docs/measures.md, "Warnings")
+            return f"{names}: together predict the target almost perfectly: a leak?"
+        if d.get("copies"):
+            return (f"{names}: one column in {len(features)} scales predicts the target "
+                    "almost perfectly: a leak?")
         return f"{names}: alone predicts the target almost perfectly: a leak?"
     if kind == "correlated":
         # The group's joint interval (its estimate and the whole text: --details).
