@@ -160,7 +160,8 @@ def find_leakage(X_train, y_train, X_test, y_test, task: str, *, model_score=Non
         if np.isnan(train).all():
             continue
         missing = np.isnan(train).any() or np.isnan(test).any()
-        predicted = _fit_predict(*columns.inputs([column]), y_train, classify, random_state)
+        inputs = _with_indicators(train[:, None], test[:, None])
+        predicted = _fit_predict(*inputs, y_train, classify, random_state)
         error, upper, score = _errors(y_test, predicted, classify)
         alone[column] = (error, upper, score)
         if column in reported or error > near_perfect or upper > EVIDENCE:
@@ -177,7 +178,6 @@ def find_leakage(X_train, y_train, X_test, y_test, task: str, *, model_score=Non
         reported.update(copies)
         indicator_score = None
         if missing:
-            inputs = columns.inputs([column])
             indicator = _fit_predict(inputs[0][:, 1:], inputs[1][:, 1:], y_train, classify,
                                      random_state)
             indicator_score = _errors(y_test, indicator, classify)[2]
@@ -186,6 +186,7 @@ def find_leakage(X_train, y_train, X_test, y_test, task: str, *, model_score=Non
                               model_error, near_perfect, near_model,
                               [str(c) for c in copies]))
     if len(y_test) >= SET_MIN_HELD_OUT and (len(twins) >= 2 or not found):
+        columns.keep = True
         leaked = _leaked_set(columns, twins if len(twins) >= 2 else None, alone, y_train,
                              y_test, classify, model_error, near_perfect, near_model,
                              random_state)
@@ -196,21 +197,26 @@ def find_leakage(X_train, y_train, X_test, y_test, task: str, *, model_score=Non
 
 
 class _Columns:
-    """Each column of both parts as float64 (:func:`_encoded`), encoded once and shared
-    by the one-column trees, the redundancy check and the set search."""
+    """Each column of both parts as float64 (:func:`_encoded`), for the one-column
+    trees, the redundancy check and the set search. Encoded when asked; kept (``keep``)
+    only for the set search, which reads columns again: a wide table's columns are not
+    all held at once for the one-column trees."""
 
     def __init__(self, X_train, X_test, y_train, classify, text):
         self.X_train, self.X_test = X_train, X_test
         self.y_train, self.classify, self.text = y_train, classify, text
         self.names = list(X_train.columns)
-        self._done = {}
+        self.keep = False
+        self._kept = {}
 
     def __getitem__(self, column):
-        if column not in self._done:
-            self._done[column] = _encoded(self.X_train[column], self.X_test[column],
-                                          self.y_train, self.classify,
-                                          str(column) in self.text)
-        return self._done[column]
+        if column in self._kept:
+            return self._kept[column]
+        encoded = _encoded(self.X_train[column], self.X_test[column], self.y_train,
+                           self.classify, str(column) in self.text)
+        if self.keep:
+            self._kept[column] = encoded
+        return encoded
 
     def values(self, columns):
         """The columns' values side by side: (train, test)."""
@@ -236,14 +242,18 @@ class _Columns:
         return found
 
     def inputs(self, columns):
-        """What a tree on these columns reads: their values, then the missing indicator
-        of each column with missing values (where it was filled in may be the leak)."""
-        train, test = self.values(columns)
-        gaps = np.isnan(train).any(axis=0) | np.isnan(test).any(axis=0)
-        if not gaps.any():
-            return train, test
-        return (np.column_stack([train, np.isnan(train[:, gaps])]),
-                np.column_stack([test, np.isnan(test[:, gaps])]))
+        """What a tree on these columns reads (:func:`_with_indicators`)."""
+        return _with_indicators(*self.values(columns))
+
+
+def _with_indicators(train, test):
+    """The columns' values, then the missing indicator of each column with missing
+    values (where it was filled in may be the leak)."""
+    gaps = np.isnan(train).any(axis=0) | np.isnan(test).any(axis=0)
+    if not gaps.any():
+        return train, test
+    return (np.column_stack([train, np.isnan(train[:, gaps])]),
+            np.column_stack([test, np.isnan(test[:, gaps])]))
 
 
 def _redundant(columns, column, copies, y_train, y_test, classify, error,

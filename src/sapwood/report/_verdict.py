@@ -529,8 +529,9 @@ def verdict(run_like, warnings: list) -> Verdict:
             "the interval includes zero or a negligible effect" if interval.rows else
             "no interval over new rows") + ")")
     if undecided:
-        lines.append(f"- Above zero, not decided: {_names(undecided)} (their intervals lie "
-                     "above zero, but the model is not shown to beat a constant)")
+        whose = "their intervals lie" if len(undecided) > 1 else "its interval lies"
+        lines.append(f"- Above zero, not decided: {_names(undecided)} ({whose} above zero, "
+                     "but the model is not shown to beat a constant)")
     if below:
         lines.append(f"- Better shuffled: {_names(below)} (the whole interval below zero: "
                      "the model does better without their values; noise it fits, or "
