@@ -103,8 +103,9 @@ COPY = 0.999
 def find_leakage(X_train, y_train, X_test, y_test, task: str, *, model_score=None,
                  categorical=(), near_perfect=NEAR_PERFECT, near_model=NEAR_MODEL,
                  random_state=0) -> list:
-    """Findings of kind ``"leakage"``: columns that alone predict the held-out target
-    almost perfectly and about as well as the whole model (see the module's rule).
+    """Findings of kind ``"leakage"``: columns that alone (with their copies in another
+    scale), or a few together, predict the held-out target almost perfectly and about
+    as well as the whole model (see the module's rule).
 
     Parameters
     ----------
@@ -131,10 +132,13 @@ def find_leakage(X_train, y_train, X_test, y_test, task: str, *, model_score=Non
     list of Finding
         ``details``: ``score`` (the column's held-out score), ``score_name``,
         ``n_test``, ``relative_error`` and its ``relative_error_upper`` bound,
-        ``missing_share`` (training rows missing), ``indicator_score`` (the missing
-        indicator's own score, None without missing values), ``model_score`` and
-        ``model_relative_error`` (None when not given), ``near_perfect``,
-        ``near_model``.
+        ``copies`` (the columns reported with it), ``missing_share`` (training rows
+        missing), ``indicator_score`` (the missing indicator's own score, None without
+        missing values), ``model_score`` and ``model_relative_error`` (None when not
+        given), ``near_perfect``, ``near_model``. A set of columns (``features`` its
+        members) has the set's ``score`` and errors, ``alone`` (each member's own
+        score) and ``rest_score`` (the other columns' together) instead of ``copies``,
+        ``missing_share`` and ``indicator_score``.
     """
     if task not in ("classification", "regression"):
         raise ValueError(f"task must be 'classification' or 'regression'; got {task!r}")
