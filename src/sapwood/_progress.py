@@ -40,7 +40,8 @@ class _Steps:
 @contextmanager
 def progress_bar(total: int, description: str, enabled: bool):
     """Yield a :class:`_Steps`; when ``enabled``, a bar on stderr counts ``total`` steps
-    with the time taken and the time left, and stays on screen when done."""
+    with the time taken and the time left, and is erased from a terminal when done (the
+    results, not the bars, stay on screen)."""
     if not enabled:
         yield _Steps()
         return
@@ -54,9 +55,11 @@ def progress_bar(total: int, description: str, enabled: bool):
         TimeRemainingColumn,
     )
 
+    console = Console(stderr=True)
+    # On a terminal the bar is erased when done; elsewhere (a log) its last state stays.
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn(), TimeRemainingColumn(),
-                   console=Console(stderr=True))
+                   TimeElapsedColumn(), TimeRemainingColumn(), console=console,
+                   transient=console.is_terminal)
     with bar:
         yield _Steps(bar, bar.add_task(description, total=total))
 

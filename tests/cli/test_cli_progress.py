@@ -96,3 +96,20 @@ def test_a_forest_fit_counts_its_trees_and_a_refit_measure_its_refits(terminal, 
     # The library's own bars: tree by tree, refit by refit, with counts.
     assert "Growing trees" in err and "100/100" in err
     assert "drop-column refits" in err and "3/3" in err
+
+
+def test_a_finished_step_and_a_heading_leave_the_screen():
+    # Issue 51: the finished bars stayed and pushed the verdict down the screen.
+    from tests.cli.test_cli_screen import _what_stays
+
+    buffer = io.StringIO()
+    steps = Steps(Console(file=buffer, force_terminal=True, color_system=None, width=80))
+    with steps.step("Fitting a tree"):
+        pass
+    with steps.line("Computing permutation importance on the held-out rows " * 2):
+        pass  # a heading of two lines, above a bar the measure draws itself
+    with steps.step("Computing mdi importance") as step:
+        step.skipped()
+    assert "Fitting a tree" in buffer.getvalue()  # drawn, then erased
+    [stays] = _what_stays(buffer.getvalue(), 80)  # a skipped step stays, marked
+    assert stays.startswith("– Computing mdi importance (skipped)")

@@ -144,11 +144,17 @@ def _measure_options(parser, default_methods):
 
 
 def _table_options(parser):
-    """How DATA is read: --sep, --drop."""
+    """How DATA is read: --sep, --na-values, --drop."""
     parser.add_argument("--sep", default=None, metavar="CHAR",
                         help="the CSV delimiter, e.g. ';' or tab (default: sniffed from the "
                              "first lines among comma, semicolon and tab; in a "
                              "semicolon-separated file decimal commas, 3,5, read as numbers)")
+    parser.add_argument("--na-values", action="append", default=[], metavar="TOKEN",
+                        help="cells equal to TOKEN are missing values, in every column; "
+                             "repeat for more tokens (besides pandas' own: empty, NA, n/a, "
+                             "NaN, null, ...). A number column with a few cells ?, -, ., "
+                             "missing (at most 5%%) is read as numbers without it, with a "
+                             "note")
     parser.add_argument("--drop", action="append", default=[], metavar="COL",
                         help="leave column COL out (an exported row index, an ID); repeat "
                              "for more columns")

@@ -197,6 +197,7 @@ def explain(args) -> int:
         check_output(args.report, "--report", inputs)
     settings = _settings(args)
     ui = UI(quiet=args.quiet, json=args.json)
+    read_notes = []  # what reading the file found (duplicate header names)
     fitted = args.model not in ("auto", "tree", "rf", "et", "gb")
     if args.fdr is not None and args.select is None:
         raise InputError(f"--fdr {args.fdr:g}: only --select knockoffs has a false "
@@ -217,10 +218,12 @@ def explain(args) -> int:
         if args.row:
             raise InputError(f"--row {args.row[0]}: explaining rows by position is not "
                              "offered with --dask (the rows are read block by block)")
-        table = load_dask_table(args.data, sep=args.sep, drop=args.drop, target=args.target)
+        table = load_dask_table(args.data, sep=args.sep, drop=args.drop, target=args.target,
+                                na_values=args.na_values)
         y, positions = table[args.target], []
     else:
-        table = load_table(args.data, sep=args.sep, drop=args.drop, target=args.target)
+        table = load_table(args.data, sep=args.sep, drop=args.drop, target=args.target,
+                           na_values=args.na_values, notes=read_notes)
         y = _target(table, args.target)
         positions = _rows(args.row, len(table))
     X = table.drop(columns=[args.target])
@@ -244,6 +247,7 @@ def explain(args) -> int:
     report = _explain(args, ui, X, y, rows=positions, select=args.select, fdr=args.fdr,
                       effects=args.effects,
                       source=str(args.data), **settings)
+    report.notes[:0] = read_notes
     return _finish(report, args, ui, f"sapwood: what drives {args.target!r} in {args.data}")
 
 
@@ -277,10 +281,12 @@ def tree(args) -> int:
             raise InputError(f"--out {out}: unknown format {out.suffix or '(none)'!r}; use "
                              + ", ".join(TREE_SUFFIXES))
         check_output(out, "--out", [args.data])
-    table = load_table(args.data, sep=args.sep, drop=args.drop, target=args.target)
+    read_notes = []
+    table = load_table(args.data, sep=args.sep, drop=args.drop, target=args.target,
+                       na_values=args.na_values, notes=read_notes)
     data = prepare(table, args.target, args.task)
     ui = UI(quiet=args.quiet)
-    for text in data.notes:  # rows left out, dates read as numbers
+    for text in read_notes + data.notes:  # rows left out, dates read as numbers
         ui.note(text)
     cls = model_class("tree", data.task)
     model = cls(max_depth=args.max_depth, random_state=args.seed)

@@ -1,6 +1,6 @@
 """Reading the user's files: a CSV (comma, semicolon or tab separated, found from its
-first lines), Excel (.xlsx) or Parquet table, a model file; every failure one line
-naming the problem.
+first lines; also compressed, .csv.gz, .bz2, .xz, or a .zip of one CSV), Excel (.xlsx)
+or Parquet table, a model file; every failure one line naming the problem.
 
 What the table then must satisfy (a target, enough rows, features the trees can read)
 is the library's to check (:mod:`sapwood.report._data`).
@@ -8,9 +8,13 @@ is the library's to check (:mod:`sapwood.report._data`).
 
 from __future__ import annotations
 
+import bz2
 import csv
+import gzip
 import io
+import lzma
 import re
+import zipfile
 from pathlib import Path
 
 import pandas as pd
@@ -25,6 +29,8 @@ __all__ = ["check_output", "load_dask_table", "load_model_file", "load_table",
 PARQUET_SUFFIXES = (".parquet", ".pq")
 EXCEL_SUFFIXES = (".xlsx", ".xlsm")
 OLD_EXCEL_SUFFIXES = (".xls",)
+# A CSV file compressed: its suffix, pandas' name for the compression.
+COMPRESSED_SUFFIXES = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip"}
 # The delimiters sniffed, in the order preferred on a tie, and their names.
 DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab"}
 SEP_NAMES = {"comma": ",", "semicolon": ";", "tab": "\t", "\\t": "\t", "pipe": "|"}
@@ -38,15 +44,18 @@ _BINARY_SHARE = 0.05
 _TEXT_CONTROLS = {9, 10, 12, 13}
 
 
-def load_table(path, sep=None, drop=(), target=None) -> pd.DataFrame:
-    """Read a CSV, Excel (.xlsx) or Parquet file, turning every failure into an
-    :class:`InputError`.
+def load_table(path, sep=None, drop=(), target=None, na_values=(),
+               notes=None) -> pd.DataFrame:
+    """Read a CSV (plain or compressed), Excel (.xlsx) or Parquet file, turning every
+    failure into an :class:`InputError`.
 
     ``sep``: the CSV delimiter (one character, or ``comma``, ``semicolon``, ``tab``);
     None: sniffed from the first lines among comma, semicolon and tab. In a
     semicolon-separated file, numbers written with a decimal comma (``3,5``) are read
-    as numbers. ``drop``: columns to leave out (each must exist); ``target``, when
-    given, may not be one of them.
+    as numbers. ``na_values``: cells that are missing values in every column, besides
+    pandas' own. ``drop``: columns to leave out (each must exist); ``target``, when
+    given, may not be one of them. ``notes``: a list that gets what reading found
+    (header names given twice, which pandas renames).
     """
     path = Path(path)
     if not path.exists():
@@ -66,30 +75,41 @@ def load_table(path, sep=None, drop=(), target=None) -> pd.DataFrame:
     if sep is not None and suffix in PARQUET_SUFFIXES + EXCEL_SUFFIXES:
         raise InputError(f"--sep {sep!r}: {path.name} is not a CSV file; --sep is for CSV "
                          "files only")
+    na_values = list(na_values)
+    header = None
     if suffix in PARQUET_SUFFIXES:
-        table = _read_parquet(path)
+        table = _missing_tokens(_read_parquet(path), na_values)
     elif suffix in EXCEL_SUFFIXES:
-        table = _read_excel(path)
+        table = _read_excel(path, na_values)
     elif suffix in OLD_EXCEL_SUFFIXES:
         raise InputError(f"{path.name}: the old Excel format (.xls) is not read; save it as "
                          ".xlsx or CSV")
     else:
-        table = _read_csv(path, head, _separator(sep), truncated=size > len(head))
+        compression = COMPRESSED_SUFFIXES.get(suffix)
+        truncated = size > len(head)
+        if compression is not None:
+            head = _decompressed_head(path, compression)
+            truncated = len(head) >= _SNIFF_BYTES
+        table, header = _read_csv(path, head, _separator(sep), truncated, na_values,
+                                  compression)
     if table.shape[1] == 0:
         raise InputError(f"data file has no columns: {path}")
+    if notes is not None and header is not None:
+        notes += _duplicate_names(header, table.columns)
     table = _dropped(table, drop, target)
     if table.shape[0] == 0:
         raise InputError(f"data file has a header but no data rows: {path}")
     return table
 
 
-def load_dask_table(path, sep=None, drop=(), target=None):
+def load_dask_table(path, sep=None, drop=(), target=None, na_values=()):
     """A Dask DataFrame read lazily from a Parquet file or directory, or from CSV or
     Parquet files named by a pattern (``data/*.csv``), for ``explain --dask``.
 
     Nothing but the first file's first bytes (the CSV delimiter, sniffed as
     :func:`load_table` sniffs it) is read here; the rows are read block by block as
-    :func:`sapwood.explain` needs them. ``drop`` and ``target`` as in :func:`load_table`.
+    :func:`sapwood.explain` needs them. ``drop``, ``target`` and ``na_values`` (CSV
+    files) as in :func:`load_table`.
     """
     try:
         import dask.dataframe as dd
@@ -122,7 +142,8 @@ def load_dask_table(path, sep=None, drop=(), target=None):
                 raise InputError(f"data file is empty: {files[0]}")
             sep = _separator(sep) or sniff_delimiter(
                 head, truncated=files[0].stat().st_size > len(head))
-            table = dd.read_csv([str(file) for file in files], sep=sep)
+            table = dd.read_csv([str(file) for file in files], sep=sep,
+                                na_values=list(na_values) or None)
     except ImportError:
         raise InputError("reading Parquet needs pyarrow: pip install 'sapwood[parquet]'"
                          ) from None
@@ -187,7 +208,7 @@ def _read_parquet(path: Path) -> pd.DataFrame:
                          ) from None
 
 
-def _read_excel(path: Path) -> pd.DataFrame:
+def _read_excel(path: Path, na_values=()) -> pd.DataFrame:
     """The first sheet of an Excel workbook, its first row the header."""
     try:
         import openpyxl  # noqa: F401
@@ -195,31 +216,93 @@ def _read_excel(path: Path) -> pd.DataFrame:
         raise InputError("reading Excel needs openpyxl: pip install 'sapwood[excel]'"
                          ) from None
     try:
-        return pd.read_excel(path, sheet_name=0, engine="openpyxl")
+        return pd.read_excel(path, sheet_name=0, engine="openpyxl",
+                             na_values=list(na_values) or None)
     except Exception as error:  # zipfile, openpyxl and pandas raise many types
         raise InputError(f"not a readable Excel file: {path} ({_first_line(error)})"
                          ) from None
 
 
-def _read_csv(path: Path, head: bytes, sep, truncated: bool) -> pd.DataFrame:
+def _read_csv(path: Path, head: bytes, sep, truncated: bool, na_values=(),
+              compression=None):
+    """The table and its header row as written (None when it cannot be had)."""
     if head.startswith(b"PK\x03\x04"):
         raise InputError(f"not a CSV text file: {path} is a zip archive (an Excel workbook? "
-                         "name it .xlsx)")
+                         "name it .xlsx; a zip of one CSV file, name it .zip)")
     if _looks_binary(head):
         raise InputError(f"not a CSV text file (binary content): {path}")
     if sep is None:
         sep = sniff_delimiter(head, truncated)
+    options = {"sep": sep, "na_values": list(na_values) or None, "compression": compression}
     try:
         try:
-            table = pd.read_csv(path, sep=sep)
+            table = pd.read_csv(path, **options)
+            encoding = None
         except UnicodeDecodeError:
-            table = pd.read_csv(path, sep=sep, encoding="latin-1")
+            table = pd.read_csv(path, encoding="latin-1", **options)
+            encoding = "latin-1"
     except pd.errors.EmptyDataError:
         raise InputError(f"data file has no columns: {path}") from None
-    except (pd.errors.ParserError, ValueError, UnicodeDecodeError) as error:
+    except (pd.errors.ParserError, ValueError, UnicodeDecodeError, OSError, EOFError,
+            zipfile.BadZipFile) as error:
         raise InputError(f"malformed CSV in {path}: {_first_line(error)}") from None
     if sep == ";":
         table = decimal_commas(table)
+    try:
+        header = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str,
+                             keep_default_na=False, compression=compression,
+                             encoding=encoding).iloc[0].tolist()
+    except (pd.errors.ParserError, ValueError, UnicodeDecodeError, IndexError):
+        header = None
+    return table, header
+
+
+def _decompressed_head(path: Path, compression: str) -> bytes:
+    """The first bytes of the CSV inside a compressed file (a zip: of its one file)."""
+    try:
+        if compression == "zip":
+            with zipfile.ZipFile(path) as archive:
+                names = [name for name in archive.namelist() if not name.endswith("/")]
+                if len(names) != 1:
+                    raise InputError(f"{path.name}: a zip archive of {len(names)} files; "
+                                     "sapwood reads a zip of one CSV file")
+                with archive.open(names[0]) as handle:
+                    return handle.read(_SNIFF_BYTES)
+        opener = {"gzip": gzip.open, "bz2": bz2.open, "xz": lzma.open}[compression]
+        with opener(path, "rb") as handle:
+            return handle.read(_SNIFF_BYTES)
+    except (OSError, EOFError, zipfile.BadZipFile, lzma.LZMAError) as error:
+        raise InputError(f"not a readable {compression} file: {path} "
+                         f"({_first_line(error)})") from None
+
+
+def _duplicate_names(header, columns) -> list:
+    """A note for each header name given to more than one column (pandas renames the
+    later ones ``name.1``, ``name.2``): which names the columns were read under."""
+    written = [str(name) for name in header]
+    if len(written) != len(columns):
+        return []
+    notes = []
+    for name in dict.fromkeys(written):
+        read = [str(column) for column, given in zip(columns, written, strict=True)
+                if given == name]
+        if len(read) > 1:
+            notes.append(f"the header names {name!r} {len(read)} times: the columns are "
+                         f"read as {', '.join(repr(r) for r in read)}, in that order "
+                         "(rename them in the file to say which is which)")
+    return notes
+
+
+def _missing_tokens(table: pd.DataFrame, na_values) -> pd.DataFrame:
+    """``table`` with the text cells equal to one of ``na_values`` missing (a Parquet
+    file's; CSV and Excel are read with them)."""
+    if not na_values:
+        return table
+    table = table.copy()
+    for position in range(table.shape[1]):
+        values = table.iloc[:, position]
+        if values.dtype == object or pd.api.types.is_string_dtype(values.dtype):
+            table.isetitem(position, values.mask(values.isin(na_values)))
     return table
 
 

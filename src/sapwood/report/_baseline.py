@@ -9,13 +9,17 @@ Whether the model beats it is a paired comparison over the held-out rows: per ro
 ``d_i`` = the model's gain over the constant (accuracy: whether the model is right minus
 whether the constant is; R²: the constant's squared error minus the model's), and the
 model has skill when the Student-t 95% interval of ``mean(d)`` lies above zero. When it
-does not, the ``baseline`` warning is raised and the verdict relies on nothing: a model
-without skill has nothing to explain. Other scores (ROC AUC of an anomaly detector) get
-their constant's value (0.5) and no test.
+does not, the ``baseline`` warning is raised and the verdict relies on nothing; its words
+follow the interval: "no skill" when the whole interval is at or below zero (the model
+is shown to be no better than the constant), else "not shown to be better" with the
+interval (more rows may show it). Other scores (ROC AUC of an anomaly detector) get
+their constant's value (0.5) and no test. A classifier's accuracy is shown beside the
+constant's (the majority class's share of the held-out rows).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,15 +45,25 @@ class Baseline:
     # What the skill test compared: the score itself, or (a binary classifier scored by
     # accuracy) ROC AUC against a constant's 0.5.
     test: str = "score"
+    # A classifier's constant's accuracy: the training majority class's share of the
+    # held-out rows (None for a regressor).
+    accuracy: float | None = None
 
     @property
     def beaten(self) -> bool | None:
         """Whether the model is significantly better than the constant (None: untested)."""
         return None if self.low is None else bool(self.low > 0)
 
+    @property
+    def no_skill(self) -> bool:
+        """Whether the model is shown no better than the constant: the whole interval of
+        its gain at or below zero (not merely not shown to be better)."""
+        return self.high is not None and bool(self.high <= 0)
+
     def to_dict(self) -> dict:
         return {"score": self.score, "gain_low": self.low, "gain_high": self.high,
-                "beaten": self.beaten, "test": self.test}
+                "beaten": self.beaten, "no_skill": self.no_skill, "test": self.test,
+                "accuracy": self.accuracy}
 
 
 def baseline(model, y_train, X_test, y_test, task: str, score_name: str, score: float,
@@ -62,6 +76,13 @@ def baseline(model, y_train, X_test, y_test, task: str, score_name: str, score: 
     reference = np.asarray(y_train) if y_train is not None and len(y_train) else y_test
     if len(y_test) < 2:
         return None
+    found = _baseline(model, reference, X_test, y_test, task, score_name, score, scoring)
+    if found is None or task != "classification":
+        return found
+    return dataclasses.replace(found, accuracy=_majority_accuracy(reference, y_test))
+
+
+def _baseline(model, reference, X_test, y_test, task, score_name, score, scoring):
     if score_name == "ROC AUC" or scoring == "roc_auc":
         return Baseline(0.5)
     kind = scoring or ("accuracy" if task == "classification" else "r2")
@@ -126,6 +147,12 @@ def _delong(positives, negatives):
     v01 = 1.0 - (both[m:] - own_negative) / m    # each negative's share of positives above
     auc = float(v10.mean())
     return auc, float(v10.var(ddof=1) / m + v01.var(ddof=1) / n)
+
+
+def _majority_accuracy(reference, y_test) -> float:
+    """The accuracy of always predicting the training rows' majority class."""
+    values, counts = np.unique(_labels(reference), return_counts=True)
+    return float(np.mean(_labels(y_test) == values[np.argmax(counts)]))
 
 
 def _accuracy_gain(model, reference, X_test, y_test, kind, score):
@@ -208,17 +235,25 @@ def baseline_warning(found: Baseline | None, score_name: str, score: float,
         return None
     words, value, _ = shown_score(score_name, score)
     constant = shown_score(score_name, found.score)[1]
+    interval = (f"95% interval of ROC AUC - 0.5, DeLong's: {found.low:.3g} to "
+                f"{found.high:.3g}" if found.test == "roc_auc" else
+                f"95% interval of the model's gain per row: {found.low:.3g} to "
+                f"{found.high:.3g}")
+    if found.no_skill:
+        claim = "no better than"
+        interval += ", at or below zero"
+        conclusion = ("It has no skill to explain, so the verdict relies on nothing; the "
+                      "importances describe noise.")
+    else:
+        claim = "not shown to be better than"
+        interval += ", which includes zero"
+        conclusion = ("Until it is (more rows may show it), the verdict relies on nothing: "
+                      "the importances may describe noise.")
     return Finding(
         kind="baseline", features=(),
-        message=(f"The model is not significantly better than a constant model on the "
-                 f"{n_test:,} held-out rows: held-out {words} {value:.3f} against "
-                 f"{constant:.3f} for a constant model fit on the training rows "
-                 + (f"(95% interval of ROC AUC - 0.5, DeLong's: {found.low:.3g} to "
-                    f"{found.high:.3g}). " if found.test == "roc_auc" else
-                    f"(95% interval of the model's gain per row: {found.low:.3g} to "
-                    f"{found.high:.3g}). ") + "It "
-                 "has no skill to explain, so the verdict relies on nothing; the "
-                 "importances describe noise."),
+        message=(f"The model is {claim} a constant model on the {n_test:,} held-out rows: "
+                 f"held-out {words} {value:.3f} against {constant:.3f} for a constant "
+                 f"model fit on the training rows ({interval}). {conclusion}"),
         details={"baseline_score": found.score, "score": score, "score_name": score_name,
-                 "gain_low": found.low,
-                 "gain_high": found.high})
+                 "gain_low": found.low, "gain_high": found.high,
+                 "no_skill": found.no_skill, "test": found.test})

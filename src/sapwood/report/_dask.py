@@ -143,9 +143,9 @@ class DaskHeldOut:
                                   progress=steps.shown)
         label = (f"Computing {name} importance on all {self.n_held_out} held-out rows, "
                  "block by block on Dask's workers")
-        steps.line(label)
         try:
-            result = _measures.compute(name, model, inputs)
+            with steps.line(label):
+                result = _measures.compute(name, model, inputs)
         except (ValueError, TypeError) as error:
             raise InputError(f"cannot compute permutation importance block by block: "
                              f"{_first_line(error)}") from None

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import InputError
+from ._numbers import numbers_note, read_numbers
 
 __all__ = ["Prepared", "check_enough_rows", "check_magnitude", "check_output",
            "check_target", "column_list", "detect_task", "did_you_mean", "encode_features",
@@ -391,7 +392,11 @@ def prepare_xy(X: pd.DataFrame, y: pd.Series, task: str = "auto") -> Prepared:
     target = str(y.name)
     if X.shape[1] == 0:
         raise InputError("no feature columns: X has none")
-    notes = []
+    # A number column with a stray "?" is numbers, not text codes (report/_numbers.py).
+    X, found = read_numbers(X)
+    numeric_y, found_y = read_numbers(y.to_frame())
+    y = numeric_y.iloc[:, 0]
+    notes = [numbers_note({**found, **found_y}, len(y))] if found or found_y else []
     kept = None
     missing = y.isna().to_numpy()
     if missing.any():

@@ -550,9 +550,7 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
     # The held-out rows are predicted once, for the score, the accuracy, the baseline
     # and the leakage check alike; on a large table under a bar with the time left.
     kept = KeptPredictions(model, X_test, progress=steps.shown, rows=f"{rows} rows")
-    if kept.counted:
-        steps.line(label)
-    with (steps.step(label) if not kept.counted else NoStep()), kept:
+    with (steps.step(label) if not kept.counted else steps.line(label)), kept:
         try:
             started = time.perf_counter()
             score = score_model(model, X_test, y_test, data.task, options.scoring)
@@ -632,8 +630,8 @@ def _fit(model, X, y, steps: Steps):
     started = time.perf_counter()
     try:
         if counts_trees and steps.shown:
-            steps.line(label)
-            model.fit(X, y, progress=True)
+            with steps.line(label):
+                model.fit(X, y, progress=True)
         else:
             with steps.step(label):
                 model.fit(X, y)
@@ -678,14 +676,11 @@ def _compute_all(model, methods, inputs, steps, notes, fitted, timing=None) -> d
         measure = _measures.MEASURES[name]
         wait = long_wait(measure, inputs, timing, inputs.X_test.shape[1],
                          tree_model=_is_tree_model(model))
-        if wait is not None:
-            steps.line(wait)
         label = _label(name, inputs)
         counted = "progress" in measure.gives and steps.shown
-        if counted:
-            # The measure draws its own bar (steps, time left) under this line.
-            steps.line(label)
-        with steps.step(label) if not counted else NoStep() as step, \
+        # A measure that draws its own bar (steps, time left) has its line above it.
+        with steps.line(wait) if wait is not None else NoStep(), \
+                steps.step(label) if not counted else steps.line(label) as step, \
                 warnings.catch_warnings(record=True) as caught:
             # What a measure warns of becomes a note under its name, not a line of
             # Python's warning machinery amid the report.

@@ -31,13 +31,18 @@ class Steps:
         return self._console
 
     def line(self, text: str):
-        """A heading for a step that draws its own bar (steps counted, time left)."""
-        if self.shown:
-            self.console.print(visible(text), markup=False, highlight=False)
+        """A heading for a step that draws its own bar (steps counted, time left). Used
+        as a context (``with steps.line(label):``), the heading is erased from a
+        terminal when the step ends, as its bar is."""
+        if not self.shown:
+            return NoStep()
+        self.console.print(visible(text), markup=False, highlight=False)
+        return _Heading(self.console, visible(text))
 
     def step(self, label: str):
-        """A bar for ``label`` (it pulses while the step runs, then stays as one finished
-        line with its time); nothing when progress is off."""
+        """A bar for ``label`` (it pulses while the step runs, then is erased, leaving
+        the screen to the results; a skipped or failed step stays, marked); nothing
+        when progress is off."""
         if not self.shown:
             return NoStep()
         return _Step(self.console, label)
@@ -53,6 +58,27 @@ class NoStep:
         pass
 
     def __exit__(self, *exc):
+        return False
+
+
+class _Heading(NoStep):
+    """A heading printed above a bar the step draws itself; erased when the step ends
+    (the bar below it is transient), on a terminal only."""
+
+    def __init__(self, console, text):
+        self.console, self.text = console, text
+
+    def __exit__(self, kind, error, traceback):
+        if kind is None and self.console.is_terminal:
+            from rich.control import Control
+            from rich.segment import ControlType
+            from rich.text import Text
+
+            rows = len(self.console.render_lines(Text(self.text), pad=False))
+            for _ in range(rows):
+                self.console.control(Control((ControlType.CURSOR_UP, 1),
+                                             ControlType.CARRIAGE_RETURN,
+                                             (ControlType.ERASE_IN_LINE, 2)))
         return False
 
 
@@ -74,7 +100,8 @@ class _Step:
         # The label holds names from data (a model file's path): shown, never parsed.
         self.progress = Progress(Mark(finished_text="[green]✓"),
                                  TextColumn("{task.description}", markup=False), BarColumn(),
-                                 TimeElapsedColumn(), console=console, transient=False)
+                                 TimeElapsedColumn(), console=console,
+                                 transient=console.is_terminal)
         self.label = visible(label)
         self.task = None
         self.outcome = None
@@ -97,5 +124,8 @@ class _Step:
         else:
             self.progress.update(self.task, description=f"{self.label} (failed)", total=1,
                                  completed=0, mark="[red]✗")
+        # A step done leaves nothing behind; one skipped or failed stays, marked.
+        self.progress.live.transient = (self.progress.live.transient and kind is None
+                                        and not self.outcome)
         self.progress.stop()
         return False

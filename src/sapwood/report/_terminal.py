@@ -103,6 +103,8 @@ def score_line(run) -> str:
     aside = f" ({'; '.join(asides)})" if asides else ""
     accuracy = getattr(run, "accuracy", None)
     also = f", accuracy {accuracy:.3f}" if accuracy is not None else ""
+    if also and constant is not None and constant.accuracy is not None:
+        also += f" (a constant model: {constant.accuracy:.3f})"
     return f"{words} {value:.3f} on {run.n_test} rows{aside}{also}"
 
 
@@ -210,23 +212,35 @@ def print_report(run, console, details: bool = False, hint: str | None = None):
     for line in summary_lines(run):
         # One line each, however long (a path): grep-able; the terminal wraps them.
         console.print(visible(line), markup=False, highlight=False, soft_wrap=True)
+    # A model not shown to beat a constant has no groups worth reading on one screen.
+    quiet_groups = not details and any(f.kind == "baseline" for f in run.warnings)
     if run.verdict is not None:
         for line in run.verdict.lines:
             if line.startswith("- Warnings") or line.startswith("- No warnings"):
                 continue  # each warning has a line of its own below
+            if quiet_groups and line.startswith("- Entangled"):
+                continue
             console.print(visible(line), markup=False, highlight=False, style="bold"
                           if line.startswith("Verdict") else None)
+        if quiet_groups and run.verdict.groups:
+            n = len(run.verdict.groups)
+            console.print(f"- Entangled: {n} group{'s' if n > 1 else ''} of strongly "
+                          "associated features, not read while the model is not shown to "
+                          "beat a constant (--details)", markup=False, highlight=False)
     if details:
         _print_details(run, console)
     else:
         _print_compact(run, console)
         for finding in run.warnings:
+            if quiet_groups and finding.kind == "correlated":
+                continue
             # Fewer names before the numbers are cut: the line keeps what it says.
             texts = [f"Warning ({finding.kind}): {warning_summary(finding, n_names)}"
                      for n_names in (4, 3, 2, 1)]
             text = next((t for t in texts if len(visible(t)) <= console.width),
                         min(texts, key=len))
-            console.print(_one_line(text, console.width), style="bold yellow")
+            # Too long still: wrapped at the console's width between words, never cut.
+            console.print(visible(text), markup=False, highlight=False, style="bold yellow")
         sentence = agreement_sentence(run)
         if sentence:
             console.print(visible(sentence), markup=False, highlight=False)
@@ -261,6 +275,11 @@ def warning_summary(finding, n_names: int = 4) -> str:
     if kind == "repeated units":
         return f"{names}: repeats like units; a random split overstates (--groups {names})"
     if kind == "leakage":
+        if d.get("alone"):  # a set of columns (docs/measures.md, "Warnings")
+            return f"{names}: together predict the target almost perfectly: a leak?"
+        if d.get("copies"):
+            return (f"{names}: one column in {len(features)} scales predicts the target "
+                    "almost perfectly: a leak?")
         return f"{names}: alone predicts the target almost perfectly: a leak?"
     if kind == "correlated":
         # The group's joint interval (its estimate and the whole text: --details).
@@ -276,20 +295,14 @@ def warning_summary(finding, n_names: int = 4) -> str:
                 if d.get("n_test") else "no rows held out: the numbers describe the fit")
     if kind == "baseline":
         name = d.get("score_name", "")
-        return (f"no better than a constant model ({shown_score(name, d['score'])[1]:.3f} "
-                f"against {shown_score(name, d['baseline_score'])[1]:.3f}): no skill to "
-                "explain")
+        gain = "AUC - 0.5" if d.get("test") == "roc_auc" else "gain"
+        scores = (f"{shown_score(name, d['score'])[1]:.3f} against "
+                  f"{shown_score(name, d['baseline_score'])[1]:.3f}; {gain} "
+                  f"{d['gain_low']:.2g} to {d['gain_high']:.2g}")
+        if d.get("no_skill"):
+            return f"no better than a constant model ({scores}): no skill to explain"
+        return f"not shown to be better than a constant model ({scores})"
     return finding.message
-
-
-def _one_line(text: str, width: int):
-    """``text`` cut to one line of ``width`` columns."""
-    from rich.text import Text
-
-    line = Text(visible(text).replace("\n", " "))
-    line.truncate(max(width, 20), overflow="ellipsis")
-    line.no_wrap = True
-    return line
 
 
 def _print_compact(run, console):

@@ -493,8 +493,12 @@ def verdict(run_like, warnings: list) -> Verdict:
         return Verdict(None, [], [], [], entangled, kinds, lines + _warning_line(warnings),
                        features, groups_out)
     standings = _standing_of(run_like)
-    no_skill = "baseline" in kinds
-    if no_skill:  # a model without skill relies on nothing (docs/measures.md)
+    skill = next((f for f in warnings if f.kind == "baseline"), None)
+    no_skill = skill is not None
+    # A model not shown to beat a constant relies on nothing (docs/measures.md); the
+    # features whose intervals lie above zero are not decided, and say so.
+    undecided = [f for f, s in standings.items() if s == "relies"] if no_skill else []
+    if no_skill:
         standings = {f: "uncertain" if s == "relies" else s for f, s in standings.items()}
     result = run_like.results[name]
     interval = verdict_interval(name, result)
@@ -505,6 +509,7 @@ def verdict(run_like, warnings: list) -> Verdict:
     # A feature of a correlated group may look unused alone: the group speaks for it.
     does_not = [f for f in order if standings[f] == "not" and f not in in_group]
     uncertain = [f for f in order if standings[f] == "uncertain" and f not in in_group]
+    undecided = [f for f in order if f in undecided]
     jointly = {f for g in groups_out if g["low"] is not None and g["low"] > 0
                for f in g["features"]} if interval.rows and not no_skill else set()
     status = {"relies": "relies_on", "not": "does_not", "uncertain": "uncertain"}
@@ -520,8 +525,7 @@ def verdict(run_like, warnings: list) -> Verdict:
              f"intervals over {interval.covers}):"]
     through = [e["feature"] for e in features if e["through_group"]]
     if no_skill:
-        relied = ("nothing: the model has no skill to explain (not significantly better "
-                  "than a constant model on the held-out rows)")
+        relied = _no_skill_text(skill.details)
     elif interval.rows:
         # A key relied on for held-out rows predicts by the rows' order (its warning).
         leaks = {f.features[0] for f in warnings
@@ -546,11 +550,15 @@ def verdict(run_like, warnings: list) -> Verdict:
                      "importance)")
     # An interval wholly below zero: shuffling the feature improved the score.
     below = [f for f in uncertain if interval.rows and interval.high[index[f]] < 0]
-    unclear = [f for f in uncertain if f not in below]
+    unclear = [f for f in uncertain if f not in below and f not in undecided]
     if unclear:
         lines.append(f"- Uncertain: {_names(unclear)} (" + (
             "the interval includes zero or a negligible effect" if interval.rows else
             "no interval over new rows") + ")")
+    if undecided:
+        whose = "their intervals lie" if len(undecided) > 1 else "its interval lies"
+        lines.append(f"- Above zero, not decided: {_names(undecided)} ({whose} above zero, "
+                     "but the model is not shown to beat a constant)")
     if below:
         lines.append(f"- Better shuffled: {_names(below)} (the whole interval below zero: "
                      "the model does better without their values; noise it fits, or "
@@ -568,6 +576,20 @@ def verdict(run_like, warnings: list) -> Verdict:
     lines += _warning_line(warnings)
     return Verdict(name, relies, does_not, uncertain, entangled, kinds, lines, features,
                    groups_out)
+
+
+def _no_skill_text(details) -> str:
+    """What the model relies on when it is not shown to beat a constant: nothing, in the
+    words its interval allows ("no skill" only when the interval says so)."""
+    interval = (f"{_g(details['gain_low'])} to {_g(details['gain_high'])}"
+                if details.get("gain_low") is not None else None)
+    what = "ROC AUC - 0.5" if details.get("test") == "roc_auc" else "its gain per row"
+    if details.get("no_skill"):
+        return ("nothing: the model has no skill to explain (no better than a constant "
+                f"model on the held-out rows: the 95% interval of {what}, {interval}, is "
+                "at or below zero)")
+    return ("nothing yet: the model is not shown to be better than a constant model on "
+            f"the held-out rows (the 95% interval of {what}, {interval}, includes zero)")
 
 
 def _placed(feature, status, importance, low, high, entangled, through=False) -> dict:
