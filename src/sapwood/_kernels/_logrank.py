@@ -312,6 +312,12 @@ def grow_survival_tree(X_columns, time_index, event, sample_weight, n_times, rng
     slot_of_time = zeros(n_times, np.intp)
     slot = zeros(n_rows, np.intp)
     capacity = (1 << (max_depth + 1)) - 1 if max_depth <= 10 else 2047
+    # Every leaf holds min_samples_leaf rows or more: no more nodes than this can be
+    # grown, and each node's value is n_times x 2 numbers (arrays sized for the bound,
+    # not for scikit-learn's 2,047 nodes, are faster to allocate and to trim).
+    most = 2 * (samples.shape[0] // max(min_samples_leaf, 1)) + 1
+    if most < capacity:
+        capacity = most
     nodes = new_nodes(capacity, n_times, 2)
     gain = zeros(capacity, np.float64)
     best = empty(5, np.float64)
