@@ -243,8 +243,8 @@ class RandomSurvivalForest(BaseSurvivalForest):
     Parameters
     ----------
     n_estimators : int, default=100
-    max_depth, min_samples_split (6), min_samples_leaf (3), min_weight_fraction_leaf
-        As :class:`SurvivalTree`.
+    max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf
+        As :class:`SurvivalTree` (defaults None, 6, 3, 0.0).
     max_features : int, float, {"sqrt", "log2"} or None, default="sqrt"
     bootstrap : bool, default=True
     oob_score : bool, default=False
