@@ -25,10 +25,10 @@ may be grouped differently: equal up to rounding.)
 import numpy as np
 
 from ._arrays import empty, zeros
-from ._grow import LEAF, UNDEFINED, _doubled, _set_node, _workspace, new_nodes, resized
+from ._grow import LEAF, UNDEFINED, _doubled, _set_node, new_nodes, resized
 from ._numba import kernel, leaf_kernel
 from ._random import rand_int, rand_uniform
-from ._split import FEATURE_THRESHOLD, _partition_final, _partition_values, _sort_feature
+from ._split import FEATURE_THRESHOLD, _partition_final, _partition_values
 
 # Per-node arrays over the node's event times (slot j: its j-th event time): the node's
 # weight at risk and its event weight there, the variance factor, and the left child's
@@ -177,10 +177,42 @@ def node_value(counts, lo, hi, value):
 
 
 @leaf_kernel
+def heapsort(values, samples, start, end):
+    """Sort ``values[start:end]`` ascending, ``samples`` alongside. The order of tied
+    values is not introsort's, as scikit-learn leaves them: it cannot change a sum of
+    whole-number weights (see the module docstring), and this sort compiles in a
+    fraction of the time of :mod:`sapwood._kernels._sort`'s."""
+    n = end - start
+    for root in range(n // 2 - 1, -1, -1):
+        _sift_down(values, samples, start, root, n)
+    for last in range(n - 1, 0, -1):
+        values[start], values[start + last] = values[start + last], values[start]
+        samples[start], samples[start + last] = samples[start + last], samples[start]
+        _sift_down(values, samples, start, 0, last)
+
+
+@leaf_kernel
+def _sift_down(values, samples, start, root, n):
+    while True:
+        child = 2 * root + 1
+        if child >= n:
+            return
+        if child + 1 < n and values[start + child + 1] > values[start + child]:
+            child += 1
+        if values[start + child] <= values[start + root]:
+            return
+        a = start + root
+        b = start + child
+        values[a], values[b] = values[b], values[a]
+        samples[a], samples[b] = samples[b], samples[a]
+        root = child
+
+
+@leaf_kernel
 def split_node(X_columns, time_index, sample_weight, event, samples, values, features,
-               constant_features, sort_workspace, counts, slot, rng, start, end, n_slots,
-               w_node, n_known_constants, max_features, min_samples_leaf, min_weight_leaf,
-               random_splitter, huge, best):
+               constant_features, counts, slot, rng, start, end, n_slots, w_node,
+               n_known_constants, max_features, min_samples_leaf, min_weight_leaf,
+               random_splitter, best):
     """Search the node's split into ``best`` (pos, feature, threshold, statistic,
     missing_go_to_left; pos == end: none); returns n_constant_features. The feature
     walk, the constant bookkeeping and the random splitter follow scikit-learn's
@@ -210,10 +242,10 @@ def split_node(X_columns, time_index, sample_weight, event, samples, values, fea
         f_j += n_found_constants
         feature = features[f_j]
         if not random_splitter:
-            # No missing values; tie rate 0: the order of tied rows cannot change a
-            # statistic built from whole-number weights (see the module docstring).
-            _sort_feature(X_columns, feature, samples, values, start, end, False, 0.0,
-                          sort_workspace, huge)
+            column = X_columns[feature]
+            for p in range(start, end):
+                values[p] = column[samples[p]]
+            heapsort(values, samples, start, end)
             if values[end - 1] <= values[start] + FEATURE_THRESHOLD:
                 features[f_j], features[n_total_constants] = (features[n_total_constants],
                                                               features[f_j])
@@ -300,14 +332,29 @@ def split_node(X_columns, time_index, sample_weight, event, samples, values, fea
 @kernel
 def grow_survival_tree(X_columns, time_index, event, sample_weight, n_times, rng,
                        max_features, min_samples_split, min_samples_leaf, min_weight_leaf,
-                       max_depth, random_splitter, huge):
+                       max_depth, random_splitter):
     """Grow a survival tree depth-first (left child before right), as scikit-learn's
     ``DepthFirstTreeBuilder`` with scikit-survival's criterion; returns the node arrays
     (``_grow.new_nodes``' layout, values (n_nodes, n_times, 2)) and each node's split
     statistic (0 at leaves)."""
-    samples, values, sort_workspace, features, constant_features = _workspace(
-        sample_weight, X_columns.shape[0])
     n_rows = sample_weight.shape[0]
+    # Rows with zero weight take no part in the tree (scikit-learn drops them up front).
+    n_in = 0
+    for i in range(n_rows):
+        if sample_weight[i] != 0.0:
+            n_in += 1
+    samples = empty(n_in, np.intp)
+    j = 0
+    for i in range(n_rows):
+        if sample_weight[i] != 0.0:
+            samples[j] = i
+            j += 1
+    values = empty(n_rows, np.float32)
+    n_features = X_columns.shape[0]
+    features = empty(n_features, np.intp)
+    for f in range(n_features):
+        features[f] = f
+    constant_features = empty(n_features, np.intp)
     counts = zeros((6, n_times + 1), np.float64)
     slot_of_time = zeros(n_times, np.intp)
     slot = zeros(n_rows, np.intp)
@@ -352,9 +399,9 @@ def grow_survival_tree(X_columns, time_index, event, sample_weight, n_times, rng
         if not is_leaf:
             n_constant = split_node(
                 X_columns, time_index, sample_weight, event, samples, values, features,
-                constant_features, sort_workspace, counts, slot, rng, start, end, n_slots,
-                w_node, n_constant, max_features, min_samples_leaf, min_weight_leaf,
-                random_splitter, huge, best)
+                constant_features, counts, slot, rng, start, end, n_slots, w_node,
+                n_constant, max_features, min_samples_leaf, min_weight_leaf, random_splitter,
+                best)
             split_pos = int(best[0])
             split_feature = int(best[1])
             split_threshold = best[2]

@@ -21,7 +21,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._format import ModelKind, TreeArrays, TreeEnsemble
 from .._kernels._logrank import grow_survival_tree
 from .._kernels._random import RAND_R_MAX
-from .._kernels._sort import PACKED_MAX_ROWS
 from .._sklearn_compat import (
     Interval,
     RealNotInt,
@@ -90,12 +89,11 @@ def grow_survival(X_columns, time_index, event, sample_weight, n_times, *, split
     n_samples), ``time_index`` each row's index into the distinct times, ``event``
     uint8, ``sample_weight`` float64 (rows of weight 0 take no part); ``seed`` the
     tree's XorShift seed. The split statistics go into the tree's ``gain``."""
-    huge = True if X_columns.shape[1] > PACKED_MAX_ROWS else None
     nodes, gain = grow_survival_tree(
         X_columns, time_index, event, sample_weight, int(n_times),
         np.array([seed], dtype=np.int64), int(max_features), int(min_samples_split),
         int(min_samples_leaf), float(min_weight_leaf), int(max_depth),
-        splitter == "random", huge)
+        splitter == "random")
     left, right, feature, threshold, impurity, n_samples, weighted, missing, value = nodes
     return TreeArrays(
         children_left=left, children_right=right, feature=feature, threshold=threshold,
