@@ -39,10 +39,13 @@ from ._numba import kernel, leaf_kernel
 from ._random import rand_int, rand_uniform
 from ._split import FEATURE_THRESHOLD, _partition_final, _partition_values
 
-# Per-node arrays over the node's event times (slot j: its j-th event time): the node's
-# weight at risk and its event weight there, the variance factor, and the left child's
-# weight leaving the risk set after it (``left_leaving[j + 1]``; [0]: before the first)
-# and its events. Rows of one (6, n_times + 1) array.
+__all__ = ["grow_survival_tree", "heapsort", "logrank", "node_counts", "node_value"]
+
+# The rows of one (6, n_times + 1) array of node statistics. Over the node's event times
+# (slot j: its j-th event time): the node's weight at risk and its event weight there,
+# the variance factor, the left child's weight leaving the risk set after slot j - 1
+# (LEFT_LEAVING[j]; [0]: before the first event time) and its event weight at slot j.
+# DENSE: the node's weight at risk at every time index from its first to its last.
 AT_RISK, EVENTS, VARIANCE, LEFT_LEAVING, LEFT_EVENTS, DENSE = range(6)
 
 
@@ -541,5 +544,3 @@ def _best_first(X_columns, time_index, event, sample_weight, workspace, rng, nod
             break
     return count
 
-
-__all__ = ["grow_survival_tree", "logrank", "node_counts", "LEAF"]
