@@ -57,7 +57,15 @@ def from_model(model, *, iteration_range=None) -> TreeEnsemble:
         path of a saved XGBoost JSON / UBJSON model, a LightGBM text model, a CatBoost
         JSON or .cbm model (.cbm needs the catboost package) or a sapwood model file
         (:func:`sapwood.save`). A :class:`TreeEnsemble` is returned
-        as it is.
+        as it is; a fitted sapwood estimator gives its trees. Of the forms that hold a
+        tree model, those whose trees give their predictions are read through to
+        them: ``GridSearchCV``, ``RandomizedSearchCV``, ``HalvingGridSearchCV``,
+        ``HalvingRandomSearchCV`` (their ``best_estimator_``), a
+        ``TransformedTargetRegressor`` without a transform, imbalanced-learn's
+        ``BalancedRandomForestClassifier``; the others (``CalibratedClassifierCV``,
+        a transformed target, a quantile forest, votes and stacks) are refused with
+        the reason, and :func:`sapwood.explain` reads them whole
+        (:mod:`sapwood.adapters._wrappers`).
     iteration_range : (int, int), optional
         Boosting iterations ``[begin, end)`` to keep (``end`` 0 means the last). By
         default the trees the library's own ``predict`` uses: the best iteration for
@@ -89,6 +97,15 @@ def from_model(model, *, iteration_range=None) -> TreeEnsemble:
         return model
     if isinstance(model, str | os.PathLike):
         return _from_file(model, iteration_range)
+    to_ensemble = getattr(model, "to_ensemble", None)
+    if callable(to_ensemble):  # a fitted sapwood estimator
+        if iteration_range is not None:
+            raise ValueError("iteration_range applies to a library's boosting model; a "
+                             "sapwood estimator is read with all its trees")
+        return to_ensemble()
+    wrapped = _unwrapped(model, asked=True)
+    if wrapped is not None:
+        return from_model(wrapped, iteration_range=iteration_range)
     package = _package(model)
     converter = _CONVERTERS.get(package)
     if converter is None:
@@ -164,12 +181,39 @@ def as_ensemble(model, feature_names=None) -> TreeEnsemble:
     to_ensemble = getattr(model, "to_ensemble", None)
     if callable(to_ensemble):
         return to_ensemble()
-    if isinstance(model, str | os.PathLike) or _package(model) in _CONVERTERS:
+    if isinstance(model, str | os.PathLike) or _package(model) in _CONVERTERS \
+            or _unwrapped(model) is not None:
         return from_model(model)
     raise TypeError(
         f"sapwood cannot read a model of type {type(model).__name__}: expected a fitted "
         "sapwood estimator, a TreeEnsemble, a TreeArrays, a scikit-learn, XGBoost or "
         "LightGBM tree model, or a model file path")
+
+
+def _unwrapped(model, asked=False):
+    """The tree model a model form holds when its trees give its predictions (a search's
+    ``best_estimator_``, a balanced forest); None for a model that is no such form. A
+    form whose trees do not give its predictions is refused with the reason, but a
+    quantile forest ``asked`` (by :func:`from_model`) for its trees' mean, with a
+    warning that says it is not what the model predicts."""
+    from ._wrappers import unwrap
+
+    wrapped = unwrap(model)
+    if wrapped is None:
+        return None
+    if asked and not wrapped.read_by_default and wrapped.trees is not None:
+        import warnings
+
+        warnings.warn(f"{type(model).__name__} read as its trees' mean (its predict("
+                      f"quantiles='mean')); the model itself predicts {wrapped.predicts}",
+                      UserWarning, stacklevel=3)
+        return wrapped.trees
+    if not wrapped.exact or wrapped.trees is None:
+        raise TypeError(f"sapwood cannot read {type(model).__name__} as one tree model: "
+                        f"it predicts {wrapped.predicts}, which its trees alone do not "
+                        "give; sapwood.explain reads it whole (the score and permutation "
+                        "through its own predictions)")
+    return wrapped.trees
 
 
 def _package(model):

@@ -21,7 +21,7 @@ import pandas as pd
 from .._errors import InputError
 from .._format import category_codes
 from ..importance._engine._dask import is_dask_collection
-from . import _agreement, _measures, _verdict
+from . import _agreement, _measures, _verdict, _wrapped
 from ._baseline import baseline
 from ._columns import match_columns
 from ._compiled import compiled_first
@@ -289,6 +289,8 @@ def _resolved_model(model):
         return True, load_model(model, None)
     if hasattr(model, "fit") and not _is_fitted(model):
         return False, model
+    if _wrapped.unwrapped(model) is not None:
+        return True, model  # read whole: its predictions, and its trees with a note
     from ..adapters import as_ensemble
 
     try:
@@ -487,6 +489,13 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
                          "if it was not trained on them")
     else:
         fit_seconds = _fit(model, X_train, y_train, steps)
+    # A wrapper (a search, a calibrated classifier, ...): scored through the model that
+    # predicts as it does; each measure reads what _wrapped says.
+    reading = _wrapped.reading(model)
+    if reading.wrapped is not None and reading.wrapped.note:
+        notes.append(reading.wrapped.note)
+    model_text = describe_model(model)
+    model = reading.estimator
     options = dataclasses.replace(options, scoring=options.scoring
                                   or default_scoring(model, data.task))
     rows = "held-out" if held_out else "training"
@@ -520,12 +529,12 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
                               max_rows=options.max_rows, n_jobs=options.n_jobs,
                               scoring=options.scoring,
                               estimator=None if fitted else clone(model))
-    results = _compute_all(model, options.methods, inputs, steps, notes, fitted, timing)
+    results = _compute_all(reading, options.methods, inputs, steps, notes, fitted, timing)
     if options.pvalues:
         results = {name: _with_pvalues(name, result, options, inputs, steps, notes)
                    for name, result in results.items()}
     pairs = _agreement.agreement(results, top_k) if n_features > 1 else []
-    report = Report(source=source, data=data, model=model, model_text=describe_model(model),
+    report = Report(source=source, data=data, model=model, model_text=model_text,
                     n_train=0 if fitted else len(X_train), n_test=len(X_test),
                     score_name=options.scoring or getattr(model, "score_name", None)
                     or ("accuracy" if data.task == "classification" else "R²"),
@@ -595,7 +604,7 @@ def _target_column(X, name: str):
     return X.drop(columns=X.columns[position]), X.iloc[:, position]
 
 
-def _compute_all(model, methods, inputs, steps, notes, fitted, timing=None) -> dict:
+def _compute_all(reading, methods, inputs, steps, notes, fitted, timing=None) -> dict:
     """The result of each measure of ``methods`` that applies, and a note (added to
     ``notes``) for each that does not, in the order of ``methods``.
 
@@ -605,10 +614,11 @@ def _compute_all(model, methods, inputs, steps, notes, fitted, timing=None) -> d
     second process compiles the others); the results keep the order of ``methods``."""
     place = {name: position for position, name in enumerate(methods)}
     told = []  # (place, note)
-    chosen = _choose(methods, model, inputs, steps, place, told)
+    chosen = _choose(methods, reading, inputs, steps, place, told)
     results = {}
     for name in compiled_first(chosen):
         measure = _measures.MEASURES[name]
+        model = reading.model_for(name)
         wait = long_wait(measure, inputs, timing, inputs.X_test.shape[1],
                          tree_model=_is_tree_model(model))
         if wait is not None:
@@ -660,7 +670,7 @@ def _distinct(caught) -> list:
     return distinct
 
 
-def _choose(methods, model, inputs, steps, place, told) -> list:
+def _choose(methods, reading, inputs, steps, place, told) -> list:
     """The measures of ``methods`` that apply to ``model`` and ``inputs``, each one that
     does not replaced by its fallback where that applies (XGBoost and LightGBM record
     no node impurities for MDI: their split gain), with a note for each left out."""
@@ -672,14 +682,17 @@ def _choose(methods, model, inputs, steps, place, told) -> list:
                                       f"version of sapwood yet (sapwood.importance."
                                       f"{measure.function}); skipped"))
             continue
-        reason = _measures.why_not(name, model, inputs)
+        reason = reading.why_not(name, "y" in measure.needs) or _measures.why_not(
+            name, reading.model_for(name), inputs)
         if reason is None:
             chosen.append(name)
             continue
         with steps.step(_label(name, inputs)) as step:
             step.skipped()
         fallback = measure.fallback
-        if fallback and _measures.why_not(fallback, model, inputs) is None:
+        if fallback and reading.why_not(fallback, "y" in _measures.MEASURES[fallback].needs) \
+                is None and _measures.why_not(fallback, reading.model_for(fallback),
+                                              inputs) is None:
             instead = _measures.MEASURES[fallback]
             told.append((place[name], f"{measure.title} skipped: {reason}; showing "
                                        f"its {instead.title} importance instead"))

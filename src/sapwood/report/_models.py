@@ -403,6 +403,11 @@ def describe_model(model) -> str:
     if isinstance(model, LoadedModel):
         source = describe_source(model.ensemble, trees=True)
         return source if model.path is None else f"{source} from {model.path}"
+    from ._wrapped import describe
+
+    wrapper = describe(model, describe_model)
+    if wrapper is not None:
+        return wrapper
     name = type(model).__name__
     get_params = getattr(model, "get_params", None)
     if get_params is None:

@@ -1,0 +1,93 @@
+"""Which model each step of :func:`~sapwood.explain` reads when the model is a form that
+holds tree models (a search, a calibrated classifier, a transformed target, a quantile
+forest, a vote or a stack; :mod:`sapwood.adapters._wrappers`).
+
+The score and the measures that go through predictions (:data:`THROUGH_PREDICTIONS`)
+use the model that predicts as the wrapper does; the tree measures read the trees the
+wrapper holds, with a note saying what they predict, or are skipped where there is no
+one tree ensemble, or where their number would read the target against trees that do
+not predict it (a transformed target, calibrated probabilities).
+"""
+
+from __future__ import annotations
+
+from .._errors import InputError
+
+__all__ = ["THROUGH_PREDICTIONS", "Reading", "reading"]
+
+#: The measures that read a model only through its ``predict`` / ``predict_proba`` (or
+#: refit an unfitted copy of it): they take any model, wrappers included.
+THROUGH_PREDICTIONS = ("permutation", "drop", "cpi")
+
+
+def unwrapped(model):
+    """:func:`sapwood.adapters._wrappers.unwrap` of ``model``; a form sapwood cannot
+    explain (a multi-output model, a search without a refit) is bad input, said in one
+    line."""
+    from ..adapters._wrappers import unwrap
+
+    try:
+        return unwrap(model)
+    except ValueError as error:
+        raise InputError(f"model: {error}") from None
+
+
+class Reading:
+    """The model each measure of a run reads (:meth:`model_for`) and why one does not
+    apply (:meth:`why_not`): ``model`` itself for a model that is no wrapper."""
+
+    def __init__(self, model, wrapped=None):
+        self.model = model
+        self.wrapped = wrapped
+
+    @property
+    def estimator(self):
+        """The model that predicts as the wrapper does: scored, and read by the
+        measures that go through predictions."""
+        return self.model if self.wrapped is None else self.wrapped.estimator
+
+    def model_for(self, name: str):
+        if self.wrapped is None or self.wrapped.exact or name in THROUGH_PREDICTIONS:
+            return self.estimator
+        return self.wrapped.trees
+
+    def why_not(self, name: str, needs_target: bool) -> str | None:
+        """Why tree measure ``name`` does not read this wrapper's trees (None: it does)."""
+        wrapped = self.wrapped
+        if wrapped is None or wrapped.exact or name in THROUGH_PREDICTIONS:
+            return None
+        model = type(self.model).__name__
+        if wrapped.trees is None:
+            return f"it needs one tree ensemble, and {model} is {wrapped.predicts}"
+        if not wrapped.read_by_default:
+            return (f"{model} predicts {wrapped.predicts}, not its trees' mean (to explain "
+                    "the trees' mean, pass model=sapwood.from_model(model))")
+        if needs_target:
+            return (f"it scores the trees against the target, and {model}'s trees do not "
+                    f"predict it ({model} predicts {wrapped.predicts})")
+        return None
+
+
+def reading(model) -> Reading:
+    """The :class:`Reading` of a fitted ``model``."""
+    return Reading(model, unwrapped(model))
+
+
+def describe(model, describe_inner) -> str | None:
+    """The Model line of a wrapper (``GridSearchCV best_estimator_:
+    RandomForestClassifier(...)``), None for a model that is no wrapper.
+    ``describe_inner`` describes the model the wrapper holds."""
+    from ..adapters._wrappers import unwrap
+
+    try:
+        wrapped = unwrap(model)
+    except ValueError:
+        return None
+    if wrapped is None or not wrapped.note:
+        return None
+    inner = wrapped.estimator if wrapped.exact else wrapped.trees
+    if not hasattr(inner, "get_params"):  # trees read from fold models: their estimator
+        inner = getattr(model, "estimator", None)
+    if inner is None or inner is model or not hasattr(inner, "get_params"):
+        return wrapped.name
+    return f"{wrapped.name}: {describe_inner(inner)}"
