@@ -119,6 +119,7 @@ def _from_file(path, iteration_range):
     with open(path, "rb") as stream:
         head = stream.read(4)
     if head.startswith(b"PK"):
+        _check_sapwood_archive(path)
         if iteration_range is not None:
             raise ValueError("iteration_range does not apply to a sapwood model file")
         return _persist.load(path)
@@ -142,6 +143,25 @@ def _from_file(path, iteration_range):
     raise FormatError(f"{os.fspath(path)!r} is not a model file sapwood knows: expected a "
                       "sapwood model, an XGBoost JSON/UBJSON model, a LightGBM text model "
                       "or a CatBoost JSON/.cbm model")
+
+
+def _check_sapwood_archive(path):
+    """A ZIP archive without sapwood's header is another kind of file (a .skops model,
+    any archive), not a damaged sapwood model: said so by name."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+    except (zipfile.BadZipFile, OSError):
+        return  # damaged: the sapwood reader says how
+    if _persist.HEADER in names:
+        return
+    skops = "schema.json" in names
+    raise FormatError(f"{os.fspath(path)!r} is a ZIP archive but not a sapwood model file "
+                      f"(it has no {_persist.HEADER})"
+                      + ("; it looks like a skops file: load it with skops.io.load, or give "
+                         "it to the sapwood command's --model" if skops else ""))
 
 
 def _from_json(path, data, iteration_range):

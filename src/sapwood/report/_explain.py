@@ -300,7 +300,9 @@ def _resolved_model(model):
                          f"{_first_line(error)}") from None
     if hasattr(model, "score") and hasattr(model, "predict"):
         return True, model  # scored as its library scores it; the measures read its trees
-    return True, load_model(ensemble, None)
+    from ..adapters._iterations import stopped_early
+
+    return True, load_model(ensemble, None, stopped_early(model))
 
 
 def _is_fitted(model) -> bool:
