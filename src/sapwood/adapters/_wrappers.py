@@ -220,7 +220,8 @@ def _multi_output(model) -> Unwrapped:
 
 
 def _is_quantile_forest(model) -> bool:
-    return _is_a(model, "quantile_forest", "BaseForestQuantileRegressor")
+    return _is_a(model, "quantile_forest._quantile_forest",
+                 "BaseForestQuantileRegressor")
 
 
 def _quantile_forest(model) -> Unwrapped:
