@@ -39,7 +39,9 @@ class Unwrapped:
     the tree measures read the trees unless told not to (False: only when asked by
     name, as for a quantile forest, whose trees' mean is not its prediction).
     ``note``: what is said about it, in one sentence, for the report's notes.
-    ``name``: the model as the report's Model line names it. ``predicts``: what the
+    ``name``: the model as the report's Model line names it, and ``shown`` the model
+    described after it (None: the wrapper is described as any estimator, or by
+    ``name`` alone when that is not its class name). ``predicts``: what the
     wrapper predicts that its trees alone do not (for a refusal), "" when exact.
     """
 
@@ -50,6 +52,7 @@ class Unwrapped:
     name: str
     read_by_default: bool = True
     predicts: str = ""
+    shown: object | None = None
 
 
 def unwrap(model) -> Unwrapped | None:
@@ -66,7 +69,8 @@ def unwrap(model) -> Unwrapped | None:
                 inner, estimator=unwrapped.estimator if not unwrapped.exact
                 else inner.estimator, exact=unwrapped.exact and inner.exact,
                 note=f"{unwrapped.note}; {inner.note}", name=unwrapped.name,
-                read_by_default=unwrapped.read_by_default and inner.read_by_default)
+                read_by_default=unwrapped.read_by_default and inner.read_by_default,
+                shown=unwrapped.shown)
     return None
 
 
@@ -114,7 +118,7 @@ def _search(model) -> Unwrapped:
     params = getattr(model, "best_params_", {})
     chosen = ", ".join(f"{key}={value!r}" for key, value in params.items())
     return Unwrapped(
-        estimator=best, trees=best, exact=True, name=f"{name} best_estimator_",
+        estimator=best, trees=best, exact=True, name=f"{name} best_estimator_", shown=best,
         note=f"the model is {name}'s best_estimator_ ({type(best).__name__}"
              + (f", {chosen}" if chosen else "") + "), which it predicts with")
 
@@ -130,7 +134,7 @@ def _calibrated(model) -> Unwrapped:
               else inner for inner in fitted]
     trees, which = _merged_forests(fitted)
     return Unwrapped(
-        estimator=model, trees=trees, exact=False, name=name,
+        estimator=model, trees=trees, exact=False, name=name, shown=model.estimator,
         predicts="probabilities calibrated on its base estimators' ones",
         note=f"{name} predicts calibrated probabilities: the score and the measures that "
              "shuffle or drop features (permutation, drop) go through them, while the "
@@ -193,13 +197,13 @@ def _transformed_target(model) -> Unwrapped:
     identity = model.func is None and model.inverse_func is None and model.transformer is None
     if identity:
         return Unwrapped(estimator=regressor, trees=regressor, exact=True,
-                         name=f"{name} regressor_",
+                         name=f"{name} regressor_", shown=regressor,
                          note=f"the model is {name}'s regressor_, which it predicts with "
                               "(its target is not transformed)")
     transform = (type(model.transformer).__name__ if model.transformer is not None
                  else getattr(model.func, "__name__", "func"))
     return Unwrapped(
-        estimator=model, trees=regressor, exact=False, name=name,
+        estimator=model, trees=regressor, exact=False, name=name, shown=regressor,
         predicts=f"the inverse {transform} of its regressor_'s prediction",
         note=f"{name}: its regressor_ ({type(regressor).__name__}) predicts the target "
              f"transformed by {transform}, so the tree measures (mdi, shap, ...) explain "

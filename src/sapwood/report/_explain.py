@@ -219,6 +219,14 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
                               fitted=fitted, held_out=held_out, n_train=n_train)
         if held_back is not None:
             held_back.complete(report, steps)
+        # A wrapper whose trees do not give its predictions has no rows or effects of
+        # one tree ensemble to show: said in a note.
+        whole_only = _wrapped.whole_only(report.model) if rows or effects else None
+        if whole_only is not None:
+            report.notes.extend(f"{what} not computed: {whole_only}" for what, asked in (
+                ("the rows' TreeSHAP explanations", rows),
+                ("effects and interactions", effects)) if asked)
+            rows = effects = False
         if rows:
             from ._rows import explain_rows
 
@@ -499,6 +507,7 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
     model_text = describe_model(model)
     model = reading.estimator
     options = dataclasses.replace(options, scoring=options.scoring
+                                  or _wrapped.default_scoring(reading, data.task)
                                   or default_scoring(model, data.task))
     rows = "held-out" if held_out else "training"
     label = f"Scoring on {len(X_test)} {rows} rows"

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from .._errors import InputError
 
-__all__ = ["THROUGH_PREDICTIONS", "Reading", "reading"]
+__all__ = ["THROUGH_PREDICTIONS", "Reading", "default_scoring", "describe", "reading",
+           "unwrapped", "whole_only"]
 
 #: The measures that read a model only through its ``predict`` / ``predict_proba`` (or
 #: refit an unfitted copy of it): they take any model, wrappers included.
@@ -68,6 +69,32 @@ class Reading:
         return None
 
 
+def default_scoring(reading: Reading, task: str) -> str | None:
+    """``"r2"`` for a wrapper regressor whose own ``score`` is not scikit-learn's R² of
+    its ``predict`` (a quantile forest scores the median, whatever it predicts): the
+    R² of its predictions, by the scorer whose per-row draws the verdict's intervals
+    rest on. None otherwise (explain's own default)."""
+    from sklearn.base import RegressorMixin
+
+    estimator = reading.estimator
+    if reading.wrapped is None or task != "regression":
+        return None
+    if getattr(type(estimator), "score", None) is RegressorMixin.score:
+        return None
+    return "r2"
+
+
+def whole_only(model) -> str | None:
+    """Why ``model`` (a fitted wrapper) has no one tree ensemble that predicts as it does,
+    for what reads one (a row's TreeSHAP, effects); None when it has one or is no
+    wrapper."""
+    wrapped = unwrapped(model)
+    if wrapped is None or wrapped.exact:
+        return None
+    return (f"they read one tree ensemble that predicts as the model does, and "
+            f"{type(model).__name__} predicts {wrapped.predicts}")
+
+
 def reading(model) -> Reading:
     """The :class:`Reading` of a fitted ``model``."""
     return Reading(model, unwrapped(model))
@@ -85,9 +112,6 @@ def describe(model, describe_inner) -> str | None:
         return None
     if wrapped is None or not wrapped.note:
         return None
-    inner = wrapped.estimator if wrapped.exact else wrapped.trees
-    if not hasattr(inner, "get_params"):  # trees read from fold models: their estimator
-        inner = getattr(model, "estimator", None)
-    if inner is None or inner is model or not hasattr(inner, "get_params"):
-        return wrapped.name
-    return f"{wrapped.name}: {describe_inner(inner)}"
+    if wrapped.shown is None:
+        return None if wrapped.name == type(model).__name__ else wrapped.name
+    return f"{wrapped.name}: {describe_inner(wrapped.shown)}"
