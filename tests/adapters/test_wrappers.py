@@ -53,7 +53,7 @@ def test_a_search_reads_as_its_best_estimator(classification, search):
     np.testing.assert_allclose(predict_proba(ensemble, X), model.predict_proba(X),
                                rtol=0, atol=1e-12)
     assert as_ensemble(model).n_trees == ensemble.n_trees
-    assert "best_estimator_" in unwrap(model).note
+    assert "best_estimator_" in unwrap(model, sapwood.from_model).note
 
 
 def test_a_search_without_refit_is_refused(classification):
@@ -91,7 +91,7 @@ def test_a_calibrated_classifier_is_refused_and_its_fold_models_merge(classifica
     model = CalibratedClassifierCV(_forest(), cv=3).fit(X, y)
     with pytest.raises(TypeError, match="calibrated"):
         sapwood.from_model(model)
-    wrapped = unwrap(model)
+    wrapped = unwrap(model, sapwood.from_model)
     assert not wrapped.exact and wrapped.estimator is model
     # The fold models' trees as one forest: the mean of their uncalibrated probabilities.
     folds = [part.estimator for part in model.calibrated_classifiers_]
@@ -110,11 +110,11 @@ def test_a_transformed_target(regression):
                                         func=np.log, inverse_func=np.exp).fit(X, y)
     with pytest.raises(TypeError, match="inverse log"):
         sapwood.from_model(logged)
-    wrapped = unwrap(logged)
+    wrapped = unwrap(logged, sapwood.from_model)
     assert wrapped.trees is logged.regressor_ and "transformed target" in wrapped.note
     scaled = TransformedTargetRegressor(RandomForestRegressor(n_estimators=4),
                                         transformer=StandardScaler()).fit(X, y)
-    assert "StandardScaler" in unwrap(scaled).note
+    assert "StandardScaler" in unwrap(scaled, sapwood.from_model).note
 
 
 def test_a_quantile_forest_gives_its_trees_mean_only_when_asked(regression):
@@ -128,7 +128,7 @@ def test_a_quantile_forest_gives_its_trees_mean_only_when_asked(regression):
         ensemble = sapwood.from_model(model)
     np.testing.assert_allclose(ensemble.predict(X), model.predict(X, quantiles="mean"),
                                rtol=1e-12, atol=1e-9)
-    assert not unwrap(model).read_by_default
+    assert not unwrap(model, sapwood.from_model).read_by_default
 
 
 def test_votes_stacks_and_multi_output_models_are_refused(classification, regression):
@@ -137,7 +137,7 @@ def test_votes_stacks_and_multi_output_models_are_refused(classification, regres
                             voting="soft").fit(X, y)
     with pytest.raises(TypeError, match="a vote of 2 models"):
         sapwood.from_model(vote)
-    assert unwrap(vote).trees is None
+    assert unwrap(vote, sapwood.from_model).trees is None
     Xr, yr = regression
     stack = StackingRegressor([("a", RandomForestRegressor(n_estimators=3))], cv=2).fit(Xr, yr)
     with pytest.raises(TypeError, match="a stack of 1 models"):
@@ -152,7 +152,7 @@ def test_forms_inside_forms(classification):
     X, y = classification
     search = GridSearchCV(CalibratedClassifierCV(_forest(), cv=2),
                           {"method": ["sigmoid", "isotonic"]}, cv=2).fit(X, y)
-    wrapped = unwrap(search)
+    wrapped = unwrap(search, sapwood.from_model)
     assert not wrapped.exact and wrapped.estimator is search.best_estimator_
     assert "best_estimator_" in wrapped.note and "calibrated" in wrapped.note
     with pytest.raises(TypeError, match="calibrated"):

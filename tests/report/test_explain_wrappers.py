@@ -95,7 +95,7 @@ def test_a_calibrated_classifier(rows):
     assert _permutation(report) == pytest.approx(
         _sklearn_permutation(model, X_test, y_test, "neg_brier_score"), abs=1e-12)
     # MDI of its fold models' trees, read as one forest.
-    folds = sapwood.adapters._wrappers.unwrap(model).trees
+    folds = sapwood.adapters._wrappers.unwrap(model, sapwood.from_model).trees
     np.testing.assert_allclose(report.results["mdi"].importances_mean,
                                importance.mdi(folds).importances_mean, rtol=1e-12)
     assert any("calibrated probabilities" in note and "3 base estimators" in note

@@ -218,7 +218,7 @@ def _unwrapped(model, asked=False):
     warning that says it is not what the model predicts."""
     from ._wrappers import unwrap
 
-    wrapped = unwrap(model)
+    wrapped = unwrap(model, from_model)
     if wrapped is None:
         return None
     if asked and not wrapped.read_by_default and wrapped.trees is not None:

@@ -55,13 +55,16 @@ class Unwrapped:
     shown: object | None = None
 
 
-def unwrap(model) -> Unwrapped | None:
+def unwrap(model, read) -> Unwrapped | None:
     """What sapwood reads of ``model`` when it is a model form that holds tree models
-    (module docstring); None for any other model, which the adapters read directly."""
-    for applies, read in _FORMS:
+    (module docstring); None for any other model, which the adapters read directly.
+
+    ``read``: :func:`sapwood.from_model`, which reads the models a form holds where
+    they are put together (a calibrated classifier's fold models as one forest)."""
+    for applies, form in _FORMS:
         if applies(model):
-            unwrapped = read(model)
-            inner = unwrap(unwrapped.trees) if unwrapped.trees is not None else None
+            unwrapped = form(model, read)
+            inner = unwrap(unwrapped.trees, read) if unwrapped.trees is not None else None
             if inner is None or unwrapped.trees is model:
                 return unwrapped
             # A form inside a form (a search over calibrated forests): read through both.
@@ -109,7 +112,7 @@ def _is_search(model) -> bool:
     return _is_a(model, "sklearn.model_selection._search", "BaseSearchCV")
 
 
-def _search(model) -> Unwrapped:
+def _search(model, read) -> Unwrapped:
     name = type(model).__name__
     if hasattr(model, "cv_results_") and not hasattr(model, "best_estimator_"):
         raise ValueError(f"{name} was fitted with refit=False, so it has no "
@@ -127,12 +130,12 @@ def _is_calibrated(model) -> bool:
     return _is_a(model, "sklearn.calibration", "CalibratedClassifierCV")
 
 
-def _calibrated(model) -> Unwrapped:
+def _calibrated(model, read) -> Unwrapped:
     name = type(model).__name__
     fitted = [part.estimator for part in _fitted(model, "calibrated_classifiers_")]
     fitted = [getattr(inner, "estimator", inner) if type(inner).__name__ == "FrozenEstimator"
               else inner for inner in fitted]
-    trees, which = _merged_forests(fitted)
+    trees, which = _merged_forests(fitted, read)
     return Unwrapped(
         estimator=model, trees=trees, exact=False, name=name, shown=model.estimator,
         predicts="probabilities calibrated on its base estimators' ones",
@@ -141,18 +144,16 @@ def _calibrated(model) -> Unwrapped:
              f"tree measures (mdi, shap, ...) read {which}")
 
 
-def _merged_forests(models):
+def _merged_forests(models, read):
     """(the tree model to read, what it is in words) of several fitted copies of one
     estimator (the fold models of a calibrated classifier): one model as it is;
     forests, each the mean of as many trees, as one forest of all their trees (whose
     prediction is the mean of theirs); else the first of them."""
-    from ._resolve import from_model
-
     if len(models) == 1:
         return models[0], (f"its base estimator's trees ({type(models[0]).__name__}), "
                            "whose probabilities are not calibrated")
     try:
-        ensembles = [from_model(model) for model in models]
+        ensembles = [read(model) for model in models]
     except (TypeError, ValueError):
         ensembles = None
     first = ensembles[0] if ensembles else None
@@ -191,7 +192,7 @@ def _is_transformed_target(model) -> bool:
     return _is_a(model, "sklearn.compose", "TransformedTargetRegressor")
 
 
-def _transformed_target(model) -> Unwrapped:
+def _transformed_target(model, read) -> Unwrapped:
     name = type(model).__name__
     regressor = _fitted(model, "regressor_")
     identity = model.func is None and model.inverse_func is None and model.transformer is None
@@ -215,7 +216,7 @@ def _is_multi_output(model) -> bool:
     return _is_a(model, "sklearn.multioutput", "_MultiOutputEstimator")
 
 
-def _multi_output(model) -> Unwrapped:
+def _multi_output(model, read) -> Unwrapped:
     name = type(model).__name__
     estimators = _fitted(model, "estimators_")
     raise ValueError(f"{name} predicts {len(estimators)} outputs, each with a model of its "
@@ -228,7 +229,7 @@ def _is_quantile_forest(model) -> bool:
                  "BaseForestQuantileRegressor")
 
 
-def _quantile_forest(model) -> Unwrapped:
+def _quantile_forest(model, read) -> Unwrapped:
     from ._sklearn import _copy_tree, _ensemble, _kind
 
     name = type(model).__name__
@@ -257,7 +258,7 @@ def _is_combination(model) -> bool:
             or _is_a(model, "sklearn.ensemble", "StackingRegressor"))
 
 
-def _combination(model) -> Unwrapped:
+def _combination(model, read) -> Unwrapped:
     name = type(model).__name__
     estimators = _fitted(model, "estimators_")
     how = "a vote" if name.startswith("Voting") else "a stack"
@@ -274,7 +275,7 @@ def _is_balanced_forest(model) -> bool:
         model, "sklearn.ensemble", "RandomForestClassifier")
 
 
-def _balanced_forest(model) -> Unwrapped:
+def _balanced_forest(model, read) -> Unwrapped:
     from ._sklearn import from_sklearn
 
     ensemble = from_sklearn(model)

@@ -25,10 +25,11 @@ def unwrapped(model):
     """:func:`sapwood.adapters._wrappers.unwrap` of ``model``; a form sapwood cannot
     explain (a multi-output model, a search without a refit) is bad input, said in one
     line."""
+    from ..adapters import from_model
     from ..adapters._wrappers import unwrap
 
     try:
-        return unwrap(model)
+        return unwrap(model, from_model)
     except ValueError as error:
         raise InputError(f"model: {error}") from None
 
@@ -104,10 +105,11 @@ def describe(model, describe_inner) -> str | None:
     """The Model line of a wrapper (``GridSearchCV best_estimator_:
     RandomForestClassifier(...)``), None for a model that is no wrapper.
     ``describe_inner`` describes the model the wrapper holds."""
+    from ..adapters import from_model
     from ..adapters._wrappers import unwrap
 
     try:
-        wrapped = unwrap(model)
+        wrapped = unwrap(model, from_model)
     except ValueError:
         return None
     if wrapped is None or not wrapped.note:
