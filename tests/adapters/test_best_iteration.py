@@ -95,3 +95,14 @@ def test_lightgbm_reads_to_its_best_iteration():
     np.testing.assert_allclose(sapwood.adapters.predict(ensemble, X), booster.predict(X),
                                rtol=1e-9, atol=1e-9)
     assert "as LightGBM predicts" in str(found)
+
+
+def test_split_gains_count_every_tree_as_xgboost_does(stopped):
+    from sapwood.importance import native_importance
+
+    model, folder, _ = stopped
+    path = folder / "model.json"
+    score = xgb.Booster(model_file=str(path)).get_score(importance_type="total_gain")
+    expected = [score.get(f"f{j}", 0.0) for j in range(4)]
+    np.testing.assert_allclose(native_importance(path, "total_gain").importances_mean,
+                               expected, rtol=1e-5)

@@ -84,6 +84,7 @@ def test_a_balanced_forest_reads_as_the_forest_it_is(classification):
     # Its trees' rows are under-sampled first: scikit-learn's record of the bootstrap
     # does not regenerate them, so no out-of-bag rows are claimed.
     assert ensemble.bootstrap is None and not ensemble.kind.bagged
+    assert ensemble.kind.library == "imblearn"
 
 
 def test_a_calibrated_classifier_is_refused_and_its_fold_models_merge(classification):

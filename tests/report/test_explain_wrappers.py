@@ -161,13 +161,18 @@ def test_a_balanced_forest(rows):
     X, label, _ = rows
     X_train, y_train, X_test, y_test = _split(X, label)
     model = imblearn.BalancedRandomForestClassifier(
-        n_estimators=10, sampling_strategy="all", replacement=True, bootstrap=False,
+        n_estimators=10, sampling_strategy="all", replacement=True, bootstrap=True,
         random_state=0).fit(X_train, y_train)
-    report = sapwood.explain(X_test, y_test, model=model, methods=["mdi", "permutation"])
+    report = sapwood.explain(X_test, y_test, model=model, X_train=X_train, y_train=y_train,
+                             methods=["mdi", "permutation", "oob"])
     assert _permutation(report) == pytest.approx(
         _sklearn_permutation(model, X_test, y_test, "neg_brier_score"), abs=1e-12)
     np.testing.assert_allclose(report.results["mdi"].importances_mean,
                                model.feature_importances_, rtol=1e-6)
+    # Its trees' rows were under-sampled before the bootstrap: no out-of-bag rows known.
+    assert "oob" not in report.results
+    assert any(note.startswith("oob importance skipped") and "no bootstrap record" in note
+               for note in report.notes)
 
 
 def test_a_multi_output_model_is_refused_in_one_line(rows):

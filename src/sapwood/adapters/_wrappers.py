@@ -281,10 +281,20 @@ def _balanced_forest(model, read) -> Unwrapped:
     ensemble = from_sklearn(model)
     # Its trees are grown on under-sampled rows that scikit-learn's bootstrap record
     # does not regenerate: no out-of-bag rows.
-    ensemble = dataclasses.replace(ensemble, bootstrap=None,
-                                   kind=dataclasses.replace(ensemble.kind, bagged=False))
+    ensemble = dataclasses.replace(ensemble, bootstrap=None, kind=dataclasses.replace(
+        ensemble.kind, library="imblearn", library_version=_version("imblearn"),
+        bagged=False))
     return Unwrapped(estimator=model, trees=ensemble, exact=True,
                      name=type(model).__name__, note="")
+
+
+def _version(package: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("imbalanced-learn" if package == "imblearn" else package)
+    except PackageNotFoundError:
+        return ""
 
 
 # (applies, read) in the order asked.

@@ -213,7 +213,7 @@ def _array(X):
 
 
 _LIBRARY_NAMES = {"xgboost": "XGBoost", "lightgbm": "LightGBM", "sklearn": "scikit-learn",
-                  "catboost": "CatBoost"}
+                  "catboost": "CatBoost", "imblearn": "imbalanced-learn"}
 # Libraries whose objective names the training loss (scikit-learn's records a criterion).
 _OBJECTIVE_LIBRARIES = ("xgboost", "lightgbm", "catboost")
 

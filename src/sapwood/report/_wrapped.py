@@ -49,8 +49,10 @@ class Reading:
         return self.model if self.wrapped is None else self.wrapped.estimator
 
     def model_for(self, name: str):
-        if self.wrapped is None or self.wrapped.exact or name in THROUGH_PREDICTIONS:
+        if self.wrapped is None or name in THROUGH_PREDICTIONS or self.wrapped.trees is None:
             return self.estimator
+        # The trees as the adapter reads them: a balanced forest's without a bootstrap
+        # record that its estimator's bootstrap=True would make the measures assume.
         return self.wrapped.trees
 
     def why_not(self, name: str, needs_target: bool) -> str | None:
