@@ -70,7 +70,9 @@ def from_model(model, *, iteration_range=None) -> TreeEnsemble:
         Boosting iterations ``[begin, end)`` to keep (``end`` 0 means the last). By
         default the trees the library's own ``predict`` uses: the best iteration for
         XGBoost's scikit-learn wrappers and LightGBM models fitted with early stopping,
-        all trees otherwise.
+        and for an XGBoost Booster or saved model whose attributes record one (as the
+        wrappers predict a loaded model), all trees otherwise; ``(0, 0)`` reads all
+        (docs/model-forms.md).
 
     Returns
     -------

@@ -75,7 +75,9 @@ def from_xgboost(model, iteration_range=None) -> TreeEnsemble:
     """Convert an ``xgboost.Booster`` or an XGBoost scikit-learn estimator.
 
     A scikit-learn wrapper fitted with early stopping keeps its trees up to
-    ``best_iteration`` (that is what its ``predict`` uses); a Booster keeps all trees.
+    ``best_iteration`` (that is what its ``predict`` uses); so does a Booster whose
+    attributes record one (its own ``predict`` uses every tree unless given an
+    ``iteration_range``; ``iteration_range=(0, 0)`` reads them all).
     """
     booster = model
     classes = None
