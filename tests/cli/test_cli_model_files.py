@@ -161,3 +161,21 @@ def test_the_help_lists_every_format(capsys):
     out = " ".join(capsys.readouterr().out.split())
     for name in (".sapwood", ".json", ".ubj", ".txt", ".cbm", ".joblib", ".pkl", ".skops"):
         assert name in MODEL_FILE_HELP and name in out
+
+
+def test_all_trees_of_a_pickled_early_stopped_model(saved, tmp_path):
+    xgb = pytest.importorskip("xgboost")
+    folder, data, *_ = saved
+    frame = pd.read_csv(data)
+    X, y = frame[["a", "b", "noise"]], frame["y"]
+    model = xgb.XGBClassifier(n_estimators=60, learning_rate=0.8, max_depth=2,
+                              early_stopping_rounds=3, n_jobs=1, random_state=0)
+    model.fit(X[:100], y[:100], eval_set=[(X[100:], y[100:])], verbose=False)
+    path = tmp_path / "stopped.joblib"
+    joblib.dump(model, path)
+    # As it is: the estimator, which predicts with its best iteration.
+    loaded, _ = load_model_file(path)
+    assert loaded.best_iteration == model.best_iteration
+    # --all-trees: every tree, read into the tree format.
+    whole, _ = load_model_file(path, all_trees=True)
+    assert whole.ensemble.n_trees == model.get_booster().num_boosted_rounds()
