@@ -17,12 +17,18 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.inspection import permutation_importance
 from sklearn.model_selection import GridSearchCV, train_test_split
 
-from sapwood.cli import main
+from sapwood.cli import _warmup, main
 from sapwood.cli._model_files import MODEL_FILE_HELP, load_model_file
 from tests.cli._helpers import run_bad
 
 N_ROWS = 200
 TEST_SIZE = 0.25
+
+
+@pytest.fixture(autouse=True)
+def no_compile_ahead(monkeypatch):
+    # These tests are about loading files: no second process compiling kernels ahead.
+    monkeypatch.setenv(_warmup.AHEAD_VARIABLE, "0")
 
 
 @pytest.fixture(scope="module")
