@@ -617,7 +617,9 @@ def _target_column(X, name: str):
 
 def _compute_all(reading, methods, inputs, steps, notes, fitted, timing=None) -> dict:
     """The result of each measure of ``methods`` that applies, and a note (added to
-    ``notes``) for each that does not, in the order of ``methods``.
+    ``notes``) for each that does not, in the order of ``methods``. ``reading`` gives
+    each measure its model (:class:`~sapwood.report._wrapped.Reading`: the model
+    itself, or for a wrapper its predictions or the trees it holds).
 
     Two steps: the choice (which measures apply here, a fallback in the place of one
     that does not) and the runs, in the order :func:`compiled_first` gives (on a first
@@ -682,7 +684,8 @@ def _distinct(caught) -> list:
 
 
 def _choose(methods, reading, inputs, steps, place, told) -> list:
-    """The measures of ``methods`` that apply to ``model`` and ``inputs``, each one that
+    """The measures of ``methods`` that apply to the model (as ``reading`` gives it to
+    each, :class:`~sapwood.report._wrapped.Reading`) and ``inputs``, each one that
     does not replaced by its fallback where that applies (XGBoost and LightGBM record
     no node impurities for MDI: their split gain), with a note for each left out."""
     chosen = []
@@ -693,17 +696,14 @@ def _choose(methods, reading, inputs, steps, place, told) -> list:
                                       f"version of sapwood yet (sapwood.importance."
                                       f"{measure.function}); skipped"))
             continue
-        reason = reading.why_not(name, "y" in measure.needs) or _measures.why_not(
-            name, reading.model_for(name), inputs)
+        reason = reading.why_not(name, inputs)
         if reason is None:
             chosen.append(name)
             continue
         with steps.step(_label(name, inputs)) as step:
             step.skipped()
         fallback = measure.fallback
-        if fallback and reading.why_not(fallback, "y" in _measures.MEASURES[fallback].needs) \
-                is None and _measures.why_not(fallback, reading.model_for(fallback),
-                                              inputs) is None:
+        if fallback and reading.why_not(fallback, inputs) is None:
             instead = _measures.MEASURES[fallback]
             told.append((place[name], f"{measure.title} skipped: {reason}; showing "
                                        f"its {instead.title} importance instead"))

@@ -55,8 +55,17 @@ class Reading:
         # record that its estimator's bootstrap=True would make the measures assume.
         return self.wrapped.trees
 
-    def why_not(self, name: str, needs_target: bool) -> str | None:
-        """Why tree measure ``name`` does not read this wrapper's trees (None: it does)."""
+    def why_not(self, name: str, inputs) -> str | None:
+        """Why measure ``name`` does not apply here (None: it does): a tree measure that
+        cannot read this wrapper's trees, or what the measure itself says of the model
+        it reads (:func:`~sapwood.report._measures.why_not`)."""
+        from . import _measures
+
+        needs_target = "y" in _measures.MEASURES[name].needs
+        return self._wrapper_refuses(name, needs_target) or _measures.why_not(
+            name, self.model_for(name), inputs)
+
+    def _wrapper_refuses(self, name: str, needs_target: bool) -> str | None:
         wrapped = self.wrapped
         if wrapped is None or wrapped.exact or name in THROUGH_PREDICTIONS:
             return None
