@@ -100,10 +100,10 @@ def test_a_calibrated_classifier(rows):
                                importance.mdi(folds).importances_mean, rtol=1e-12)
     assert any("calibrated probabilities" in note and "3 base estimators" in note
                for note in report.notes)
-    # A measure that scores the trees against the target is skipped, saying why.
+    # A measure that reads the trees with the target is skipped, saying why.
     assert "oob" not in report.results
-    assert any(note.startswith("oob importance skipped: it scores the trees against the "
-                               "target") for note in report.notes)
+    assert any(note.startswith("oob importance skipped: it reads the trees together with "
+                               "the target") for note in report.notes)
 
 
 def test_a_transformed_target(rows):

@@ -76,8 +76,8 @@ class Reading:
             return (f"{model} predicts {wrapped.predicts}, not its trees' mean (to explain "
                     "the trees' mean, pass model=sapwood.from_model(model))")
         if needs_target:
-            return (f"it scores the trees against the target, and {model}'s trees do not "
-                    f"predict it ({model} predicts {wrapped.predicts})")
+            return (f"it reads the trees together with the target, which {model}'s trees "
+                    f"do not predict ({model} predicts {wrapped.predicts})")
         return None
 
 
