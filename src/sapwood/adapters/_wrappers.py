@@ -82,19 +82,12 @@ def _package(model) -> str:
 
 
 def _is_a(model, module: str, class_name: str) -> bool:
-    """Whether ``model`` is an instance of ``module.class_name``, without importing an
-    optional library that is not loaded already (a model of it would have loaded it)."""
+    """Whether ``model`` is an instance of ``module.class_name``, importing nothing: an
+    instance of that class (or of a subclass) has loaded its module already."""
     import sys
 
-    if module.partition(".")[0] not in sys.modules:
-        return False
-    try:
-        import importlib
-
-        cls = getattr(importlib.import_module(module), class_name)
-    except (ImportError, AttributeError):
-        return False
-    return isinstance(model, cls)
+    cls = getattr(sys.modules.get(module), class_name, None)
+    return isinstance(cls, type) and isinstance(model, cls)
 
 
 def _fitted(model, attribute: str):
