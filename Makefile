@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 # shap is the reference of the TreeSHAP tests (their only use of it).
-EXTRAS := test,docs,xgboost,lightgbm,catboost,shap,dask,parquet,excel,knockoffs
+EXTRAS := test,docs,xgboost,lightgbm,catboost,shap,dask,parquet,excel,knockoffs,skops
 PYTEST_WORKERS ?= 2
 
 .PHONY: install demo test lint test-fast test-boundscheck bench clean fuzz docs wheel

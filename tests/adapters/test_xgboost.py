@@ -116,12 +116,15 @@ def test_early_stopping():
                               max_depth=4, n_jobs=1).fit(
         X, y, eval_set=[(X_valid, 1 - y_valid)], verbose=False)
     assert model.best_iteration < 59
-    # The wrapper predicts with the best iteration; a Booster (and get_score) use all.
+    # The wrapper predicts with the best iteration, and sapwood reads a Booster so too
+    # (its best_iteration attribute); iteration_range=(0, 0) reads all, as a Booster's
+    # own predict (and get_score) do.
     converted = from_model(model)
     assert converted.n_trees == model.best_iteration + 1
     close(predict_raw(converted, X), model.predict(X, output_margin=True))
     booster = model.get_booster()
-    close(predict_raw(from_model(booster), X),
+    close(predict_raw(from_model(booster), X), model.predict(X, output_margin=True))
+    close(predict_raw(from_model(booster, iteration_range=(0, 0)), X),
           booster.predict(xgb.DMatrix(X), output_margin=True))
     check_importances(model, booster, X.shape[1])
 

@@ -63,15 +63,25 @@ def from_model(model, *, iteration_range=None) -> TreeEnsemble:
         path of a saved XGBoost JSON / UBJSON model, a LightGBM text model, a CatBoost
         JSON or .cbm model (.cbm needs the catboost package) or a sapwood model file
         (:func:`sapwood.save`). A :class:`TreeEnsemble` is returned
-        as it is. A fitted scikit-learn (or imbalanced-learn) ``Pipeline`` whose last
-        step is one of these: that step's trees, named by the columns it reads (the
+        as it is; a fitted sapwood estimator gives its trees. Of the forms that hold a
+        tree model, those whose trees give their predictions are read through to
+        them: ``GridSearchCV``, ``RandomizedSearchCV``, ``HalvingGridSearchCV``,
+        ``HalvingRandomSearchCV`` (their ``best_estimator_``), a
+        ``TransformedTargetRegressor`` without a transform, imbalanced-learn's
+        ``BalancedRandomForestClassifier``; the others (``CalibratedClassifierCV``,
+        a transformed target, a quantile forest, votes and stacks) are refused with
+        the reason, and :func:`sapwood.explain` reads them whole
+        (:mod:`sapwood.adapters._wrappers`). A fitted scikit-learn (or
+        imbalanced-learn) ``Pipeline`` whose last step is one of these: that step's trees, named by the columns it reads (the
         derived columns; the measures, given the pipeline itself, report its input
         columns, see :func:`sapwood.adapters.read_pipeline`).
     iteration_range : (int, int), optional
         Boosting iterations ``[begin, end)`` to keep (``end`` 0 means the last). By
         default the trees the library's own ``predict`` uses: the best iteration for
         XGBoost's scikit-learn wrappers and LightGBM models fitted with early stopping,
-        all trees otherwise.
+        and for an XGBoost Booster or saved model whose attributes record one (as the
+        wrappers predict a loaded model), all trees otherwise; ``(0, 0)`` reads all
+        (docs/model-forms.md).
 
     Returns
     -------
@@ -98,6 +108,12 @@ def from_model(model, *, iteration_range=None) -> TreeEnsemble:
         return model
     if isinstance(model, str | os.PathLike):
         return _from_file(model, iteration_range)
+    to_ensemble = getattr(model, "to_ensemble", None)
+    if callable(to_ensemble):  # a fitted sapwood estimator
+        if iteration_range is not None:
+            raise ValueError("iteration_range applies to a library's boosting model; a "
+                             "sapwood estimator is read with all its trees")
+        return to_ensemble()
     if _is_pipeline(model):
         import dataclasses
 
@@ -107,6 +123,9 @@ def from_model(model, *, iteration_range=None) -> TreeEnsemble:
         ensemble = from_model(pipeline.final, iteration_range=iteration_range)
         return dataclasses.replace(ensemble,
                                    feature_names=tuple(pipeline.columns.derived_names))
+    wrapped = _unwrapped(model, asked=True)
+    if wrapped is not None:
+        return from_model(wrapped, iteration_range=iteration_range)
     package = _package(model)
     converter = _CONVERTERS.get(package)
     if converter is None:
@@ -120,6 +139,7 @@ def _from_file(path, iteration_range):
     with open(path, "rb") as stream:
         head = stream.read(4)
     if head.startswith(b"PK"):
+        _check_sapwood_archive(path)
         if iteration_range is not None:
             raise ValueError("iteration_range does not apply to a sapwood model file")
         return _persist.load(path)
@@ -143,6 +163,25 @@ def _from_file(path, iteration_range):
     raise FormatError(f"{os.fspath(path)!r} is not a model file sapwood knows: expected a "
                       "sapwood model, an XGBoost JSON/UBJSON model, a LightGBM text model "
                       "or a CatBoost JSON/.cbm model")
+
+
+def _check_sapwood_archive(path):
+    """A ZIP archive without sapwood's header is another kind of file (a .skops model,
+    any archive), not a damaged sapwood model: said so by name."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+    except (zipfile.BadZipFile, OSError):
+        return  # damaged: the sapwood reader says how
+    if _persist.HEADER in names:
+        return
+    skops = "schema.json" in names
+    raise FormatError(f"{os.fspath(path)!r} is a ZIP archive but not a sapwood model file "
+                      f"(it has no {_persist.HEADER})"
+                      + ("; it looks like a skops file: load it with skops.io.load, or give "
+                         "it to the sapwood command's --model" if skops else ""))
 
 
 def _from_json(path, data, iteration_range):
@@ -190,12 +229,39 @@ def as_ensemble(model, feature_names=None) -> TreeEnsemble:
                         "native_importance, tree_shap and permutation_importance read it "
                         "in its input columns; sapwood.from_model(pipeline) gives the "
                         "trees in the derived columns)")
-    if isinstance(model, str | os.PathLike) or _package(model) in _CONVERTERS:
+    if isinstance(model, str | os.PathLike) or _package(model) in _CONVERTERS \
+            or _unwrapped(model) is not None:
         return from_model(model)
     raise TypeError(
         f"sapwood cannot read a model of type {type(model).__name__}: expected a fitted "
         "sapwood estimator, a TreeEnsemble, a TreeArrays, a scikit-learn, XGBoost or "
         "LightGBM tree model, or a model file path")
+
+
+def _unwrapped(model, asked=False):
+    """The tree model a model form holds when its trees give its predictions (a search's
+    ``best_estimator_``, a balanced forest); None for a model that is no such form. A
+    form whose trees do not give its predictions is refused with the reason, but a
+    quantile forest ``asked`` (by :func:`from_model`) for its trees' mean, with a
+    warning that says it is not what the model predicts."""
+    from ._wrappers import unwrap
+
+    wrapped = unwrap(model, from_model)
+    if wrapped is None:
+        return None
+    if asked and not wrapped.read_by_default and wrapped.trees is not None:
+        import warnings
+
+        warnings.warn(f"{type(model).__name__} read as its trees' mean (its predict("
+                      f"quantiles='mean')); the model itself predicts {wrapped.predicts}",
+                      UserWarning, stacklevel=3)
+        return wrapped.trees
+    if not wrapped.exact or wrapped.trees is None:
+        raise TypeError(f"sapwood cannot read {type(model).__name__} as one tree model: "
+                        f"it predicts {wrapped.predicts}, which its trees alone do not "
+                        "give; sapwood.explain reads it whole (the score and permutation "
+                        "through its own predictions)")
+    return wrapped.trees
 
 
 def _package(model):

@@ -75,7 +75,9 @@ def from_xgboost(model, iteration_range=None) -> TreeEnsemble:
     """Convert an ``xgboost.Booster`` or an XGBoost scikit-learn estimator.
 
     A scikit-learn wrapper fitted with early stopping keeps its trees up to
-    ``best_iteration`` (that is what its ``predict`` uses); a Booster keeps all trees.
+    ``best_iteration`` (that is what its ``predict`` uses); so does a Booster whose
+    attributes record one (its own ``predict`` uses every tree unless given an
+    ``iteration_range``; ``iteration_range=(0, 0)`` reads them all).
     """
     booster = model
     classes = None
@@ -174,6 +176,10 @@ def _convert(document, iteration_range, classes, model_name, in_place):
     groups = _array(forest, "tree_info", np.int64)
     if groups.shape[0] != len(raw_trees) or weights.shape[0] != len(raw_trees):
         raise FormatError("tree_info / weight_drop do not have one entry per tree")
+    if iteration_range is None:
+        # As XGBoost's scikit-learn wrappers predict a saved early-stopped model.
+        stopped = best_iterations(document)
+        iteration_range = None if stopped is None else (0, stopped[0])
     selected = _select(forest, len(raw_trees), iteration_range)
     n_columns = max(1, n_classes, _int(params, "num_target", 1, default=1))
     if groups.size and (groups.min() < 0 or groups.max() >= n_columns):
@@ -250,6 +256,41 @@ def _categories(cats, n_features):
         if categories[-1] is not None and len(set(categories[-1])) != len(categories[-1]):
             raise FormatError("cats.enc lists a category twice")
     return tuple(categories) if any(c is not None for c in categories) else None
+
+
+def best_iterations(document) -> tuple | None:
+    """``(best, total)``: the iterations up to the best one that early stopping recorded
+    in the model's attributes (``best_iteration``, 0-based; files of XGBoost < 1.4 may
+    hold only ``best_ntree_limit``, the best iteration's count times
+    ``num_parallel_tree``) and all the iterations the model holds; None when it
+    recorded none, or when the best is the last."""
+    learner = document["learner"]
+    attributes = learner.get("attributes") or {}
+    forest = learner["gradient_booster"]
+    forest = forest["gbtree"]["model"] if forest["name"] == "dart" else forest.get("model")
+    if not isinstance(forest, dict):
+        return None
+    indptr = forest.get("iteration_indptr")
+    if indptr is None:
+        return None  # iterations not recorded: all trees are read (_select)
+    total = len(indptr) - 1
+    try:
+        if "best_iteration" in attributes:
+            best = int(attributes["best_iteration"]) + 1
+        elif "best_ntree_limit" in attributes:
+            parallel = _int(forest.get("gbtree_model_param", {}), "num_parallel_tree", 1,
+                            default=1)
+            best = int(attributes["best_ntree_limit"]) // parallel
+        else:
+            return None
+    except (TypeError, ValueError):
+        recorded = attributes.get("best_iteration", attributes.get("best_ntree_limit"))
+        raise FormatError(f"the model's best iteration is not a number: "
+                          f"{recorded!r}") from None
+    if not 1 <= best <= total:
+        raise FormatError(f"the model's best iteration ({best - 1}) is not one of its "
+                          f"{total} iterations")
+    return None if best == total else (best, total)
 
 
 def _select(forest, n_trees, iteration_range):

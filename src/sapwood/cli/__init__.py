@@ -23,6 +23,7 @@ from joblib import parallel_config
 
 from .._text import visible
 from ._errors import InputError
+from ._model_files import MODEL_FILE_HELP
 from ._warmup import start_ahead, stop
 
 __all__ = ["command", "main"]
@@ -222,8 +223,12 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--target", required=True, metavar="COL", help="column to explain")
     _table_options(explain)
     explain.add_argument("--model", default="auto", metavar="tree|rf|et|gb|MODEL_FILE",
-                         help="model to train, or a saved sapwood, XGBoost or LightGBM model "
-                              "file to load (default: rf when available, else tree)")
+                         help="model to train (default: rf when available, else tree), or "
+                              f"{MODEL_FILE_HELP}")
+    explain.add_argument("--all-trees", action="store_true",
+                         help="read an early-stopped XGBoost or LightGBM model (--model "
+                              "MODEL_FILE) with all its iterations, not only up to the best "
+                              "one its library predicts with")
     _measure_options(explain, DEFAULT_METHODS)
     explain.add_argument("--groups", default=None, metavar="COL",
                          help="rows with the same value of COL belong together (a person, "

@@ -23,11 +23,12 @@ from ..report._steps import Steps
 from ._data import (
     check_output,
     load_dask_table,
-    load_model_file,
     load_table,
     read_model_file,
 )
 from ._errors import InputError
+from ._model_files import load_model_file as load_any_model_file
+from ._model_files import model_task
 from ._ui import UI
 from ._warmup import compile_ahead, stop
 
@@ -199,6 +200,9 @@ def explain(args) -> int:
     ui = UI(quiet=args.quiet, json=args.json)
     read_notes = []  # what reading the file found (duplicate header names)
     fitted = args.model not in ("auto", "tree", "rf", "et", "gb")
+    if args.all_trees and not fitted:
+        raise InputError("--all-trees reads a loaded boosting model with all its iterations; "
+                         "it needs --model MODEL_FILE")
     if args.fdr is not None and args.select is None:
         raise InputError(f"--fdr {args.fdr:g}: only --select knockoffs has a false "
                          "discovery rate; add --select knockoffs")
@@ -210,10 +214,11 @@ def explain(args) -> int:
         if not Path(args.model).is_file():
             raise InputError(f"--model {args.model!r}: not one of tree, rf, et, gb and not "
                              "an existing model file")
-        model = load_model_file(args.model)
-        if args.task not in ("auto", model.task):
+        model, loading_notes = load_any_model_file(args.model, all_trees=args.all_trees)
+        task = model_task(model)
+        if args.task not in ("auto", task):
             raise InputError(f"--task {args.task}: the model in {args.model} is a "
-                             f"{model.task} model")
+                             f"{task} model")
     if args.dask:
         if args.row:
             raise InputError(f"--row {args.row[0]}: explaining rows by position is not "
@@ -247,7 +252,7 @@ def explain(args) -> int:
     report = _explain(args, ui, X, y, rows=positions, select=args.select, fdr=args.fdr,
                       effects=args.effects,
                       source=str(args.data), **settings)
-    report.notes[:0] = read_notes
+    report.notes[:0] = [*(loading_notes if fitted else []), *read_notes]
     return _finish(report, args, ui, f"sapwood: what drives {args.target!r} in {args.data}")
 
 

@@ -385,9 +385,10 @@ def _first_line(error: Exception) -> str:
     return text.splitlines()[0]
 
 
-def read_model_file(path):
+def read_model_file(path, iteration_range=None):
     """The :class:`~sapwood.TreeEnsemble` in a sapwood, XGBoost (JSON / UBJSON) or
-    LightGBM (text) model file; every failure is a one-line :class:`InputError`."""
+    LightGBM (text) model file (``iteration_range`` as :func:`sapwood.from_model`
+    takes it); every failure is a one-line :class:`InputError`."""
     import sapwood
 
     path = Path(path)
@@ -398,7 +399,7 @@ def read_model_file(path):
     if path.stat().st_size == 0:
         raise InputError(f"model file is empty: {path}")
     try:
-        return sapwood.from_model(path)
+        return sapwood.from_model(path, iteration_range=iteration_range)
     except Exception as error:  # each reader has its own error types for damage
         problem = (str(error).strip() or type(error).__name__).splitlines()[0]
         if len(problem) > 200:

@@ -30,6 +30,8 @@ Boosting Decision Tree", NeurIPS.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 
@@ -153,8 +155,12 @@ def native_importance(model, kind=None, *, normalize=False, feature_names=None,
 
 
 def _ensemble(model):
-    if type(model).__module__.partition(".")[0] == "xgboost":
-        # get_score counts every tree, also past an early-stopping best iteration.
+    from ..adapters._iterations import stopped_early
+
+    # get_score counts every tree, also past an early-stopping best iteration (of an
+    # XGBoost object, or of a saved XGBoost model, read to its best iteration).
+    if type(model).__module__.partition(".")[0] == "xgboost" or (
+            isinstance(model, str | os.PathLike) and stopped_early(model) is not None):
         return from_model(model, iteration_range=(0, 0))
     return as_ensemble(model)
 

@@ -22,7 +22,7 @@ from .. import _splits
 from .._errors import InputError
 from .._format import category_codes
 from ..importance._engine._dask import is_dask_collection
-from . import _agreement, _measures, _verdict
+from . import _agreement, _measures, _verdict, _wrapped
 from ._baseline import baseline
 from ._columns import match_columns
 from ._compiled import compiled_first
@@ -272,6 +272,14 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
                       fitted=fitted, held_out=held_out, n_train=n_train)
         if held_back is not None:
             held_back.complete(report, steps)
+        # A wrapper whose trees do not give its predictions has no rows or effects of
+        # one tree ensemble to show: said in a note.
+        whole_only = _wrapped.whole_only(report.model) if rows or effects else None
+        if whole_only is not None:
+            report.notes.extend(f"{what} not computed: {whole_only}" for what, asked in (
+                ("the rows' TreeSHAP explanations", rows),
+                ("effects and interactions", effects)) if asked)
+            rows = effects = False
         if rows:
             from ._rows import explain_rows
 
@@ -342,6 +350,8 @@ def _resolved_model(model):
         return True, load_model(model, None)
     if hasattr(model, "fit") and not _is_fitted(model):
         return False, model
+    if _wrapped.unwrapped(model) is not None:
+        return True, model  # read whole: its predictions, and its trees with a note
     from ..adapters import as_ensemble, is_pipeline
 
     if is_pipeline(model):
@@ -360,7 +370,9 @@ def _resolved_model(model):
                          f"{_first_line(error)}") from None
     if hasattr(model, "score") and hasattr(model, "predict"):
         return True, model  # scored as its library scores it; the measures read its trees
-    return True, load_model(ensemble, None)
+    from ..adapters._iterations import stopped_early
+
+    return True, load_model(ensemble, None, stopped_early(model))
 
 
 def _is_fitted(model) -> bool:
@@ -543,7 +555,15 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
                          "if it was not trained on them")
     else:
         fit_seconds = _fit(model, X_train, y_train, steps)
+    # A wrapper (a search, a calibrated classifier, ...): scored through the model that
+    # predicts as it does; each measure reads what _wrapped says.
+    reading = _wrapped.reading(model)
+    if reading.wrapped is not None and reading.wrapped.note:
+        notes.append(reading.wrapped.note)
+    model_text = describe_model(model)
+    model = reading.estimator
     options = dataclasses.replace(options, scoring=options.scoring
+                                  or _wrapped.default_scoring(reading, data.task)
                                   or default_scoring(model, data.task))
     rows = "held-out" if held_out else "training"
     label = f"Scoring on {len(X_test)} {rows} rows"
@@ -574,7 +594,7 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
                               max_rows=options.max_rows, n_jobs=options.n_jobs,
                               scoring=options.scoring,
                               estimator=None if fitted else clone(model))
-    results = _compute_all(model, options.methods, inputs, steps, notes, fitted, timing)
+    results = _compute_all(reading, options.methods, inputs, steps, notes, fitted, timing)
     split, test_groups = _splits.of_run(options.plan, train, test, len(data.y), held_out)
     if test_groups is not None:  # intervals over rows resample whole groups
         results = {name: _splits.regroup(result, test_groups)
@@ -590,7 +610,7 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
         results = {name: _with_pvalues(name, result, options, inputs, steps, notes)
                    for name, result in results.items()}
     pairs = _agreement.agreement(results, top_k) if n_features > 1 else []
-    report = Report(source=source, data=data, model=model, model_text=describe_model(model),
+    report = Report(source=source, data=data, model=model, model_text=model_text,
                     n_train=0 if fitted else len(X_train), n_test=len(X_test),
                     score_name=options.scoring or getattr(model, "score_name", None)
                     or ("accuracy" if data.task == "classification" else "R²"),
@@ -660,9 +680,11 @@ def _target_column(X, name: str):
     return X.drop(columns=X.columns[position]), X.iloc[:, position]
 
 
-def _compute_all(model, methods, inputs, steps, notes, fitted, timing=None) -> dict:
+def _compute_all(reading, methods, inputs, steps, notes, fitted, timing=None) -> dict:
     """The result of each measure of ``methods`` that applies, and a note (added to
-    ``notes``) for each that does not, in the order of ``methods``.
+    ``notes``) for each that does not, in the order of ``methods``. ``reading`` gives
+    each measure its model (:class:`~sapwood.report._wrapped.Reading`: the model
+    itself, or for a wrapper its predictions or the trees it holds).
 
     Two steps: the choice (which measures apply here, a fallback in the place of one
     that does not) and the runs, in the order :func:`compiled_first` gives (on a first
@@ -670,10 +692,11 @@ def _compute_all(model, methods, inputs, steps, notes, fitted, timing=None) -> d
     second process compiles the others); the results keep the order of ``methods``."""
     place = {name: position for position, name in enumerate(methods)}
     told = []  # (place, note)
-    chosen = _choose(methods, model, inputs, steps, place, told)
+    chosen = _choose(methods, reading, inputs, steps, place, told)
     results = {}
     for name in compiled_first(chosen):
         measure = _measures.MEASURES[name]
+        model = reading.model_for(name)
         wait = long_wait(measure, inputs, timing, inputs.X_test.shape[1],
                          tree_model=_is_tree_model(model))
         label = _label(name, inputs)
@@ -722,8 +745,9 @@ def _distinct(caught) -> list:
     return distinct
 
 
-def _choose(methods, model, inputs, steps, place, told) -> list:
-    """The measures of ``methods`` that apply to ``model`` and ``inputs``, each one that
+def _choose(methods, reading, inputs, steps, place, told) -> list:
+    """The measures of ``methods`` that apply to the model (as ``reading`` gives it to
+    each, :class:`~sapwood.report._wrapped.Reading`) and ``inputs``, each one that
     does not replaced by its fallback where that applies (XGBoost and LightGBM record
     no node impurities for MDI: their split gain), with a note for each left out."""
     chosen = []
@@ -734,14 +758,14 @@ def _choose(methods, model, inputs, steps, place, told) -> list:
                                       f"version of sapwood yet (sapwood.importance."
                                       f"{measure.function}); skipped"))
             continue
-        reason = _measures.why_not(name, model, inputs)
+        reason = reading.why_not(name, inputs)
         if reason is None:
             chosen.append(name)
             continue
         with steps.step(_label(name, inputs)) as step:
             step.skipped()
         fallback = measure.fallback
-        if fallback and _measures.why_not(fallback, model, inputs) is None:
+        if fallback and reading.why_not(fallback, inputs) is None:
             instead = _measures.MEASURES[fallback]
             told.append((place[name], f"{measure.title} skipped: {reason}; showing "
                                        f"its {instead.title} importance instead"))

@@ -290,6 +290,10 @@ def _tree_section(run) -> str:
         from sapwood import export
     except ImportError:
         return ""
+    from ._wrapped import whole_only
+
+    if whole_only(run.model) is not None:
+        return ""  # no one tree ensemble predicts as the model (a calibrated one, a vote)
     parts = [""]
     # Names as shown in the tables: control characters escaped, very long ones cut.
     names = [shorten(name) for name in run.data.X.columns]

@@ -118,9 +118,12 @@ class LoadedModel:
     :class:`_LoadedAnomalyDetector`.
     """
 
-    def __init__(self, ensemble, path):
+    def __init__(self, ensemble, path, stopping=None):
         self.ensemble = ensemble
         self.path = None if path is None else Path(path)
+        # The iterations read when early stopping chose fewer than the model holds
+        # (sapwood.adapters._iterations.EarlyStopping), for the Model line.
+        self.stopping = stopping
         self.anomaly = _is_anomaly_detector(ensemble)
         self.score_name = "ROC AUC" if self.anomaly else (
             "accuracy" if ensemble.task == "classification" else "R²")
@@ -185,7 +188,7 @@ class _LoadedAnomalyDetector(AucScoreMixin, LoadedModel):
         return self.ensemble.predict(_array(X))
 
 
-def load_model(ensemble, path) -> LoadedModel:
+def load_model(ensemble, path, stopping=None) -> LoadedModel:
     """The loaded model of ``ensemble`` (read from ``path``), of the class whose
     ``score`` is the one scikit-learn gives the model: accuracy or R² (scikit-learn's
     own ``ClassifierMixin`` / ``RegressorMixin`` score) or, for an anomaly detector,
@@ -193,10 +196,10 @@ def load_model(ensemble, path) -> LoadedModel:
     gives it per-row draws (DeLong's for ROC AUC): the intervals over new rows that the
     verdict rests on (docs/measures.md, section 'The verdict')."""
     if _is_anomaly_detector(ensemble):
-        return _LoadedAnomalyDetector(ensemble, path)
+        return _LoadedAnomalyDetector(ensemble, path, stopping)
     if ensemble.task == "classification":
-        return _LoadedClassifier(ensemble, path)
-    return _LoadedRegressor(ensemble, path)
+        return _LoadedClassifier(ensemble, path, stopping)
+    return _LoadedRegressor(ensemble, path, stopping)
 
 
 def _is_anomaly_detector(ensemble) -> bool:
@@ -210,7 +213,7 @@ def _array(X):
 
 
 _LIBRARY_NAMES = {"xgboost": "XGBoost", "lightgbm": "LightGBM", "sklearn": "scikit-learn",
-                  "catboost": "CatBoost"}
+                  "catboost": "CatBoost", "imblearn": "imbalanced-learn"}
 # Libraries whose objective names the training loss (scikit-learn's records a criterion).
 _OBJECTIVE_LIBRARIES = ("xgboost", "lightgbm", "catboost")
 
@@ -402,7 +405,14 @@ def describe_model(model) -> str:
     """``RandomForestClassifier(n_estimators=100, max_depth=None)`` style, short."""
     if isinstance(model, LoadedModel):
         source = describe_source(model.ensemble, trees=True)
+        if model.stopping is not None:
+            source = f"{source[:-1]}; {model.stopping})"
         return source if model.path is None else f"{source} from {model.path}"
+    from ._wrapped import describe
+
+    wrapper = describe(model, describe_model)
+    if wrapper is not None:
+        return wrapper
     name = type(model).__name__
     if name == "Pipeline":
         from ._pipelines import describe_pipeline
@@ -419,6 +429,11 @@ def describe_model(model) -> str:
     defaults = _default_params(type(model))
     shown += [f"{key}={params[key]!r}" for key in ("bootstrap", "max_samples")
               if key in params and key in defaults and params[key] != defaults[key]]
+    from ..adapters._iterations import stopped_early
+
+    stopping = stopped_early(model)
+    if stopping is not None:
+        shown.append(f"read: {stopping}")
     return f"{name}({', '.join(shown)})"
 
 
