@@ -516,7 +516,11 @@ def _run_shap(model, inputs, **options):
     n_available = len(X)
     limit = inputs.max_rows
     if limit == "auto":
-        leaves = sum(int((tree.children_left < 0).sum()) for tree in as_ensemble(model).trees)
+        try:
+            trees = as_ensemble(model).trees
+        except ValueError:  # trees only their library reads (CatBoost's CTRs)
+            trees = ()
+        leaves = sum(int((tree.children_left < 0).sum()) for tree in trees)
         limit = min(DEFAULT_MAX_ROWS, max(MIN_SHAP_ROWS, SHAP_LEAF_ROWS // max(leaves, 1)))
     if limit is not None and n_available > limit:
         X = X.sample(n=limit, random_state=inputs.random_state)

@@ -44,7 +44,9 @@ from joblib import Parallel, delayed
 from .._kernels._shap import leaf_tables, shap_interactions, shap_tables, shap_values
 from .._progress import check_progress, counted, progress_bar
 from ..adapters import as_ensemble
+from ..adapters._fitted_frame import catboost_ctr_columns, fitted_frame
 from ..learners._parallel import resolve_n_jobs
+from ._catboost_shap import catboost_shap
 from ._engine._dask import dask_rows, is_dask_collection
 from ._engine._names import column_names
 from ._engine._result import ImportanceResult, t_interval
@@ -151,7 +153,19 @@ def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output=
             raise ValueError("interventional TreeSHAP takes X in memory; a Dask collection "
                              "is explained path-dependent only (data=None)")
         return dask_tree_shap(model, X, interactions, resolve_n_jobs(n_jobs))
-    ensemble = as_ensemble(model)
+    try:
+        ensemble = as_ensemble(model)
+    except ValueError:
+        # CatBoost's CTRs are not in the tree format: CatBoost's own exact values.
+        library_model, frame = fitted_frame(model, X)
+        if catboost_ctr_columns(library_model) is None:
+            raise
+        if perturbation == "interventional" or interactions:
+            raise ValueError("a CatBoost model with CTRs is explained by CatBoost's own "
+                             "path-dependent SHAP values only (no background data, no "
+                             "interactions)") from None
+        return catboost_shap(library_model, frame, column_names(X, library_model,
+                                                                frame.shape[1]))
     if perturbation == "interventional":
         return interventional_tree_shap(model, ensemble, X, data, model_output, y,
                                         resolve_n_jobs(n_jobs), progress)

@@ -23,6 +23,7 @@ from .._format import category_codes
 from ..importance._engine._dask import is_dask_collection
 from . import _agreement, _measures, _verdict
 from ._baseline import baseline
+from ._categoricals import categorical_trees, judged_as_fitted
 from ._columns import match_columns
 from ._compiled import compiled_first
 from ._cost import Timing, long_wait
@@ -294,6 +295,8 @@ def _resolved_model(model):
     try:
         ensemble = as_ensemble(model)
     except (TypeError, ValueError) as error:
+        if categorical_trees(model)[1] is not None:  # CatBoost CTRs: model-agnostic
+            return True, model
         raise InputError(f"model: cannot read {type(model).__name__} as a tree model: "
                          f"{_first_line(error)}") from None
     if hasattr(model, "score") and hasattr(model, "predict"):
@@ -786,14 +789,21 @@ def align_to_model(model, data: Prepared):
     the data does."""
     names = getattr(model, "feature_names_in_", None)
     if not isinstance(model, LoadedModel):  # a fitted estimator: its columns, its order
-        if names is None or list(names) == list(data.X.columns):
+        if names is not None and list(names) != list(data.X.columns):
+            missing = [str(name) for name in names if name not in data.X.columns]
+            if missing:
+                raise InputError(f"the model was trained on columns X does not have: "
+                                 f"{', '.join(missing[:5])}")
+            X = data.X[list(names)]
+            encodings = {name: values for name, values in data.encodings.items() if name in X}
+            data = dataclasses.replace(data, X=X, encodings=encodings)
+        # A model fitted on category columns predicts from them, the measures read codes.
+        ensemble, reason = categorical_trees(model)
+        if ensemble is None and reason is None:
             return model, data
-        missing = [str(name) for name in names if name not in data.X.columns]
-        if missing:
-            raise InputError(f"the model was trained on columns X does not have: "
-                             f"{', '.join(missing[:5])}")
-        X = data.X[list(names)]
-        encodings = {name: values for name, values in data.encodings.items() if name in X}
+        X, encodings = (data.X, data.encodings) if ensemble is None else \
+            recode_categories(ensemble, data.X, data.encodings)
+        model, X, encodings = judged_as_fitted(model, ensemble, reason, X, encodings)
         return model, dataclasses.replace(data, X=X, encodings=encodings)
     if names is None:
         X, encodings = recode_categories(model.ensemble, data.X, data.encodings)

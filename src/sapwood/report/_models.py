@@ -9,6 +9,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sapwood.importance._engine._permutation_rows import AucScoreMixin
 
 from .._errors import InputError
+from ..adapters._fitted_frame import FittedFrameModel
 
 __all__ = ["LARGE_TABLE_ROWS", "MODEL_NAMES", "PROBABILITY_SCORES", "KeptPredictions",
            "LoadedModel", "available_models", "build_model", "default_model", "default_scoring",
@@ -403,6 +404,8 @@ def describe_model(model) -> str:
     if isinstance(model, LoadedModel):
         source = describe_source(model.ensemble, trees=True)
         return source if model.path is None else f"{source} from {model.path}"
+    if isinstance(model, FittedFrameModel):  # judged on its categories: the model itself
+        model = model.model
     name = type(model).__name__
     get_params = getattr(model, "get_params", None)
     if get_params is None:
