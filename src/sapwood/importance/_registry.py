@@ -447,8 +447,12 @@ def _run_friedman(model, inputs, **options):
 
 def _run_permutation(model, inputs, **options):
     from ._permutation import permutation_importance
+    from ._ranking import Ranker, query_permutation_importance
 
     X, y = _scored(inputs)
+    if isinstance(model, Ranker):  # NDCG within queries: shuffled within queries
+        return query_permutation_importance(model, X, y, random_state=inputs.random_state,
+                                            **options)
     if inputs.scoring is not None:
         options = {"scoring": inputs.scoring, **options}
     return permutation_importance(model, X, y, random_state=inputs.random_state,

@@ -41,6 +41,7 @@ from ._models import (
     load_model,
     score_model,
 )
+from ._ranking import Ranker, as_ranker, query_labels, ranking_baseline, split_queries
 from ._report import Report
 from ._steps import NoStep, Steps
 
@@ -71,7 +72,8 @@ class Options:
 def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, test_size=None,
             scoring=None, random_state=0, n_jobs=None, progress=False, task="auto",
             pvalues=None, n_permutations=None, cv=None, top_k=None, max_rows="auto",
-            rows=(), select=None, fdr=None, effects=False, source=None) -> Report:
+            rows=(), select=None, fdr=None, effects=False, source=None,
+            groups=None) -> Report:
     """Which features a tree model relies on, concluded on held-out rows.
 
     The library's form of ``sapwood explain``: fit (or read) the model, score it on rows
@@ -131,6 +133,11 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         and their strongest interactions (Friedman's H, mean absolute SHAP interaction
         value), on the held-out rows (:attr:`Report.effects`).
     source : how the report names the data (a file name), if at all.
+    groups : each row's group, one label per row of X or the name of a column of X (then
+        not a feature). A fitted ranker (``XGBRanker``, ``LGBMRanker``, an XGBoost or
+        LightGBM model with a ranking objective) needs them as its queries: it is scored
+        by NDCG@10 within queries (docs/measures.md, "Ranking score"), permuted within
+        queries, and a split keeps each query's rows together.
 
     Returns
     -------
@@ -175,6 +182,7 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         raise InputError(f"task={task!r}: the model is a {_task(model)} model")
     if isinstance(y, str) and isinstance(X, pd.DataFrame):
         X, y = _target_column(X, y)
+    X, queries = query_labels(X, groups)
     held_back = None  # a Dask table's held-out rows, scored block by block after the run
     if is_dask_collection(X) or is_dask_collection(y):
         from ._dask import in_memory  # Dask is optional: imported for Dask input only
@@ -194,6 +202,9 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         model, data = align_to_model(model, data)
         held_out = test_size is None or test_size > 0
         share = 0.0 if test_size is None else test_size
+        model, data = as_ranker(model, data, queries, n_train, scoring)
+        if isinstance(model, Ranker) and share > 0:  # a query's rows on one side
+            data, n_train = split_queries(data, model, share, random_state)
     else:
         held_out = not (test_size == 0)
         share = DEFAULT_TEST_SIZE if test_size is None else test_size
@@ -546,9 +557,10 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
                                              None if accuracy is not None
                                              else options.scoring, seed=options.seed)
     with kept:
-        report.baseline = baseline(model, y_train if given else None, X_test, y_test,
-                                   data.task, report.score_name, score,
-                                   options.scoring) if held_out else None
+        report.baseline = None if not held_out else ranking_baseline(
+            model, X_test, y_test) if isinstance(model, Ranker) else baseline(
+            model, y_train if given else None, X_test, y_test, data.task,
+            report.score_name, score, options.scoring)
     with steps.step("Checking for identifiers, leakage and correlated features"):
         report.warnings = _verdict.find_warnings(
             report, X_train=X_train if given else X_test,

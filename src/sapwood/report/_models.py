@@ -10,6 +10,7 @@ from sapwood.importance._engine._permutation_rows import AucScoreMixin
 
 from .._errors import InputError
 from ..adapters._fitted_frame import FittedFrameModel
+from ..importance._ranking import Ranker
 
 __all__ = ["LARGE_TABLE_ROWS", "MODEL_NAMES", "PROBABILITY_SCORES", "KeptPredictions",
            "LoadedModel", "available_models", "build_model", "default_model", "default_scoring",
@@ -401,11 +402,11 @@ def _joined(pieces):
 
 def describe_model(model) -> str:
     """``RandomForestClassifier(n_estimators=100, max_depth=None)`` style, short."""
+    while isinstance(model, FittedFrameModel | Ranker):  # the model judged, itself
+        model = model.model
     if isinstance(model, LoadedModel):
         source = describe_source(model.ensemble, trees=True)
         return source if model.path is None else f"{source} from {model.path}"
-    if isinstance(model, FittedFrameModel):  # judged on its categories: the model itself
-        model = model.model
     name = type(model).__name__
     get_params = getattr(model, "get_params", None)
     if get_params is None:

@@ -1,0 +1,127 @@
+""":func:`sapwood.explain` on a ranker: its queries, its score, its split, its baseline.
+
+A fitted ranker (``XGBRanker``, ``LGBMRanker``, an XGBoost or LightGBM model with a
+ranking objective) is judged by NDCG@k over the queries of the held-out rows
+(:mod:`sapwood.importance._ranking`), never R² against the relevance labels: the
+queries come from ``groups=`` (one label per row, or the name of a column of X), and
+without them the call is refused. A split of the rows keeps each query's rows on one
+side; permutation importance shuffles within queries; the baseline is a constant
+model's NDCG (every row tied), compared query by query.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+
+from .._errors import InputError
+from ..importance._ranking import Ranker, is_ranking_objective, ndcg_by_query
+from ._baseline import Baseline
+from ._data import did_you_mean
+
+__all__ = ["as_ranker", "query_labels", "ranking_baseline", "ranking_objective",
+           "why_not_for_ranker"]
+
+
+def query_labels(X, groups):
+    """``(X, labels)``: with ``groups`` a column name, X without that column and the
+    column's values; else X and ``groups`` (one label per row) as an array, or None."""
+    if groups is None:
+        return X, None
+    if isinstance(groups, str):
+        columns = [str(column) for column in getattr(X, "columns", [])]
+        if groups not in columns:
+            raise InputError(f"groups={groups!r}: not a column of X"
+                             f"{did_you_mean(groups, columns)}; groups is one label per row "
+                             "or the name of a column of X")
+        position = columns.index(groups)
+        return X.drop(columns=X.columns[position]), X.iloc[:, position].to_numpy()
+    labels = np.asarray(groups)
+    if labels.ndim != 1 or len(labels) != len(X):
+        raise InputError(f"groups must be one label per row of X ({len(X)}) or the name of "
+                         f"a column; got shape {labels.shape}")
+    return X, labels
+
+
+def ranking_objective(model) -> str | None:
+    """The ranking objective of a fitted model (``rank:ndcg``, ``lambdarank``), or None
+    when it does not rank."""
+    from ..adapters import as_ensemble
+
+    try:
+        objective = as_ensemble(model).kind.objective
+    except (TypeError, ValueError):
+        return None
+    return objective if is_ranking_objective(objective) else None
+
+
+def as_ranker(model, data, labels, n_train: int, scoring=None):
+    """``(model, data)``: a fitted ranker as a :class:`Ranker` over the queries
+    ``labels`` (of X's rows, after the ``n_train`` given training rows), the data's
+    rows labelled 0..n-1 so that each names its query; any other model unchanged."""
+    objective = ranking_objective(model)
+    if objective is None:
+        return model, data
+    if scoring is not None:
+        raise InputError(f"scoring={scoring!r}: the model ranks (objective {objective}) "
+                         "and is scored by NDCG within queries; leave scoring=None")
+    if labels is None:
+        raise InputError(f"the model ranks (objective {objective}) and is scored by NDCG "
+                         "within queries: give each row's query with groups= (a column name "
+                         "or one label per row)")
+    # The given training rows are never scored: each its own query.
+    queries = np.concatenate([np.array([f"training row {i}" for i in range(n_train)],
+                                       dtype=object), np.asarray(labels, dtype=object)])
+    if data.kept is not None:
+        queries = queries[data.kept]
+    index = pd.RangeIndex(len(data.y))
+    data = dataclasses.replace(data, X=data.X.set_axis(index), y=data.y.set_axis(index))
+    return Ranker(model, pd.Series(queries, index=index)), data
+
+
+def split_queries(data, model: Ranker, test_size: float, seed: int):
+    """``(data, n_train)``: the rows reordered so that the training queries come first
+    (``n_train`` rows), ``test_size`` of the queries held out, drawn by ``seed``; every
+    row of a query on one side."""
+    from sklearn.model_selection import GroupShuffleSplit
+
+    labels = model.queries.to_numpy()
+    if pd.unique(labels).size < 2:
+        raise InputError("cannot split the rows by query: they are all of one query")
+    train, test = next(GroupShuffleSplit(n_splits=1, test_size=test_size,
+                                         random_state=seed).split(data.X, groups=labels))
+    order = np.concatenate([train, test])
+    index = pd.RangeIndex(len(order))
+    model.queries = pd.Series(labels[order], index=index)
+    data = dataclasses.replace(data, X=data.X.iloc[order].set_axis(index),
+                               y=data.y.iloc[order].set_axis(index))
+    return data, len(train)
+
+
+def ranking_baseline(model: Ranker, X_test, y_test) -> Baseline | None:
+    """A constant model's NDCG@k on the held-out queries (every row tied: the expected
+    NDCG of a random order) and the 95% interval of the ranker's mean gain over it per
+    query."""
+    queries = model.queries_of(X_test)
+    own = ndcg_by_query(y_test, model.predict(X_test), queries, model.k)
+    constant = ndcg_by_query(y_test, np.zeros(len(y_test)), queries, model.k)
+    if own.size < 2:
+        return None if not own.size else Baseline(float(constant.mean()))
+    from sapwood.importance._engine._result import t_interval
+
+    gain = own - constant
+    low, high = t_interval(np.array([gain.mean()]), np.array([gain.std(ddof=1)]), gain.size)
+    return Baseline(float(constant.mean()), float(low[0]), float(high[0]), test="ndcg")
+
+
+def why_not_for_ranker(name: str, measure, model) -> str | None:
+    """Why measure ``name`` does not apply to a ranker: every measure that scores rows
+    against the target, but held-out permutation (which shuffles within queries), reads
+    each row's error, which NDCG within queries is not."""
+    if not isinstance(model, Ranker) or "y" not in measure.needs or name == "permutation":
+        return None
+    return (f"it scores each row against the target, and a ranker is scored by "
+            f"{model.score_name} within queries (permutation importance shuffles within "
+            "queries)")
