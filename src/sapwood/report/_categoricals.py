@@ -30,10 +30,10 @@ def categorical_trees(model):
 
     ctrs = catboost_ctr_columns(model)
     if ctrs is not None:
-        return None, (f"it reads the trees, and the CatBoost model's splits on "
-                      f"{', '.join(map(str, ctrs[:5]))} read CTRs (target statistics of "
-                      "categories), which sapwood's tree format cannot hold; the measures of "
-                      "its predictions apply (permutation, CatBoost's own SHAP values)")
+        return None, (f"the CatBoost model's splits on {', '.join(map(str, ctrs[:5]))} "
+                      "read CTRs (target statistics of categories), which sapwood's tree "
+                      "format cannot hold (the measures of its predictions apply: "
+                      "permutation, CatBoost's own SHAP values)")
     try:
         ensemble = as_ensemble(model)
     except (TypeError, ValueError):

@@ -240,7 +240,10 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
             from ._effects import effects as compute_effects
 
             with steps.step("Computing the top features' effects and interactions"):
-                report.effects = compute_effects(report)
+                try:
+                    report.effects = compute_effects(report)
+                except TypeError as error:  # trees only their library reads (CTRs)
+                    raise InputError(_first_line(error)) from None
         if select is not None:
             from ._selection import DEFAULT_FDR
             from ._selection import select as knockoffs
