@@ -81,3 +81,24 @@ def test_a_split_keeps_each_query_on_one_side(rankers):
     trained = set(ranker.queries.drop(report.held_out_index))
     assert held and trained and not held & trained
     assert report.n_test == PER_QUERY * len(held)
+
+
+@pytest.mark.parametrize("kind", ["XGBRanker", "LGBMRanker"])
+def test_an_unfitted_ranker_is_trained_on_whole_queries(kind):
+    model = (xgboost.XGBRanker(n_estimators=5, n_jobs=1) if kind == "XGBRanker" else
+             lightgbm.LGBMRanker(n_estimators=5, min_child_samples=5, verbose=-1, n_jobs=1))
+    report = sapwood.explain(FRAME, "rel", model=model, groups="query", test_size=0.25,
+                             methods="permutation")
+    assert report.data.task == "regression"  # relevance labels, not classes
+    ranker = report.model
+    held = ranker.queries.loc[report.held_out_index]
+    assert not set(held) & set(ranker.queries.drop(report.held_out_index))
+    rows = FRAME.loc[report.held_out_index]
+    assert report.score == pytest.approx(_own_ndcg(ranker.model, rows), abs=1e-12)
+    assert report.n_train == len(FRAME) - len(rows)
+    # A row asked for by its position is that row after the reordering.
+    explained = sapwood.explain(FRAME, "rel", model=model, groups="query", test_size=0.25,
+                                methods="permutation", rows=[5])
+    assert explained.rows[0].target == FRAME.rel.iloc[5]
+    assert explained.rows[0].result.extra["data"]["a"].iloc[0] == FRAME.a.iloc[5]
+    assert explained.rows[0].held_out == (FRAME.index[5] in explained.held_out_index)

@@ -41,7 +41,14 @@ from ._models import (
     load_model,
     score_model,
 )
-from ._ranking import Ranker, as_ranker, query_labels, ranking_baseline, split_queries
+from ._ranking import (
+    Ranker,
+    as_ranker,
+    query_labels,
+    ranking_baseline,
+    ranking_objective,
+    split_queries,
+)
 from ._report import Report
 from ._steps import NoStep, Steps
 
@@ -191,7 +198,8 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
             X, y, X_train, y_train, model=model, fitted=fitted, test_size=test_size,
             scoring=scoring, task=task, random_state=random_state, rows=rows, steps=steps)
     rows = _checked_rows(rows, len(X))
-    data, n_train = _prepared(X, y, X_train, y_train, _task(model) if fitted else task)
+    data, n_train = _prepared(X, y, X_train, y_train, _task(model) if fitted or
+                              ranking_objective(model) else task)
     if not getattr(model, "anomaly", False):
         _check_scoring_task(scoring, data)
     # Where each row asked for is in the data: rows whose target is missing were left out.
@@ -204,7 +212,7 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         share = 0.0 if test_size is None else test_size
         model, data = as_ranker(model, data, queries, n_train, scoring)
         if isinstance(model, Ranker) and share > 0:  # a query's rows on one side
-            data, n_train = split_queries(data, model, share, random_state)
+            data, n_train, places = split_queries(data, model, share, random_state, places)
     else:
         held_out = not (test_size == 0)
         share = DEFAULT_TEST_SIZE if test_size is None else test_size
@@ -222,6 +230,10 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
             from sklearn.base import clone
 
             model = clone(model)
+            model, data = as_ranker(model, data, queries, n_train, scoring, fitted=False)
+            if isinstance(model, Ranker) and held_out and not n_train:
+                data, n_train, places = split_queries(data, model, share, random_state,
+                                                      places)
     options = Options(methods=tuple(names), test_size=share, seed=random_state,
                       pvalues=pvalues, top_k=top_k, max_rows=max_rows, cv=cv, n_jobs=n_jobs,
                       scoring=scoring,

@@ -21,7 +21,7 @@ from ..importance._ranking import Ranker, is_ranking_objective, ndcg_by_query
 from ._baseline import Baseline
 from ._data import did_you_mean
 
-__all__ = ["as_ranker", "query_labels", "ranking_baseline", "ranking_objective",
+__all__ = ["TrainedRanker", "as_ranker", "query_labels", "ranking_baseline", "ranking_objective",
            "why_not_for_ranker"]
 
 
@@ -46,24 +46,39 @@ def query_labels(X, groups):
 
 
 def ranking_objective(model) -> str | None:
-    """The ranking objective of a fitted model (``rank:ndcg``, ``lambdarank``), or None
-    when it does not rank."""
+    """The ranking objective of a model, fitted or not (``rank:ndcg``, ``lambdarank``),
+    or None when it does not rank (or is a name of sapwood's models)."""
     from ..adapters import as_ensemble
 
+    if model is None or isinstance(model, str):
+        return None
+    if type(model).__name__ in _TRAINED_WITH_QUERIES:
+        return model.get_params().get("objective") or _TRAINED_WITH_QUERIES[
+            type(model).__name__]
     try:
         objective = as_ensemble(model).kind.objective
     except (TypeError, ValueError):
-        return None
+        objective = getattr(model, "get_params", dict)().get("objective")
     return objective if is_ranking_objective(objective) else None
 
 
-def as_ranker(model, data, labels, n_train: int, scoring=None):
-    """``(model, data)``: a fitted ranker as a :class:`Ranker` over the queries
-    ``labels`` (of X's rows, after the ``n_train`` given training rows), the data's
-    rows labelled 0..n-1 so that each names its query; any other model unchanged."""
+# The rankers explain trains on the training queries (their fit takes group=), and the
+# objective each has by default.
+_TRAINED_WITH_QUERIES = {"XGBRanker": "rank:ndcg", "LGBMRanker": "lambdarank"}
+
+
+def as_ranker(model, data, labels, n_train: int, scoring=None, fitted=True):
+    """``(model, data)``: a ranker as a :class:`Ranker` over the queries ``labels`` (of
+    X's rows, after the ``n_train`` given training rows), the data's rows labelled
+    0..n-1 so that each names its query; any other model unchanged. An unfitted one
+    must be an ``XGBRanker`` or ``LGBMRanker``, trained on the training queries."""
     objective = ranking_objective(model)
     if objective is None:
         return model, data
+    if not fitted and type(model).__name__ not in _TRAINED_WITH_QUERIES:
+        raise InputError(f"{type(model).__name__} with objective {objective} ranks; explain "
+                         "trains XGBRanker and LGBMRanker on their queries, or takes any "
+                         "ranker fitted already")
     if scoring is not None:
         raise InputError(f"scoring={scoring!r}: the model ranks (objective {objective}) "
                          "and is scored by NDCG within queries; leave scoring=None")
@@ -76,28 +91,50 @@ def as_ranker(model, data, labels, n_train: int, scoring=None):
                                        dtype=object), np.asarray(labels, dtype=object)])
     if data.kept is not None:
         queries = queries[data.kept]
-    index = pd.RangeIndex(len(data.y))
-    data = dataclasses.replace(data, X=data.X.set_axis(index), y=data.y.set_axis(index))
-    return Ranker(model, pd.Series(queries, index=index)), data
+    index = data.X.index
+    if not index.is_unique:  # each row's label must name one row
+        index = pd.RangeIndex(len(data.y))
+        data = dataclasses.replace(data, X=data.X.set_axis(index), y=data.y.set_axis(index))
+    ranker = Ranker if fitted else TrainedRanker
+    return ranker(model, pd.Series(queries, index=index)), data
 
 
-def split_queries(data, model: Ranker, test_size: float, seed: int):
-    """``(data, n_train)``: the rows reordered so that the training queries come first
-    (``n_train`` rows), ``test_size`` of the queries held out, drawn by ``seed``; every
-    row of a query on one side."""
+class TrainedRanker(Ranker):
+    """An ``XGBRanker`` or ``LGBMRanker`` that explain trains: ``fit(X, y)`` hands the
+    library the rows query by query with each query's size (``group=``)."""
+
+    def fit(self, X, y):
+        codes, _ = pd.factorize(self.queries_of(X), sort=True)
+        order = np.argsort(codes, kind="stable")
+        self.model.fit(X.iloc[order], np.asarray(y)[order], group=np.bincount(codes))
+        for name in ("n_features_in_", "feature_names_in_"):
+            if hasattr(self.model, name):
+                setattr(self, name, getattr(self.model, name))
+        return self
+
+    def __sklearn_clone__(self):
+        from sklearn.base import clone
+
+        return TrainedRanker(clone(self.model), self.queries, self.k)
+
+
+def split_queries(data, model: Ranker, test_size: float, seed: int, places=()):
+    """``(data, n_train, places)``: the rows reordered so that the training queries come
+    first (``n_train`` rows), ``test_size`` of the queries held out, drawn by ``seed``;
+    every row of a query on one side. ``places``: ``(position, row)`` pairs of rows
+    asked for, their positions followed to the new order."""
     from sklearn.model_selection import GroupShuffleSplit
 
-    labels = model.queries.to_numpy()
+    labels = model.queries.loc[data.X.index].to_numpy()
     if pd.unique(labels).size < 2:
         raise InputError("cannot split the rows by query: they are all of one query")
     train, test = next(GroupShuffleSplit(n_splits=1, test_size=test_size,
                                          random_state=seed).split(data.X, groups=labels))
     order = np.concatenate([train, test])
-    index = pd.RangeIndex(len(order))
-    model.queries = pd.Series(labels[order], index=index)
-    data = dataclasses.replace(data, X=data.X.iloc[order].set_axis(index),
-                               y=data.y.iloc[order].set_axis(index))
-    return data, len(train)
+    moved = np.empty_like(order)
+    moved[order] = np.arange(order.size)
+    data = dataclasses.replace(data, X=data.X.iloc[order], y=data.y.iloc[order])
+    return data, len(train), [(int(moved[place]), row) for place, row in places]
 
 
 def ranking_baseline(model: Ranker, X_test, y_test) -> Baseline | None:
