@@ -3,6 +3,8 @@ the same frame: scored as each library scores them on that frame (LightGBM, XGBo
 ``enable_categorical``, HistGradientBoosting's ``from_dtype``, CatBoost one-hot and
 CTRs), and a CatBoost model with CTRs explained by CatBoost's own SHAP values."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -129,6 +131,16 @@ def test_catboost_ctr_shap_is_catboosts_own(regressors):
     assert "mdi" not in report.results
     assert any(note.startswith("mdi importance skipped") and "CTRs" in note
                for note in report.notes)
+
+
+def test_catboost_ctr_report_renders(regressors, tmp_path):
+    """Every form of the report, without the first tree's picture it cannot draw."""
+    report = sapwood.explain(TEST[FEATURES + ["y"]], "y", model=regressors["catboost_ctr"],
+                             methods="permutation")
+    assert "CatBoostRegressor" in str(report)
+    assert json.loads(report.to_json())["model"]["score"] == pytest.approx(report.score)
+    report.to_html(tmp_path / "report.html")
+    assert "first tree" not in (tmp_path / "report.html").read_text()
 
 
 def test_catboost_multiclass_ctr_shap():

@@ -290,6 +290,12 @@ def _tree_section(run) -> str:
         from sapwood import export
     except ImportError:
         return ""
+    from sapwood.adapters import as_ensemble
+
+    try:
+        as_ensemble(run.model)
+    except (TypeError, ValueError):  # trees only their library reads (CatBoost's CTRs)
+        return ""
     parts = [""]
     # Names as shown in the tables: control characters escaped, very long ones cut.
     names = [shorten(name) for name in run.data.X.columns]
