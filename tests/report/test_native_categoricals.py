@@ -46,9 +46,10 @@ def _regressor(kind):
                 max_iter=15, categorical_features="from_dtype"),
             "catboost_onehot": lambda: catboost.CatBoostRegressor(
                 iterations=15, verbose=0, cat_features=["c", "d"], one_hot_max_size=10,
-                thread_count=1),
+                thread_count=1, allow_writing_files=False),
             "catboost_ctr": lambda: catboost.CatBoostRegressor(
-                iterations=15, verbose=0, cat_features=["c", "d"], random_seed=0, thread_count=1),
+                iterations=15, verbose=0, cat_features=["c", "d"], random_seed=0,
+                thread_count=1, allow_writing_files=False),
             }[kind]().fit(TRAIN[FEATURES], TRAIN.y)
 
 
@@ -102,7 +103,7 @@ def test_classifier_brier_score_and_accuracy(kind):
         model = lightgbm.LGBMClassifier(n_estimators=15, verbose=-1, n_jobs=1)
     else:
         model = catboost.CatBoostClassifier(iterations=15, verbose=0, cat_features=["c", "d"],
-                                            thread_count=1)
+                                            thread_count=1, allow_writing_files=False)
     model.fit(TRAIN[FEATURES], TRAIN.label)
     report = sapwood.explain(TEST[FEATURES + ["label"]], "label", model=model,
                              methods="permutation")
@@ -146,7 +147,7 @@ def test_catboost_ctr_report_renders(regressors, tmp_path):
 def test_catboost_multiclass_ctr_shap():
     labels = np.array(["lo", "mid", "hi"])[np.digitize(TRAIN.y, [0.5, 1.5])]
     model = catboost.CatBoostClassifier(iterations=10, verbose=0, cat_features=["c", "d"],
-                                        thread_count=1)
+                                        thread_count=1, allow_writing_files=False)
     model.fit(TRAIN[FEATURES], labels)
     own = model.get_feature_importance(
         data=catboost.Pool(TEST[FEATURES], cat_features=["c", "d"]), type="ShapValues")
@@ -161,7 +162,8 @@ def test_catboost_text_features_are_refused_by_name():
     words = np.array(["good fine", "bad awful", "ok meh", "great good"])
     frame = pd.DataFrame({"a": rng.normal(size=120), "review": words[rng.integers(0, 4, 120)]})
     y = (frame.a + frame.review.str.contains("good") > 0.5).astype(int)
-    model = catboost.CatBoostClassifier(iterations=5, verbose=0, text_features=["review"])
+    model = catboost.CatBoostClassifier(iterations=5, verbose=0, text_features=["review"],
+                                        thread_count=1, allow_writing_files=False)
     model.fit(frame, y)
     with pytest.raises(ValueError, match=r"text features \(review\)"):
         sapwood.explain(frame.assign(y=y), "y", model=model)
