@@ -31,20 +31,27 @@ class Linear:
         return X["a"].to_numpy() + 0.3 * X["b"].to_numpy()
 
 
+@pytest.mark.parametrize("ties", [False, True])
 @pytest.mark.parametrize("k", [3, 10, None])
-def test_ndcg_by_query_is_scikit_learns_per_query(k):
+def test_ndcg_by_query_is_scikit_learns_per_query(k, ties):
     # The queries interleaved: rows of a query need not be contiguous.
     order = RNG.permutation(QUERIES.size)
     output = X.a.to_numpy() + RNG.normal(size=QUERIES.size)
-    got = ndcg_by_query(Y[order], output[order], QUERIES[order], k)
-    expected = [ndcg_score(Y[QUERIES == q][None, :], output[QUERIES == q][None, :], k=k)
-                for q in pd.unique(QUERIES[order])]
+    if ties:  # tied outputs share their positions' discounts
+        output = np.round(output)
+    labels = Y.copy()
+    labels[QUERIES == "q0"] = 0  # a query of irrelevant rows scores 0
+    got = ndcg_by_query(labels[order], output[order], QUERIES[order], k)
+    expected = [ndcg_score(labels[QUERIES == q][None, :], output[QUERIES == q][None, :],
+                           k=k) for q in pd.unique(QUERIES[order])]
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-15)
 
 
-def test_single_row_queries_are_left_out():
+def test_single_row_queries_are_left_out_and_gains_must_not_be_negative():
     got = ndcg_by_query([1, 0, 2], [0.1, 0.2, 0.3], ["x", "y", "y"])
     assert got.shape == (1,)
+    with pytest.raises(ValueError, match="must not be negative"):
+        ndcg_by_query([1, -1], [0.1, 0.2], ["x", "x"])
 
 
 def test_ranker_score_reads_the_queries_of_the_rows_given():

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import ndcg_score
 from sklearn.utils import check_random_state
 
 from ._engine._ranks import row_blocks
@@ -50,14 +49,35 @@ def ndcg_by_query(y, output, queries, k=DEFAULT_K) -> np.ndarray:
     the queries' first rows; queries of one row are left out."""
     y = np.asarray(y, dtype=np.float64)
     output = np.asarray(output, dtype=np.float64)
+    if (y < 0).any():
+        raise ValueError("NDCG reads the relevance labels as gains, which must not be "
+                         f"negative; the target has {int((y < 0).sum())} negative value(s)")
     codes, _ = pd.factorize(np.asarray(queries), sort=False)
     order = np.argsort(codes, kind="stable")
     bounds = np.flatnonzero(np.diff(codes[order])) + 1
-    values = []
-    for rows in np.split(order, bounds):
-        if rows.size > 1:
-            values.append(ndcg_score(y[rows][None, :], output[rows][None, :], k=k))
-    return np.asarray(values, dtype=np.float64)
+    return np.array([_ndcg(y[rows], output[rows], k) for rows in np.split(order, bounds)
+                     if rows.size > 1], dtype=np.float64)
+
+
+def _ndcg(relevance, output, k) -> float:
+    """scikit-learn's ``ndcg_score([relevance], [output], k=k)`` of one query, by its
+    own steps without its checks (a ranker's permutation asks for thousands): tied
+    outputs share the mean of their positions' discounts, the ideal order's DCG
+    normalises, a query whose labels are all zero scores 0."""
+    discount = 1 / (np.log(np.arange(relevance.size) + 2) / np.log(2))
+    if k is not None:
+        discount[k:] = 0
+    ideal = discount.dot(relevance[np.argsort(relevance)[::-1]])
+    if ideal == 0:
+        return 0.0
+    _, inverse, counts = np.unique(-output, return_inverse=True, return_counts=True)
+    ranked = np.zeros(len(counts))
+    np.add.at(ranked, inverse, relevance)
+    ranked /= counts
+    ends = np.cumsum(discount)[np.cumsum(counts) - 1]
+    shares = np.diff(ends, prepend=0.0)
+    shares[0] = ends[0]
+    return float((ranked * shares).sum() / ideal)
 
 
 class Ranker:
