@@ -28,6 +28,8 @@ def categorical_trees(model):
     reason its trees cannot be read. ``(None, None)`` for any other model."""
     from ..adapters import as_ensemble
 
+    if not _reads_categories(model):
+        return None, None
     ctrs = catboost_ctr_columns(model)
     if ctrs is not None:
         return None, (f"the CatBoost model's splits on {', '.join(map(str, ctrs[:5]))} "
@@ -41,6 +43,22 @@ def categorical_trees(model):
     if ensemble.categories is None or all(labels is None for labels in ensemble.categories):
         return None, None
     return ensemble, None
+
+
+def _reads_categories(model) -> bool:
+    """Whether a fitted estimator was fitted with categorical features, asked of the
+    library cheaply (converting a large model's trees takes a while)."""
+    package = type(model).__module__.partition(".")[0]
+    try:
+        if package == "lightgbm":
+            return bool(model.booster_.pandas_categorical)
+        if package == "xgboost":
+            return "c" in (model.get_booster().feature_types or ())
+        if package == "catboost":
+            return bool(model.get_cat_feature_indices())
+        return bool(np.any(getattr(model, "is_categorical_", None)))  # HistGradientBoosting
+    except (AttributeError, TypeError, ValueError):
+        return False
 
 
 def judged_as_fitted(model, ensemble, reason, X: pd.DataFrame, encodings: dict):
