@@ -113,8 +113,10 @@ class Ranker:
             raise ValueError("NDCG of a ranker takes no sample weights")
         return float(ndcg_by_query(y, self.predict(X), self.queries_of(X), self.k).mean())
 
-    def get_params(self, deep=True):
-        return self.model.get_params(deep=deep) if hasattr(self.model, "get_params") else {}
+    @property
+    def get_params(self):
+        """The model's own (none for a model read from a file)."""
+        return self.model.get_params
 
     def to_ensemble(self):
         from ..adapters import as_ensemble
