@@ -816,22 +816,15 @@ def align_to_model(model, data: Prepared):
     the data does."""
     names = getattr(model, "feature_names_in_", None)
     if not isinstance(model, LoadedModel):  # a fitted estimator: its columns, its order
-        if names is not None and list(names) != list(data.X.columns):
-            missing = [str(name) for name in names if name not in data.X.columns]
-            if missing:
-                raise InputError(f"the model was trained on columns X does not have: "
-                                 f"{', '.join(missing[:5])}")
-            X = data.X[list(names)]
-            encodings = {name: values for name, values in data.encodings.items() if name in X}
-            data = dataclasses.replace(data, X=X, encodings=encodings)
-        # A model fitted on category columns predicts from them, the measures read codes.
-        ensemble, reason = categorical_trees(model)
-        if ensemble is None and reason is None:
-            return model, data
-        X, encodings = (data.X, data.encodings) if ensemble is None else \
-            recode_categories(ensemble, data.X, data.encodings)
-        model, X, encodings = judged_as_fitted(model, ensemble, reason, X, encodings)
-        return model, dataclasses.replace(data, X=X, encodings=encodings)
+        if names is None or list(names) == list(data.X.columns):
+            return _with_categories(model, data)
+        missing = [str(name) for name in names if name not in data.X.columns]
+        if missing:
+            raise InputError(f"the model was trained on columns X does not have: "
+                             f"{', '.join(missing[:5])}")
+        X = data.X[list(names)]
+        encodings = {name: values for name, values in data.encodings.items() if name in X}
+        return _with_categories(model, dataclasses.replace(data, X=X, encodings=encodings))
     if names is None:
         X, encodings = recode_categories(model.ensemble, data.X, data.encodings)
         return model, dataclasses.replace(data, X=X, encodings=encodings)
@@ -846,6 +839,19 @@ def align_to_model(model, data: Prepared):
     return model, dataclasses.replace(data, X=X, encodings=encodings,
                                       notes=data.notes + matching.notes(),
                                       n_missing=int(X.isna().sum().sum()))
+
+
+def _with_categories(model, data: Prepared):
+    """``(model, data)``: a fitted estimator with categorical features judged on the
+    frame as it was fitted (:mod:`._categoricals`), the data's codes the trees' own;
+    any other as it is."""
+    ensemble, reason = categorical_trees(model)
+    if ensemble is None and reason is None:
+        return model, data
+    X, encodings = (data.X, data.encodings) if ensemble is None else \
+        recode_categories(ensemble, data.X, data.encodings)
+    model, X, encodings = judged_as_fitted(model, ensemble, reason, X, encodings)
+    return model, dataclasses.replace(data, X=X, encodings=encodings)
 
 
 def recode_categories(ensemble, X: pd.DataFrame, encodings):
