@@ -37,12 +37,15 @@ class FittedFrameModel:
     stands for in the model's frame (a category label; for CatBoost its text), read
     back as a ``category`` column of those values in that order. ``ensemble``: the
     model's trees, or None with ``reason`` saying why they cannot be read.
+    ``columns``: the names an array given instead of a table is read with.
     ``missing``: what a missing category is given as (CatBoost takes no missing
     category, only text: ``"nan"``, as ``astype(str)`` writes it), None for missing.
     :func:`wrap_fitted_frame` builds one of the classifier or regressor kind."""
 
-    def __init__(self, model, decoders: dict, ensemble=None, reason: str | None = None):
+    def __init__(self, model, decoders: dict, ensemble=None, reason: str | None = None,
+                 columns=None):
         self.model = model
+        self.columns = columns
         self.missing = "nan" if _is_catboost(model) else None
         self.decoders = decoders
         self.ensemble = ensemble
@@ -58,7 +61,8 @@ class FittedFrameModel:
     def frame(self, X) -> pd.DataFrame:
         """``X`` (codes) as the model was fitted: each decoded column a ``category``
         column of the model's categories, the others as given."""
-        frame = X.copy() if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X))
+        frame = X.copy() if isinstance(X, pd.DataFrame) else pd.DataFrame(
+            np.asarray(X), columns=self.columns)
         for j, values in self.decoders.items():
             # A code is read as the trees read it: truncated to an integer, and one that
             # names no category (negative, past the last, or missing) as missing.
@@ -99,10 +103,11 @@ class _FittedFrameRegressor(RegressorMixin, FittedFrameModel):
         return FittedFrameModel.__sklearn_tags__(self)
 
 
-def wrap_fitted_frame(model, decoders, ensemble=None, reason=None) -> FittedFrameModel:
+def wrap_fitted_frame(model, decoders, ensemble=None, reason=None,
+                      columns=None) -> FittedFrameModel:
     """The :class:`FittedFrameModel` of ``model``'s kind (classifier or regressor)."""
     kind = _FittedFrameClassifier if is_classifier(model) else _FittedFrameRegressor
-    return kind(model, decoders, ensemble, reason)
+    return kind(model, decoders, ensemble, reason, columns)
 
 
 def fitted_frame(model, X):

@@ -76,7 +76,8 @@ def judged_as_fitted(model, ensemble, reason, X: pd.DataFrame, encodings: dict):
             # CatBoost keeps only hashes: its codes stand for the table's texts.
             values = encodings[name] if ensemble.hashed_categories else labels
             decoders[j] = _distinct(values, name)
-        return wrap_fitted_frame(model, decoders, ensemble), X, encodings
+        return wrap_fitted_frame(model, decoders, ensemble, columns=list(X.columns)), X, \
+            encodings
     X, encodings = X.copy(), dict(encodings)
     for j in model.get_cat_feature_indices():
         name = X.columns[j]
@@ -85,7 +86,7 @@ def judged_as_fitted(model, ensemble, reason, X: pd.DataFrame, encodings: dict):
             X[name] = np.where(column.codes < 0, np.nan, column.codes)
             encodings[name] = [f"{value:.17g}" for value in column.categories]
         decoders[j] = _distinct(encodings[name], name)
-    return wrap_fitted_frame(model, decoders, None, reason), X, encodings
+    return wrap_fitted_frame(model, decoders, None, reason, list(X.columns)), X, encodings
 
 
 def _distinct(values, name) -> np.ndarray:
