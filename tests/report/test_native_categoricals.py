@@ -85,6 +85,9 @@ def test_tree_measures_read_the_trees_on_the_models_codes(regressors):
     rows = result.extra["data"].index
     own = model.predict(TEST.loc[rows, FEATURES], pred_contrib=True)
     np.testing.assert_allclose(result.extra["shap_values"], own[:, :-1], atol=1e-6)
+    # The codes as an array (as some measures hand them on) are read by column name.
+    np.testing.assert_array_equal(report.model.predict(report.data.X.to_numpy()),
+                                  model.predict(TEST[FEATURES]))
 
 
 def test_held_out_categories_in_another_order(regressors):
