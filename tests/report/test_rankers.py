@@ -102,3 +102,18 @@ def test_an_unfitted_ranker_is_trained_on_whole_queries(kind):
     assert explained.rows[0].target == FRAME.rel.iloc[5]
     assert explained.rows[0].result.extra["data"]["a"].iloc[0] == FRAME.a.iloc[5]
     assert explained.rows[0].held_out == (FRAME.index[5] in explained.held_out_index)
+
+
+def test_trained_on_x_train_queries():
+    """X_train and X with the query column: the ranker is trained on X_train's queries
+    and judged on X's."""
+    model = lightgbm.LGBMRanker(n_estimators=5, min_child_samples=5, verbose=-1, n_jobs=1)
+    report = sapwood.explain(TEST.drop(columns="rel"), TEST.rel, model=model,
+                             X_train=TRAIN.drop(columns="rel"), y_train=TRAIN.rel,
+                             groups="query", methods="permutation")
+    own = lightgbm.LGBMRanker(n_estimators=5, min_child_samples=5, verbose=-1, n_jobs=1).fit(
+        TRAIN[["a", "b"]], TRAIN.rel, group=TRAIN.groupby("query").size().to_numpy())
+    assert report.score == pytest.approx(_own_ndcg(own, TEST), abs=1e-12)
+    with pytest.raises(InputError, match="X_train's queries"):
+        sapwood.explain(TEST[["a", "b"]], TEST.rel, model=model, X_train=TRAIN[["a", "b"]],
+                        y_train=TRAIN.rel, groups=TEST["query"].to_numpy())

@@ -189,7 +189,7 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         raise InputError(f"task={task!r}: the model is a {_task(model)} model")
     if isinstance(y, str) and isinstance(X, pd.DataFrame):
         X, y = _target_column(X, y)
-    X, queries = query_labels(X, groups)
+    X, X_train, queries, training_queries = query_labels(X, X_train, groups)
     held_back = None  # a Dask table's held-out rows, scored block by block after the run
     if is_dask_collection(X) or is_dask_collection(y):
         from ._dask import in_memory  # Dask is optional: imported for Dask input only
@@ -210,7 +210,8 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         model, data = align_to_model(model, data)
         held_out = test_size is None or test_size > 0
         share = 0.0 if test_size is None else test_size
-        model, data = as_ranker(model, data, queries, n_train, scoring)
+        model, data = as_ranker(model, data, queries, n_train, scoring,
+                                training_labels=training_queries)
         if isinstance(model, Ranker) and share > 0:  # a query's rows on one side
             data, n_train, places = split_queries(data, model, share, random_state, places)
     else:
@@ -230,7 +231,8 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
             from sklearn.base import clone
 
             model = clone(model)
-            model, data = as_ranker(model, data, queries, n_train, scoring, fitted=False)
+            model, data = as_ranker(model, data, queries, n_train, scoring, fitted=False,
+                                    training_labels=training_queries)
             if isinstance(model, Ranker) and held_out and not n_train:
                 data, n_train, places = split_queries(data, model, share, random_state,
                                                       places)

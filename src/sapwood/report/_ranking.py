@@ -25,24 +25,34 @@ __all__ = ["TrainedRanker", "as_ranker", "query_labels", "ranking_baseline", "ra
            "why_not_for_ranker"]
 
 
-def query_labels(X, groups):
-    """``(X, labels)``: with ``groups`` a column name, X without that column and the
-    column's values; else X and ``groups`` (one label per row) as an array, or None."""
+def query_labels(X, X_train, groups):
+    """``(X, X_train, labels, training_labels)``: with ``groups`` a column name, X (and
+    X_train) without that column, and the column's values; else X, X_train, ``groups``
+    (one label per row of X) as an array or None, and None."""
     if groups is None:
-        return X, None
+        return X, X_train, None, None
     if isinstance(groups, str):
-        columns = [str(column) for column in getattr(X, "columns", [])]
-        if groups not in columns:
-            raise InputError(f"groups={groups!r}: not a column of X"
-                             f"{did_you_mean(groups, columns)}; groups is one label per row "
-                             "or the name of a column of X")
-        position = columns.index(groups)
-        return X.drop(columns=X.columns[position]), X.iloc[:, position].to_numpy()
+        X, labels = _column(X, groups, "X")
+        if X_train is not None:
+            X_train, training_labels = _column(X_train, groups, "X_train")
+            return X, X_train, labels, training_labels
+        return X, X_train, labels, None
     labels = np.asarray(groups)
     if labels.ndim != 1 or len(labels) != len(X):
         raise InputError(f"groups must be one label per row of X ({len(X)}) or the name of "
                          f"a column; got shape {labels.shape}")
-    return X, labels
+    return X, X_train, labels, None
+
+
+def _column(X, name, what):
+    """X without column ``name``, and the column's values."""
+    columns = [str(column) for column in getattr(X, "columns", [])]
+    if name not in columns:
+        raise InputError(f"groups={name!r}: not a column of {what}"
+                         f"{did_you_mean(name, columns)}; groups is one label per row or "
+                         "the name of a column of X")
+    position = columns.index(name)
+    return X.drop(columns=X.columns[position]), X.iloc[:, position].to_numpy()
 
 
 def ranking_objective(model) -> str | None:
@@ -67,10 +77,12 @@ def ranking_objective(model) -> str | None:
 _TRAINED_WITH_QUERIES = {"XGBRanker": "rank:ndcg", "LGBMRanker": "lambdarank"}
 
 
-def as_ranker(model, data, labels, n_train: int, scoring=None, fitted=True):
-    """``(model, data)``: a ranker as a :class:`Ranker` over the queries ``labels`` (of
-    X's rows, after the ``n_train`` given training rows), the data's rows labelled
-    0..n-1 so that each names its query; any other model unchanged. An unfitted one
+def as_ranker(model, data, labels, n_train: int, scoring=None, fitted=True,
+              training_labels=None):
+    """``(model, data)``: a ranker as a :class:`Ranker` over the queries ``labels`` of
+    X's rows (after the ``n_train`` given training rows, whose queries are
+    ``training_labels``, or for a fitted model each row its own), the data's rows
+    labelled so that each names its query; any other model unchanged. An unfitted one
     must be an ``XGBRanker`` or ``LGBMRanker``, trained on the training queries."""
     objective = ranking_objective(model)
     if objective is None:
@@ -86,9 +98,15 @@ def as_ranker(model, data, labels, n_train: int, scoring=None, fitted=True):
         raise InputError(f"the model ranks (objective {objective}) and is scored by NDCG "
                          "within queries: give each row's query with groups= (a column name "
                          "or one label per row)")
-    # The given training rows are never scored: each its own query.
-    queries = np.concatenate([np.array([f"training row {i}" for i in range(n_train)],
-                                       dtype=object), np.asarray(labels, dtype=object)])
+    if n_train and training_labels is None:
+        if not fitted:
+            raise InputError("the ranker is trained on X_train's queries: give groups= as "
+                             "the name of a column of X_train and X")
+        # The given training rows of a fitted ranker are never scored: their own queries.
+        training_labels = np.array([f"training row {i}" for i in range(n_train)],
+                                   dtype=object)
+    queries = np.concatenate([np.asarray(training_labels if n_train else [], dtype=object),
+                              np.asarray(labels, dtype=object)])
     if data.kept is not None:
         queries = queries[data.kept]
     index = data.X.index
