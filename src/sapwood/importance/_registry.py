@@ -530,6 +530,12 @@ def _run_shap(model, inputs, **options):
         X = X.sample(n=limit, random_state=inputs.random_state)
     result = tree_shap(model, X, progress=inputs.progress, **options)
     result.params.update(n_rows=len(X), n_rows_available=n_available)
+    if result.params.get("source") == "catboost ShapValues":
+        import warnings
+
+        warnings.warn("the values are CatBoost's own exact TreeSHAP values "
+                      "(get_feature_importance(type='ShapValues')): the model's CTR splits "
+                      "are outside sapwood's tree format", UserWarning, stacklevel=2)
     return result
 
 
