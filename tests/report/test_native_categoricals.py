@@ -131,6 +131,7 @@ def test_catboost_ctr_shap_is_catboosts_own(regressors):
                              methods="mdi,permutation,shap")
     shap = report.results["shap"]
     assert shap.params["source"] == "catboost ShapValues"
+    assert any(note.startswith("shap: the values are CatBoost's own") for note in report.notes)
     np.testing.assert_allclose(shap.extra["shap_values"], own[:, :-1], atol=1e-6)
     assert "mdi" not in report.results
     assert any(note.startswith("mdi importance skipped") and "CTRs" in note
