@@ -103,7 +103,11 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         split, as it is.
         A fitted model (scikit-learn, XGBoost, LightGBM, CatBoost, sapwood, or a
         :class:`~sapwood.TreeEnsemble` from :func:`sapwood.load` / :func:`sapwood.from_model`):
-        judged on X, y as held-out rows.
+        judged on X, y as held-out rows. One fitted on pandas ``category`` columns
+        (LightGBM, XGBoost, HistGradientBoosting, CatBoost) predicts from the frame as
+        it was fitted while the measures read the codes; a CatBoost model with CTRs is
+        judged through its predictions (docs/getting-started.md, "Other libraries'
+        models").
     methods : ``"auto"`` (mdi, permutation), or measure names (a list, or one string
         ``"mdi,permutation"``) from :data:`sapwood.importance.MEASURES`; the long names
         (``tree_shap``, ``drop_column``, ``oob_permutation``, ...) are aliases.
