@@ -76,6 +76,11 @@ def from_catboost(model, iteration_range=None) -> TreeEnsemble:
         try:
             model.save_model(path, format="json")
         except CatBoostError as error:  # text / embedding features have no JSON export
+            refused = _text_columns(model)
+            if refused:
+                raise ValueError(f"the CatBoost model takes {refused}; sapwood explains "
+                                 "float and categorical features only. Refit with those "
+                                 "columns encoded as numbers or categories") from None
             raise ValueError(f"sapwood reads CatBoost models through their JSON export, "
                              f"which this model cannot write: {error}") from None
         with open(path, "rb") as stream:
@@ -86,6 +91,19 @@ def from_catboost(model, iteration_range=None) -> TreeEnsemble:
                                   np.asarray(classes).tolist()),
                               model_name=type(model).__name__)
 
+
+
+def _text_columns(model) -> str:
+    """``"text features (review, title)"``: the text and embedding columns a fitted
+    CatBoost model takes, by name, or ``""``."""
+    names = list(getattr(model, "feature_names_", None) or [])
+    kinds = []
+    for kind in ("text", "embedding"):
+        indices = getattr(model, f"get_{kind}_feature_indices", lambda: [])()
+        if indices:
+            columns = [names[i] if i < len(names) else str(i) for i in indices]
+            kinds.append(f"{kind} features ({', '.join(columns[:5])})")
+    return " and ".join(kinds)
 
 
 def read_catboost_cbm(path, iteration_range=None) -> TreeEnsemble:

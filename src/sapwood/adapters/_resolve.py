@@ -72,9 +72,10 @@ def from_model(model, *, iteration_range=None) -> TreeEnsemble:
         a transformed target, a quantile forest, votes and stacks) are refused with
         the reason, and :func:`sapwood.explain` reads them whole
         (:mod:`sapwood.adapters._wrappers`). A fitted scikit-learn (or
-        imbalanced-learn) ``Pipeline`` whose last step is one of these: that step's trees, named by the columns it reads (the
-        derived columns; the measures, given the pipeline itself, report its input
-        columns, see :func:`sapwood.adapters.read_pipeline`).
+        imbalanced-learn) ``Pipeline`` whose last step is one of these: that step's
+        trees, named by the columns it reads (the derived columns; the measures, given
+        the pipeline itself, report its input columns, see
+        :func:`sapwood.adapters.read_pipeline`).
     iteration_range : (int, int), optional
         Boosting iterations ``[begin, end)`` to keep (``end`` 0 means the last). By
         default the trees the library's own ``predict`` uses: the best iteration for

@@ -473,8 +473,12 @@ def _run_friedman(model, inputs, **options):
 
 def _run_permutation(model, inputs, **options):
     from ._permutation import permutation_importance
+    from ._ranking import Ranker, query_permutation_importance
 
     X, y = _scored(inputs)
+    if isinstance(model, Ranker):  # NDCG within queries: shuffled within queries
+        return query_permutation_importance(model, X, y, random_state=inputs.random_state,
+                                            **options)
     if inputs.scoring is not None:
         options = {"scoring": inputs.scoring, **options}
     return permutation_importance(model, X, y, random_state=inputs.random_state,
@@ -542,13 +546,22 @@ def _run_shap(model, inputs, **options):
     n_available = len(X)
     limit = inputs.max_rows
     if limit == "auto":
-        leaves = sum(int((tree.children_left < 0).sum())
-                     for tree in as_ensemble(_trees_of(model)).trees)
+        try:
+            trees = as_ensemble(_trees_of(model)).trees
+        except ValueError:  # trees only their library reads (CatBoost's CTRs)
+            trees = ()
+        leaves = sum(int((tree.children_left < 0).sum()) for tree in trees)
         limit = min(DEFAULT_MAX_ROWS, max(MIN_SHAP_ROWS, SHAP_LEAF_ROWS // max(leaves, 1)))
     if limit is not None and n_available > limit:
         X = X.sample(n=limit, random_state=inputs.random_state)
     result = tree_shap(model, X, progress=inputs.progress, **options)
     result.params.update(n_rows=len(X), n_rows_available=n_available)
+    if result.params.get("source") == "catboost ShapValues":
+        import warnings
+
+        warnings.warn("the values are CatBoost's own exact TreeSHAP values "
+                      "(get_feature_importance(type='ShapValues')): the model's CTR splits "
+                      "are outside sapwood's tree format", UserWarning, stacklevel=2)
     return result
 
 

@@ -44,7 +44,9 @@ from joblib import Parallel, delayed
 from .._kernels._shap import leaf_tables, shap_interactions, shap_tables, shap_values
 from .._progress import check_progress, counted, progress_bar
 from ..adapters import as_ensemble
+from ..adapters._fitted_frame import catboost_ctr_columns, fitted_frame
 from ..learners._parallel import resolve_n_jobs
+from ._catboost_shap import catboost_shap
 from ._engine._dask import dask_rows, is_dask_collection
 from ._engine._names import column_names
 from ._engine._pipelines import group_view, pipeline_view, regrouped
@@ -167,12 +169,6 @@ def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output=
     if not isinstance(interactions, bool | np.bool_):
         raise TypeError(f"interactions must be True or False; got {interactions!r}")
     check_progress(progress)
-    ensemble = as_ensemble(model)
-    ensemble, model_output, explained = survival_output(ensemble, model_output)
-    if explained:
-        model = ensemble
-    perturbation = _check_perturbation(data, feature_perturbation, model_output, y,
-                                       interactions)
     if feature_groups is not None and is_dask_collection(X):
         raise ValueError("feature_groups takes X in memory; a Dask collection is explained "
                          "per column")
@@ -200,6 +196,24 @@ def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output=
         result = regrouped(result, view)
         result.extra["data"] = X
         return result
+    try:
+        ensemble = as_ensemble(model)
+    except ValueError:
+        # CatBoost's CTRs are not in the tree format: CatBoost's own exact values.
+        library_model, frame = fitted_frame(model, X)
+        if catboost_ctr_columns(library_model) is None:
+            raise
+        if data is not None or interactions:
+            raise ValueError("a CatBoost model with CTRs is explained by CatBoost's own "
+                             "path-dependent SHAP values only (no background data, no "
+                             "interactions)") from None
+        return catboost_shap(library_model, frame, column_names(X, library_model,
+                                                                frame.shape[1]))
+    ensemble, model_output, explained = survival_output(ensemble, model_output)
+    if explained:
+        model = ensemble
+    perturbation = _check_perturbation(data, feature_perturbation, model_output, y,
+                                       interactions)
     if is_dask_collection(X):
         if perturbation == "interventional":
             raise ValueError("interventional TreeSHAP takes X in memory; a Dask collection "

@@ -76,13 +76,14 @@ def baseline(model, y_train, X_test, y_test, task: str, score_name: str, score: 
     reference = np.asarray(y_train) if y_train is not None and len(y_train) else y_test
     if len(y_test) < 2:
         return None
-    found = _baseline(model, reference, X_test, y_test, task, score_name, score, scoring)
+    found = _baseline(model, reference, X_test, y_test, task, score_name, score, scoring,
+                      groups)
     if found is None or task != "classification":
         return found
     return dataclasses.replace(found, accuracy=_majority_accuracy(reference, y_test))
 
 
-def _baseline(model, reference, X_test, y_test, task, score_name, score, scoring):
+def _baseline(model, reference, X_test, y_test, task, score_name, score, scoring, groups):
     if score_name == "ROC AUC" or scoring == "roc_auc":
         return Baseline(0.5)
     kind = scoring or ("accuracy" if task == "classification" else "r2")

@@ -24,6 +24,7 @@ from .._format import category_codes
 from ..importance._engine._dask import is_dask_collection
 from . import _agreement, _measures, _verdict, _wrapped
 from ._baseline import baseline
+from ._categoricals import categorical_trees, judged_as_fitted
 from ._columns import match_columns
 from ._compiled import compiled_first
 from ._cost import Timing, long_wait
@@ -40,6 +41,14 @@ from ._models import (
     large_table_note,
     load_model,
     score_model,
+)
+from ._ranking import (
+    Ranker,
+    as_ranker,
+    query_labels,
+    ranking_baseline,
+    ranking_objective,
+    split_queries,
 )
 from ._report import Report
 from ._steps import NoStep, Steps
@@ -99,7 +108,11 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         section 'Pipelines in their input columns').
         A fitted model (scikit-learn, XGBoost, LightGBM, CatBoost, sapwood, or a
         :class:`~sapwood.TreeEnsemble` from :func:`sapwood.load` / :func:`sapwood.from_model`):
-        judged on X, y as held-out rows.
+        judged on X, y as held-out rows. One fitted on pandas ``category`` columns
+        (LightGBM, XGBoost, HistGradientBoosting, CatBoost) predicts from the frame as
+        it was fitted while the measures read the codes; a CatBoost model with CTRs is
+        judged through its predictions (docs/getting-started.md, "Other libraries'
+        models").
     methods : ``"auto"`` (mdi, permutation), or measure names (a list, or one string
         ``"mdi,permutation"``) from :data:`sapwood.importance.MEASURES`; the long names
         (``tree_shap``, ``drop_column``, ``oob_permutation``, ...) are aliases.
@@ -154,6 +167,11 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         and their strongest interactions (Friedman's H, mean absolute SHAP interaction
         value), on the held-out rows (:attr:`Report.effects`).
     source : how the report names the data (a file name), if at all.
+    groups : each row's group, one label per row of X or the name of a column of X (then
+        not a feature). A fitted ranker (``XGBRanker``, ``LGBMRanker``, an XGBoost or
+        LightGBM model with a ranking objective) needs them as its queries: it is scored
+        by NDCG@10 within queries (docs/measures.md, "Ranking score"), permuted within
+        queries, and a split keeps each query's rows together.
 
     Returns
     -------
@@ -205,6 +223,11 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
                          "table is split once (leave cv out)")
     if isinstance(y, str) and isinstance(X, pd.DataFrame):
         X, y = _target_column(X, y)
+    queries = training_queries = None
+    if ranking_objective(model) is not None:
+        # A ranker's groups are its queries, which its own split keeps together.
+        X, X_train, queries, training_queries = query_labels(X, X_train, groups)
+        groups = None
     plan = None
     if groups is not None or order_by is not None:
         if X_train is not None or is_dask_collection(X):
@@ -219,7 +242,8 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
             X, y, X_train, y_train, model=model, fitted=fitted, test_size=test_size,
             scoring=scoring, task=task, random_state=random_state, rows=rows, steps=steps)
     rows = _checked_rows(rows, len(X))
-    data, n_train = _prepared(X, y, X_train, y_train, _task(model) if fitted else task)
+    data, n_train = _prepared(X, y, X_train, y_train, _task(model) if fitted or
+                              ranking_objective(model) else task)
     if not getattr(model, "anomaly", False):
         _check_scoring_task(scoring, data)
     # Where each row asked for is in the data: rows whose target is missing were left out.
@@ -232,6 +256,10 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         model, data = align_to_model(model, data)
         held_out = test_size is None or test_size > 0
         share = 0.0 if test_size is None else test_size
+        model, data = as_ranker(model, data, queries, n_train, scoring,
+                                training_labels=training_queries)
+        if isinstance(model, Ranker) and share > 0:  # a query's rows on one side
+            data, n_train, places = split_queries(data, model, share, random_state, places)
     else:
         held_out = not (test_size == 0)
         share = DEFAULT_TEST_SIZE if test_size is None else test_size
@@ -249,6 +277,11 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
             from sklearn.base import clone
 
             model = clone(model)
+            model, data = as_ranker(model, data, queries, n_train, scoring, fitted=False,
+                                    training_labels=training_queries)
+            if isinstance(model, Ranker) and held_out and not n_train:
+                data, n_train, places = split_queries(data, model, share, random_state,
+                                                      places)
     if type(model).__name__ == "Pipeline":
         from ._pipelines import for_explain
 
@@ -289,7 +322,10 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
             from ._effects import effects as compute_effects
 
             with steps.step("Computing the top features' effects and interactions"):
-                report.effects = compute_effects(report)
+                try:
+                    report.effects = compute_effects(report)
+                except TypeError as error:  # trees only their library reads (CTRs)
+                    raise InputError(_first_line(error)) from None
         if select is not None:
             from ._selection import DEFAULT_FDR
             from ._selection import select as knockoffs
@@ -366,6 +402,8 @@ def _resolved_model(model):
     try:
         ensemble = as_ensemble(model)
     except (TypeError, ValueError) as error:
+        if categorical_trees(model)[1] is not None:  # CatBoost CTRs: model-agnostic
+            return True, model
         raise InputError(f"model: cannot read {type(model).__name__} as a tree model: "
                          f"{_first_line(error)}") from None
     if hasattr(model, "score") and hasattr(model, "predict"):
@@ -628,9 +666,10 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
                                              None if accuracy is not None
                                              else options.scoring, seed=options.seed)
     with kept:
-        report.baseline = baseline(model, y_train if given else None, X_test, y_test,
-                                   data.task, report.score_name, score,
-                                   options.scoring, groups=test_groups) if held_out else None
+        report.baseline = None if not held_out else ranking_baseline(
+            model, X_test, y_test) if isinstance(model, Ranker) else baseline(
+            model, y_train if given else None, X_test, y_test, data.task,
+            report.score_name, score, options.scoring, groups=test_groups)
     with steps.step("Checking for identifiers, leakage and correlated features"):
         report.warnings = _verdict.find_warnings(
             report, X_train=X_train if given else X_test,
@@ -873,14 +912,14 @@ def align_to_model(model, data: Prepared):
     names = getattr(model, "feature_names_in_", None)
     if not isinstance(model, LoadedModel):  # a fitted estimator: its columns, its order
         if names is None or list(names) == list(data.X.columns):
-            return model, data
+            return _with_categories(model, data)
         missing = [str(name) for name in names if name not in data.X.columns]
         if missing:
             raise InputError(f"the model was trained on columns X does not have: "
                              f"{', '.join(missing[:5])}")
         X = data.X[list(names)]
         encodings = {name: values for name, values in data.encodings.items() if name in X}
-        return model, dataclasses.replace(data, X=X, encodings=encodings)
+        return _with_categories(model, dataclasses.replace(data, X=X, encodings=encodings))
     if names is None:
         X, encodings = recode_categories(model.ensemble, data.X, data.encodings)
         return model, dataclasses.replace(data, X=X, encodings=encodings)
@@ -895,6 +934,19 @@ def align_to_model(model, data: Prepared):
     return model, dataclasses.replace(data, X=X, encodings=encodings,
                                       notes=data.notes + matching.notes(),
                                       n_missing=int(X.isna().sum().sum()))
+
+
+def _with_categories(model, data: Prepared):
+    """``(model, data)``: a fitted estimator with categorical features judged on the
+    frame as it was fitted (:mod:`._categoricals`), the data's codes the trees' own;
+    any other as it is."""
+    ensemble, reason = categorical_trees(model)
+    if ensemble is None and reason is None:
+        return model, data
+    X, encodings = (data.X, data.encodings) if ensemble is None else \
+        recode_categories(ensemble, data.X, data.encodings)
+    model, X, encodings = judged_as_fitted(model, ensemble, reason, X, encodings)
+    return model, dataclasses.replace(data, X=X, encodings=encodings)
 
 
 def recode_categories(ensemble, X: pd.DataFrame, encodings):

@@ -294,6 +294,12 @@ def _tree_section(run) -> str:
 
     if whole_only(run.model) is not None:
         return ""  # no one tree ensemble predicts as the model (a calibrated one, a vote)
+    from sapwood.adapters import as_ensemble
+
+    try:
+        as_ensemble(run.model)
+    except (TypeError, ValueError):  # trees only their library reads (CatBoost's CTRs)
+        return ""
     parts = [""]
     # Names as shown in the tables: control characters escaped, very long ones cut.
     names = [shorten(name) for name in run.data.X.columns]

@@ -138,7 +138,15 @@ def why_not(name: str, model, inputs: MeasureInputs) -> str | None:
     if reads_training_rows and inputs.X_train is not None and len(inputs.X_train) == 0:
         return (f"{name} reads the rows the model was trained on, which were not given "
                 "(explain's X_train, y_train)")
-    return measure.why_not(model, inputs, **measure.options)
+    from ._ranking import why_not_for_ranker
+
+    ranker = why_not_for_ranker(name, measure, model)
+    if ranker is not None:
+        return ranker
+    try:
+        return measure.why_not(model, inputs, **measure.options)
+    except (TypeError, ValueError) as error:  # the trees it would read cannot be read
+        return str(error).splitlines()[0]
 
 
 def methods_help(default_methods=DEFAULT_METHODS) -> str:

@@ -9,6 +9,8 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sapwood.importance._engine._permutation_rows import AucScoreMixin
 
 from .._errors import InputError
+from ..adapters._fitted_frame import FittedFrameModel
+from ..importance._ranking import Ranker
 
 __all__ = ["LARGE_TABLE_ROWS", "MODEL_NAMES", "PROBABILITY_SCORES", "KeptPredictions",
            "LoadedModel", "available_models", "build_model", "default_model", "default_scoring",
@@ -403,6 +405,8 @@ def _joined(pieces):
 
 def describe_model(model) -> str:
     """``RandomForestClassifier(n_estimators=100, max_depth=None)`` style, short."""
+    while isinstance(model, FittedFrameModel | Ranker):  # the model judged, itself
+        model = model.model
     if isinstance(model, LoadedModel):
         source = describe_source(model.ensemble, trees=True)
         if model.stopping is not None:
