@@ -39,7 +39,12 @@ def stopped_early(model) -> EarlyStopping | None:
         return _from_file(model)
     package = type(model).__module__.partition(".")[0]
     if package == "xgboost":
-        booster = model.get_booster() if hasattr(model, "get_booster") else model
+        from sklearn.exceptions import NotFittedError
+
+        try:  # an unfitted wrapper has no booster yet, so nothing stopped early
+            booster = model.get_booster() if hasattr(model, "get_booster") else model
+        except NotFittedError:
+            return None
         try:
             best = int(booster.attr("best_iteration")) + 1
             total = int(booster.num_boosted_rounds())
