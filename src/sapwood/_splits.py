@@ -293,8 +293,9 @@ def summary(plan: RowPlan | None, train, test) -> dict:
         out["n_groups_train"] = (None if train is None
                                  else int(len(np.unique(plan.groups[train]))))
         out["n_groups_test"] = int(len(np.unique(plan.groups[test])))
-    if plan.order is not None and train is not None and len(train):
-        out["train_until"] = plan.show(plan.order[train].max())
+    if plan.order is not None:
+        if train is not None and len(train):
+            out["train_until"] = plan.show(plan.order[train].max())
         out["test_from"] = plan.show(plan.order[test].min())
         out["test_until"] = plan.show(plan.order[test].max())
     return out
@@ -369,6 +370,9 @@ def describe(split: dict | None) -> str | None:
             return (f"Cross-fitted in time order by {by!r}: {folds} forward-chaining "
                     f"folds, each model judged on the rows after those it learned from "
                     f"({split['test_from']} to {split['test_until']})")
+        if "train_until" not in split:
+            return f"Held-out rows in time order by {by!r}: {split['test_from']} to " \
+                   f"{split['test_until']}"
         return (f"Split in time order by {by!r}: trained on rows up to "
                 f"{split['train_until']}, judged on {split['test_from']} to "
                 f"{split['test_until']}")

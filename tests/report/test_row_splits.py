@@ -119,6 +119,11 @@ def test_forward_chaining_folds_under_order_by():
     report = sapwood.explain(frame, "y", model=_forest(), cv=3, order_by="day")
     assert report.n_test == 225  # every row after the first of four blocks
     assert report.verdict.relies_on == ["x"]
+    assert ("Cross-fitted in time order by 'day': 3 forward-chaining folds, each model "
+            "judged on the rows after those it learned from (2020-03-16 to 2020-10-26)"
+            in report.to_text(width=200))
+    assert "- About the later period: judged on rows from 2020-03-16" in \
+        report.to_text(width=200)
 
 
 def test_refits_say_how_often_each_status_held(panel):
