@@ -27,8 +27,9 @@ import pandas as pd
 
 from ._errors import InputError
 
-__all__ = ["RowPlan", "describe", "folds", "group_draws", "holdout", "labels", "of_run",
-           "plan_from", "regroup", "resample_groups", "sort_key", "summary"]
+__all__ = ["RowPlan", "bootstrap_groups", "describe", "folds", "group_draws", "holdout",
+           "labels", "of_run", "plan_from", "regroup", "resample_groups", "sort_key",
+           "summary"]
 
 
 @dataclass(frozen=True)
@@ -312,6 +313,22 @@ def of_run(plan: RowPlan | None, train, test, n_rows: int, held_out: bool):
         test = np.arange(n_rows)
     groups = None if plan.groups is None else plan.groups[test]
     return summary(plan, train, test), groups
+
+
+def bootstrap_groups(model, plan: RowPlan | None, train):
+    """The group of each training row when ``model`` draws bootstraps and can draw
+    them by group (sapwood's forests: ``fit(..., groups=)``, with ``bootstrap`` and no
+    ``max_samples``), else None."""
+    import inspect
+
+    if plan is None or plan.groups is None or train is None:
+        return None
+    fit = getattr(model, "fit", None)
+    if fit is None or "groups" not in inspect.signature(fit).parameters:
+        return None
+    if not getattr(model, "bootstrap", False) or getattr(model, "max_samples", None):
+        return None
+    return plan.groups[train]
 
 
 def plan_from(X: pd.DataFrame, groups, order_by):

@@ -150,9 +150,17 @@ def test_pvalues_are_holm_adjusted_by_default_and_bh_on_request():
     assert any("Benjamini-Hochberg" in note for note in report.notes)
 
 
-def test_out_of_bag_measures_under_groups_carry_a_note(panel):
+def test_out_of_bag_rows_are_whole_groups_for_a_forest_trained_here(panel):
+    from sklearn.ensemble import RandomForestRegressor
+
+    # sapwood's forest draws each tree's bootstrap by group: its OOB rows are new groups.
     report = sapwood.explain(panel, "y", model=_forest(), groups="person",
                              methods="permutation,oob")
+    assert "oob" in report.results
+    assert not any(note.startswith("oob: out-of-bag rows") for note in report.notes)
+    # scikit-learn's draws rows: the OOB measure overstates, and a note says so.
+    report = sapwood.explain(panel, "y", groups="person", methods="permutation,oob",
+                             model=RandomForestRegressor(n_estimators=15, random_state=0))
     assert any(note.startswith("oob: out-of-bag rows are drawn row by row")
                for note in report.notes)
 
