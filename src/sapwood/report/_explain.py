@@ -132,8 +132,9 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         fold, its draws the K folds. Needs a model trained here; ``test_size`` is not
         used (the folds are the held-out rows).
     groups : None, a column name of X (then not a feature) or one label per row: rows
-        that belong together (a person, a firm, a patient). The split, the folds and
-        the intervals over rows keep each group whole (docs/measures.md, "Splits").
+        that belong together (a person, a firm, a patient). The split, the folds, the
+        intervals over rows and a sapwood forest's bootstraps keep each group whole
+        (docs/measures.md, "Splits").
     order_by : None, a column name of X (then not a feature) or one value per row:
         dates, datetimes or numbers. The model trains on the earliest rows and is
         judged on the latest ``test_size`` of them; cross-fitting chains forward.
