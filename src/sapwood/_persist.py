@@ -152,7 +152,7 @@ def save(ensemble, path) -> None:
         "feature_names": (None if ensemble.feature_names is None
                           else [str(name) for name in ensemble.feature_names]),
         "kind": {name: getattr(ensemble.kind, name) for name in _KIND_KEYS},
-        "bootstrap": _bootstrap_header(ensemble.bootstrap),
+        "bootstrap": _bootstrap_header(_stored_bootstrap(ensemble)),
         "n_cat_words": int(arrays["cat_bitsets"].shape[0]),
         "categories": _categories_to_json(ensemble.categories),
     }
@@ -166,7 +166,7 @@ def save(ensemble, path) -> None:
         arrays["is_event_time"] = ensemble.is_event_time
         if baseline is not None:
             arrays["baseline_cumulative_hazard"] = baseline
-    bootstrap = ensemble.bootstrap
+    bootstrap = _stored_bootstrap(ensemble)
     if bootstrap is not None:
         arrays["bootstrap_seeds"] = bootstrap.seeds
         if bootstrap.sample_weight is not None:
@@ -205,6 +205,13 @@ def _base_score(ensemble):
         if base.shape[0] == 1:
             base = np.full(n_columns, base[0])
     return base
+
+
+def _stored_bootstrap(ensemble):
+    """The bootstrap a file records: a draw of whole groups is not one the format
+    describes, so a file holds null for it (the draws are not known)."""
+    bootstrap = ensemble.bootstrap
+    return None if bootstrap is None or bootstrap.groups is not None else bootstrap
 
 
 def _bootstrap_header(bootstrap):

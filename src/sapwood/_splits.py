@@ -27,8 +27,9 @@ import pandas as pd
 
 from ._errors import InputError
 
-__all__ = ["RowPlan", "describe", "folds", "group_draws", "holdout", "labels", "of_run",
-           "plan_from", "regroup", "resample_groups", "sort_key", "summary"]
+__all__ = ["RowPlan", "bootstrap_groups", "describe", "folds", "group_draws", "holdout",
+           "labels", "of_run", "plan_from", "regroup", "resample_groups", "sort_key",
+           "summary"]
 
 
 @dataclass(frozen=True)
@@ -293,8 +294,9 @@ def summary(plan: RowPlan | None, train, test) -> dict:
         out["n_groups_train"] = (None if train is None
                                  else int(len(np.unique(plan.groups[train]))))
         out["n_groups_test"] = int(len(np.unique(plan.groups[test])))
-    if plan.order is not None and train is not None and len(train):
-        out["train_until"] = plan.show(plan.order[train].max())
+    if plan.order is not None:
+        if train is not None and len(train):
+            out["train_until"] = plan.show(plan.order[train].max())
         out["test_from"] = plan.show(plan.order[test].min())
         out["test_until"] = plan.show(plan.order[test].max())
     return out
@@ -311,6 +313,22 @@ def of_run(plan: RowPlan | None, train, test, n_rows: int, held_out: bool):
         test = np.arange(n_rows)
     groups = None if plan.groups is None else plan.groups[test]
     return summary(plan, train, test), groups
+
+
+def bootstrap_groups(model, plan: RowPlan | None, train):
+    """The group of each training row when ``model`` draws bootstraps and can draw
+    them by group (sapwood's forests: ``fit(..., groups=)``, with ``bootstrap`` and no
+    ``max_samples``), else None."""
+    import inspect
+
+    if plan is None or plan.groups is None or train is None:
+        return None
+    fit = getattr(model, "fit", None)
+    if fit is None or "groups" not in inspect.signature(fit).parameters:
+        return None
+    if not getattr(model, "bootstrap", False) or getattr(model, "max_samples", None):
+        return None
+    return plan.groups[train]
 
 
 def plan_from(X: pd.DataFrame, groups, order_by):
@@ -369,6 +387,9 @@ def describe(split: dict | None) -> str | None:
             return (f"Cross-fitted in time order by {by!r}: {folds} forward-chaining "
                     f"folds, each model judged on the rows after those it learned from "
                     f"({split['test_from']} to {split['test_until']})")
+        if "train_until" not in split:
+            return f"Held-out rows in time order by {by!r}: {split['test_from']} to " \
+                   f"{split['test_until']}"
         return (f"Split in time order by {by!r}: trained on rows up to "
                 f"{split['train_until']}, judged on {split['test_from']} to "
                 f"{split['test_until']}")

@@ -119,6 +119,11 @@ def test_forward_chaining_folds_under_order_by():
     report = sapwood.explain(frame, "y", model=_forest(), cv=3, order_by="day")
     assert report.n_test == 225  # every row after the first of four blocks
     assert report.verdict.relies_on == ["x"]
+    assert ("Cross-fitted in time order by 'day': 3 forward-chaining folds, each model "
+            "judged on the rows after those it learned from (2020-03-16 to 2020-10-26)"
+            in report.to_text(width=200))
+    assert "- About the later period: judged on rows from 2020-03-16" in \
+        report.to_text(width=200)
 
 
 def test_refits_say_how_often_each_status_held(panel):
@@ -145,9 +150,17 @@ def test_pvalues_are_holm_adjusted_by_default_and_bh_on_request():
     assert any("Benjamini-Hochberg" in note for note in report.notes)
 
 
-def test_out_of_bag_measures_under_groups_carry_a_note(panel):
+def test_out_of_bag_rows_are_whole_groups_for_a_forest_trained_here(panel):
+    from sklearn.ensemble import RandomForestRegressor
+
+    # sapwood's forest draws each tree's bootstrap by group: its OOB rows are new groups.
     report = sapwood.explain(panel, "y", model=_forest(), groups="person",
                              methods="permutation,oob")
+    assert "oob" in report.results
+    assert not any(note.startswith("oob: out-of-bag rows") for note in report.notes)
+    # scikit-learn's draws rows: the OOB measure overstates, and a note says so.
+    report = sapwood.explain(panel, "y", groups="person", methods="permutation,oob",
+                             model=RandomForestRegressor(n_estimators=15, random_state=0))
     assert any(note.startswith("oob: out-of-bag rows are drawn row by row")
                for note in report.notes)
 

@@ -49,6 +49,7 @@ from .._sklearn_compat import (
     _check_sample_weight,
     _fit_context,
 )
+from .._splits import labels
 from .._version import __version__
 from ._grow import column_facts, grow_tree, release_free_memory
 from ._inputs import check_rows, reject_infinity, validate_predict_input
@@ -82,7 +83,7 @@ def n_bootstrap_draws(n_samples, max_samples, sample_weight):
 
 
 def _grow_one(index, n_trees, seed, tree_template, X, y, sample_weight, draws, n_classes,
-              criterion, facts, balanced_subsample, verbose):
+              criterion, facts, balanced_subsample, verbose, groups=None):
     """Grow tree ``index`` of the forest; runs in a joblib worker, returns TreeArrays."""
     if verbose > 1:
         print(f"building tree {index + 1} of {n_trees}")
@@ -90,8 +91,10 @@ def _grow_one(index, n_trees, seed, tree_template, X, y, sample_weight, draws, n
     if draws is None:
         weight = np.ones(n_samples) if sample_weight is None else sample_weight
     else:
-        indices = bootstrap_indices(seed, n_samples, draws, sample_weight)
+        indices = bootstrap_indices(seed, n_samples, draws, sample_weight, groups)
         weight = np.bincount(indices, minlength=n_samples).astype(np.float64)
+        if groups is not None and sample_weight is not None:
+            weight *= sample_weight  # whole groups drawn; the weights weigh their rows
         if balanced_subsample:
             weight *= compute_sample_weight("balanced", y, indices=indices)
     options = tree_template._settle_options(n_samples, n_features, float(np.sum(weight)))
@@ -143,7 +146,7 @@ class BaseForest(MultiOutputMixin, BaseEstimator):
         return X, y, sample_weight
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None, progress=False):
+    def fit(self, X, y, sample_weight=None, progress=False, groups=None):
         """Grow the forest from the training set (X, y).
 
         Parameters
@@ -157,9 +160,21 @@ class BaseForest(MultiOutputMixin, BaseEstimator):
         progress : bool, default=False
             A bar on stderr counting the trees as they are grown, with the time left.
             The trees do not depend on it.
+        groups : array-like of shape (n_samples,), optional
+            A label per row (a person, a firm): each tree's bootstrap draws whole
+            groups, as many as there are, with replacement, so that a tree's
+            out-of-bag rows are whole groups it never saw (weights, if any, weigh the
+            drawn rows). Needs ``bootstrap=True`` and ``max_samples=None``.
         """
         check_progress(progress)
         X, y, sample_weight = self._validate_training_data(X, y, sample_weight)
+        if groups is not None:
+            if not self.bootstrap or self.max_samples is not None:
+                raise ValueError("groups draws each tree's bootstrap by whole groups: it "
+                                 "needs bootstrap=True and max_samples=None; got "
+                                 f"bootstrap={self.bootstrap}, max_samples={self.max_samples}")
+            groups = labels(groups, X.shape[0], "groups")
+        self._groups = groups
         self._n_samples, self.n_outputs_ = y.shape
         y, n_classes, class_weight = self._encode_targets(y, sample_weight)
         if class_weight is not None:
@@ -219,7 +234,8 @@ class BaseForest(MultiOutputMixin, BaseEstimator):
                          return_as="generator")(
             delayed(_grow_one)(first + i, n_trees, seed, template, X_columns, y,
                                self._sample_weight, self._n_samples_bootstrap, n_classes,
-                               criterion, facts, balanced_subsample, self.verbose)
+                               criterion, facts, balanced_subsample, self.verbose,
+                               getattr(self, "_groups", None))
             for i, seed in enumerate(seeds))
         with progress_bar(len(seeds), "Growing trees", progress) as steps:
             trees = list(counted(grown, steps))
@@ -254,7 +270,8 @@ class BaseForest(MultiOutputMixin, BaseEstimator):
         if not self.bootstrap:
             return np.ones(self._n_samples, dtype=np.intp)
         indices = bootstrap_indices(self.estimators_[i].random_state, self._n_samples,
-                                    self._n_samples_bootstrap, self._sample_weight)
+                                    self._n_samples_bootstrap, self._sample_weight,
+                                    getattr(self, "_groups", None))
         return np.bincount(indices, minlength=self._n_samples)
 
     @property
@@ -274,7 +291,8 @@ class BaseForest(MultiOutputMixin, BaseEstimator):
         if not self.bootstrap:
             return [np.arange(self._n_samples, dtype=np.int32) for _ in self.estimators_]
         return [bootstrap_indices(tree.random_state, self._n_samples,
-                                  self._n_samples_bootstrap, self._sample_weight
+                                  self._n_samples_bootstrap, self._sample_weight,
+                                  getattr(self, "_groups", None)
                                   ).astype(np.int32) for tree in self.estimators_]
 
     # -- out-of-bag estimates ----------------------------------------------------------
@@ -351,7 +369,8 @@ class BaseForest(MultiOutputMixin, BaseEstimator):
                 seeds=np.array([tree.random_state for tree in self.estimators_],
                                dtype=np.int64),
                 n_samples=self._n_samples, n_draws=self._n_samples_bootstrap,
-                sample_weight=self._sample_weight) if self.bootstrap else None)
+                sample_weight=self._sample_weight,
+                groups=getattr(self, "_groups", None)) if self.bootstrap else None)
 
     def __len__(self):
         return len(self.estimators_)

@@ -147,8 +147,9 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         fold, its draws the K folds. Needs a model trained here; ``test_size`` is not
         used (the folds are the held-out rows).
     groups : None, a column name of X (then not a feature) or one label per row: rows
-        that belong together (a person, a firm, a patient). The split, the folds and
-        the intervals over rows keep each group whole (docs/measures.md, "Splits").
+        that belong together (a person, a firm, a patient). The split, the folds, the
+        intervals over rows and a sapwood forest's bootstraps keep each group whole
+        (docs/measures.md, "Splits").
     order_by : None, a column name of X (then not a feature) or one value per row:
         dates, datetimes or numbers. The model trains on the earliest rows and is
         judged on the latest ``test_size`` of them; cross-fitting chains forward.
@@ -583,7 +584,7 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
         train, test = _holdout(data, options.test_size, options.seed, options.plan)
         X_train, X_test = data.X.iloc[train], data.X.iloc[test]
         y_train, y_test = data.y.iloc[train], data.y.iloc[test]
-    fit_seconds = None
+    fit_seconds = bagged_by = None
     if fitted:
         _check_loaded(model, data)
         if X_train is not None and not n_train:
@@ -592,7 +593,10 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
                          f"{options.test_size:g}, seed {options.seed}), which is only honest "
                          "if it was not trained on them")
     else:
-        fit_seconds = _fit(model, X_train, y_train, steps)
+        # A forest trained here under groups draws each tree's bootstrap by group, so
+        # that its out-of-bag rows are whole groups.
+        bagged_by = _splits.bootstrap_groups(model, options.plan, train)
+        fit_seconds = _fit(model, X_train, y_train, steps, groups=bagged_by)
     # A wrapper (a search, a calibrated classifier, ...): scored through the model that
     # predicts as it does; each measure reads what _wrapped says.
     reading = _wrapped.reading(model)
@@ -641,9 +645,9 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
                   "group's other rows sit in the bag of the trees that leave one out: under "
                   "groups it overstates what the model does on new groups; read the "
                   "held-out measures" for name in results
-                  if _measures.MEASURES[name].rows == "oob" or (
+                  if (_measures.MEASURES[name].rows == "oob" or (
                       _measures.MEASURES[name].rows == "oob-or-held-out"
-                      and getattr(model, "bootstrap", False))]
+                      and getattr(model, "bootstrap", False))) and bagged_by is None]
     if options.pvalues:
         results = {name: _with_pvalues(name, result, options, inputs, steps, notes)
                    for name, result in results.items()}
@@ -680,20 +684,21 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
     return report
 
 
-def _fit(model, X, y, steps: Steps):
+def _fit(model, X, y, steps: Steps, groups=None):
     """Fit ``model``: tree by tree with the time left where the learner counts its trees
     (forests, boosting: ``fit(..., progress=True)``), else under one pulsing bar.
     Returns the seconds it took."""
     label = f"Fitting {describe_model(model)} on {len(X)} rows"
     counts_trees = "progress" in inspect.signature(model.fit).parameters
     started = time.perf_counter()
+    by = {} if groups is None else {"groups": groups}
     try:
         if counts_trees and steps.shown:
             with steps.line(label):
-                model.fit(X, y, progress=True)
+                model.fit(X, y, progress=True, **by)
         else:
             with steps.step(label):
-                model.fit(X, y)
+                model.fit(X, y, **by)
     except ValueError as error:
         raise InputError(f"cannot fit the model: {str(error).splitlines()[0]}") from None
     return time.perf_counter() - started
