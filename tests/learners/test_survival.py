@@ -118,6 +118,8 @@ def test_scikit_learn_api(whas500):
         SurvivalTree().fit(X, y["lenfol"])
     with pytest.raises(ValueError, match="no event"):
         SurvivalTree().fit(X, Surv.from_arrays(np.zeros(len(y), bool), y["lenfol"]))
+    with pytest.raises(ValueError, match="missing values .NaN., first in column 1"):
+        SurvivalTree().fit(np.where(np.arange(X.shape[1]) == 1, np.nan, X), y)
     with pytest.raises(ValueError, match="oob_score=True needs bootstrap=True"):
         RandomSurvivalForest(bootstrap=False, oob_score=True).fit(X, y)
 

@@ -148,8 +148,14 @@ def prepare_survival(estimator, X, y, sample_weight):
     """Validated float32 X, the target as the kernel reads it (each row's time index and
     event flag), the sample weights; sets the fitted times."""
     check_rows(X, y, sample_weight)
-    X = validate_data(estimator, X, dtype=np.float32, ensure_min_samples=2)
+    X = validate_data(estimator, X, dtype=np.float32, ensure_min_samples=2,
+                      ensure_all_finite="allow-nan")
     reject_infinity(X)
+    if np.isnan(X).any():
+        column = int(np.flatnonzero(np.isnan(X).any(axis=0))[0])
+        raise ValueError(f"X holds missing values (NaN), first in column {column}: "
+                         f"{type(estimator).__name__} does not route them yet; impute them "
+                         "first")
     event, time = check_survival_target(y, X.shape[0])
     estimator.unique_times_, estimator.is_event_time_ = unique_times(time, event)
     time_index = np.searchsorted(estimator.unique_times_, time).astype(np.intp)
