@@ -57,6 +57,7 @@ from ._engine._permutation_rows import Recorder, RowDraws, interval_notes, read_
 from ._engine._ranks import row_blocks
 from ._engine._result import ImportanceResult
 from ._engine._scoring import scorer_for
+from ._engine._survival_scores import SURVIVAL_SCORES
 
 __all__ = ["permutation_importance"]
 
@@ -66,7 +67,8 @@ __all__ = ["permutation_importance"]
         "model": [HasMethods(["predict"])],
         "X": ["array-like"],
         "y": ["array-like", None],
-        "scoring": [StrOptions(set(get_scorer_names())), callable, list, tuple, dict, None],
+        "scoring": [StrOptions(set(get_scorer_names()) | set(SURVIVAL_SCORES)), callable, list,
+                    tuple, dict, None],
         "n_repeats": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
