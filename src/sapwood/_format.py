@@ -273,6 +273,7 @@ _PROBLEMS = {
 }
 
 
+TASKS = ("classification", "regression", "survival")
 _FAMILIES = ("", "tree", "forest", "boosting")
 # How the trees' outputs are added up, as the source library adds them (the dtype of
 # the running sum; "_base_last": the sum starts at 0 and the base score is added after
@@ -361,6 +362,21 @@ class TreeEnsemble:
     summed in float64 from 0, then the base score added). ``raw_predict(X,
     native=True)`` (and so ``predict``, ``predict_proba``) adds the same way, so a
     converted model gives its source's raw output bit for bit (returned as float64).
+
+    ``task="survival"``: a time-to-event model (:mod:`sapwood._prediction` gives its
+    risk score, cumulative hazard and survival function). ``times`` are the distinct
+    training times, ascending (scikit-survival's ``unique_times_``), ``is_event_time``
+    which of them had an event (its ``is_event_time_``; None: all). A survival forest
+    or tree (``combine="mean"``) has vector leaves, value shape (n_nodes, n_times, 2):
+    ``[..., 0]`` the Nelson-Aalen cumulative hazard and ``[..., 1]`` the Kaplan-Meier
+    survival probability of the node's training rows at each time; its risk score is
+    the cumulative hazard summed over the event times, averaged over the trees. Without
+    ``times`` (scikit-survival's ``low_memory=True``) its leaves hold that risk score
+    alone, shape (n_nodes, 1, 1), and it has no functions of time. A boosted survival
+    model (``combine="sum"``) sums regression trees into a log hazard ratio (its risk
+    score); with ``baseline_cumulative_hazard`` (Breslow's estimate at ``times``) its
+    cumulative hazard is ``exp(risk) * baseline`` and its survival
+    ``exp(-baseline) ** exp(risk)``.
     """
 
     trees: tuple
@@ -378,6 +394,9 @@ class TreeEnsemble:
     bootstrap: Bootstrap | None = None
     categories: tuple | None = None
     accumulate: str = "float64"
+    times: np.ndarray | None = None
+    is_event_time: np.ndarray | None = None
+    baseline_cumulative_hazard: np.ndarray | None = None
 
     def __post_init__(self):
         coerce = object.__setattr__
@@ -388,8 +407,8 @@ class TreeEnsemble:
         if self.accumulate != "float64" and self.combine != "sum":
             raise FormatError(f"accumulate={self.accumulate!r} needs combine='sum' (a "
                               "forest's mean is taken in float64)")
-        if self.task not in ("classification", "regression"):
-            raise FormatError(f"task must be 'classification' or 'regression'; got {self.task!r}")
+        if self.task not in TASKS:
+            raise FormatError(f"task must be one of {list(TASKS)}; got {self.task!r}")
         if self.combine not in ("mean", "sum"):
             raise FormatError(f"combine must be 'mean' or 'sum'; got {self.combine!r}")
         if self.link not in ("identity", "logistic", "softmax", "exp"):
@@ -426,6 +445,20 @@ class TreeEnsemble:
         if self.categories is not None:
             coerce(self, "categories", _normalise_categories(self.categories,
                                                              self.n_features))
+        _check_survival(self, coerce)
+
+    @property
+    def n_times(self) -> int:
+        """How many times a survival model's functions are given at (0 without)."""
+        return 0 if self.times is None else int(self.times.shape[0])
+
+    @property
+    def has_survival_functions(self) -> bool:
+        """Whether the model gives cumulative hazard and survival functions over
+        ``times`` (a survival forest with vector leaves, or a Cox-type boosted model
+        with its baseline hazard), not only a risk score."""
+        return self.task == "survival" and self.times is not None and (
+            self.combine == "mean" or self.baseline_cumulative_hazard is not None)
 
     @property
     def n_trees(self) -> int:
@@ -597,6 +630,81 @@ class TreeEnsemble:
     def predict_proba(self, X):
         """Class probabilities (:func:`sapwood.adapters.predict_proba`)."""
         return _prediction.predict_proba(self, X)
+
+    def predict_cumulative_hazard(self, X) -> np.ndarray:
+        """A survival model's cumulative hazard at each of ``times``, shape
+        (n_samples, n_times) (:func:`sapwood._prediction.predict_cumulative_hazard`)."""
+        return _prediction.predict_cumulative_hazard(self, X)
+
+    def predict_survival(self, X) -> np.ndarray:
+        """A survival model's survival probability at each of ``times``, shape
+        (n_samples, n_times) (:func:`sapwood._prediction.predict_survival`)."""
+        return _prediction.predict_survival(self, X)
+
+
+def _check_survival(ensemble, coerce):
+    """The survival fields: present only on a survival model, each consistent with
+    the trees (see :class:`TreeEnsemble`)."""
+    names = ("times", "is_event_time", "baseline_cumulative_hazard")
+    if ensemble.task != "survival":
+        given = [name for name in names if getattr(ensemble, name) is not None]
+        if given:
+            raise FormatError(f"{given[0]} is a survival model's field; this model's task "
+                              f"is {ensemble.task!r}")
+        return
+    # A boosted model of the time itself (scikit-survival's squared and IPCW losses)
+    # predicts exp(raw); every other survival model predicts its raw risk score.
+    links = ("identity", "exp") if ensemble.combine == "sum" and \
+        ensemble.baseline_cumulative_hazard is None else ("identity",)
+    if ensemble.link not in links:
+        raise FormatError(f"this survival model's link must be one of {list(links)}; got "
+                          f"{ensemble.link!r}")
+    times = ensemble.times
+    if times is None:
+        if ensemble.is_event_time is not None or \
+                ensemble.baseline_cumulative_hazard is not None:
+            raise FormatError("is_event_time and baseline_cumulative_hazard need times")
+    else:
+        times = np.ascontiguousarray(times, dtype=np.float64)
+        if times.ndim != 1 or not times.shape[0]:
+            raise FormatError(f"times must be a non-empty 1-D array; got shape {times.shape}")
+        if not np.isfinite(times).all() or (np.diff(times) <= 0).any():
+            raise FormatError("times must be finite and strictly increasing")
+        coerce(ensemble, "times", times)
+        mask = np.ones(times.shape[0], dtype=bool) if ensemble.is_event_time is None \
+            else np.asarray(ensemble.is_event_time)
+        if mask.shape != times.shape or mask.dtype.kind not in "bui" or \
+                not np.isin(mask, (0, 1)).all():
+            raise FormatError(f"is_event_time must hold one True/False per time "
+                              f"({times.shape[0]}); got shape {mask.shape}")
+        coerce(ensemble, "is_event_time", np.ascontiguousarray(mask, dtype=bool))
+    if ensemble.combine == "mean":
+        if ensemble.baseline_cumulative_hazard is not None:
+            raise FormatError("baseline_cumulative_hazard belongs to a boosted (combine="
+                              "'sum') survival model; a forest's leaves hold the functions")
+        if np.any(ensemble.base_score != 0.0):
+            raise FormatError("a survival forest has no base score")
+        # Leaves: [cumulative hazard, survival] at each time, or (times None) the risk
+        # score alone, as scikit-survival's low_memory trees keep it.
+        shape = (1, 1) if times is None else (times.shape[0], 2)
+        for t, tree in enumerate(ensemble.trees):
+            if tree.value.shape[1:] != shape:
+                raise FormatError(f"the values of a survival forest's trees must have shape "
+                                  f"(n_nodes, {shape[0]}, {shape[1]}); tree {t} has "
+                                  f"{tree.value.shape}")
+        return
+    hazard = ensemble.baseline_cumulative_hazard
+    if hazard is not None:
+        hazard = np.ascontiguousarray(hazard, dtype=np.float64)
+        if times is None or hazard.shape != times.shape:
+            raise FormatError(f"baseline_cumulative_hazard must have one value per time "
+                              f"({ensemble.n_times}); got shape {hazard.shape}")
+        if not np.isfinite(hazard).all() or (hazard < 0).any() or (np.diff(hazard) < 0).any():
+            raise FormatError("baseline_cumulative_hazard must be finite, non-negative "
+                              "and non-decreasing")
+        coerce(ensemble, "baseline_cumulative_hazard", hazard)
+    if ensemble.base_score.shape[0] != 1 or int(ensemble.tree_output.max()) != 0:
+        raise FormatError("a boosted survival model has one output column")
 
 
 def _as_category(dtype, labels, hashed=False) -> bool:

@@ -78,7 +78,11 @@ _COMMON_KEYS = {
 _HEADER_KEYS = {1: _COMMON_KEYS | {"source"}, 2: _COMMON_KEYS | {"kind", "bootstrap"},
                 3: _COMMON_KEYS | {"kind", "bootstrap", "n_cat_words", "categories"}}
 # Optional keys: absent means the value shown (the header before the key existed).
-_OPTIONAL_KEYS = {"accumulate": "float64"}
+_OPTIONAL_KEYS = {"accumulate": "float64", "survival": None}
+# Present when the header's survival is not null (a survival model's functions of time):
+# the times and which had an event, and a boosted model's baseline when it has one.
+_SURVIVAL_ARRAYS = {"times": "<f8", "is_event_time": "|u1",
+                    "baseline_cumulative_hazard": "<f8"}
 _KIND_STRINGS = ("library", "model", "objective", "library_version")
 _KIND_FLAGS = ("bagged", "node_impurity", "oblivious")
 _KIND_KEYS = _KIND_STRINGS + ("family",) + _KIND_FLAGS
@@ -155,13 +159,21 @@ def save(ensemble, path) -> None:
     # Written only when it differs from the default, so other files stay as they were.
     if ensemble.accumulate != _OPTIONAL_KEYS["accumulate"]:
         header["accumulate"] = ensemble.accumulate
+    if ensemble.times is not None:
+        baseline = ensemble.baseline_cumulative_hazard
+        header["survival"] = {"n_times": ensemble.n_times, "baseline": baseline is not None}
+        arrays["times"] = ensemble.times
+        arrays["is_event_time"] = ensemble.is_event_time
+        if baseline is not None:
+            arrays["baseline_cumulative_hazard"] = baseline
     bootstrap = ensemble.bootstrap
     if bootstrap is not None:
         arrays["bootstrap_seeds"] = bootstrap.seeds
         if bootstrap.sample_weight is not None:
             arrays["bootstrap_weight"] = bootstrap.sample_weight
     arrays = {name: np.ascontiguousarray(arrays[name], dtype=np.dtype(dtype))
-              for name, dtype in {**_ARRAYS, **_CATEGORY_ARRAYS, **_BOOTSTRAP_ARRAYS}.items()
+              for name, dtype in {**_ARRAYS, **_CATEGORY_ARRAYS, **_BOOTSTRAP_ARRAYS,
+                                  **_SURVIVAL_ARRAYS}.items()
               if name in arrays}
     text = json.dumps(header, indent=1, allow_nan=False).encode("utf-8")
     try:
@@ -299,6 +311,8 @@ def _load_bytes(data: bytes) -> TreeEnsemble:
             shape = (counts["nodes"], header["n_outputs"], header["max_n_classes"])
         elif name == "base_score":
             shape = (header["n_base_score"],)
+        elif name in _SURVIVAL_ARRAYS:
+            shape = (header["survival"]["n_times"],)
         else:
             shape = (counts["nodes"],)
         arrays[name] = _read_npy(name, archive.read(f"{name}.npy"), dtype, shape)
@@ -315,6 +329,12 @@ def _array_names(header):
         names["bootstrap_seeds"] = _BOOTSTRAP_ARRAYS["bootstrap_seeds"]
         if bootstrap["weighted"]:
             names["bootstrap_weight"] = _BOOTSTRAP_ARRAYS["bootstrap_weight"]
+    survival = header["survival"]
+    if survival is not None:
+        names["times"] = _SURVIVAL_ARRAYS["times"]
+        names["is_event_time"] = _SURVIVAL_ARRAYS["is_event_time"]
+        if survival["baseline"]:
+            names["baseline_cumulative_hazard"] = _SURVIVAL_ARRAYS["baseline_cumulative_hazard"]
     return names
 
 
@@ -352,7 +372,7 @@ def _read_header(raw: bytes) -> dict:
                               f"got {value!r}")
     if header["n_trees"] > header["n_nodes"]:
         raise FormatError("n_nodes is smaller than n_trees (every tree has a node)")
-    _choice(header, "task", ("classification", "regression"))
+    _choice(header, "task", ("classification", "regression", "survival"))
     _choice(header, "combine", tuple(_LINKS))
     _choice(header, "link", _LINKS[header["combine"]])
     _choice(header, "input_dtype", ("float32", "float64"))
@@ -375,7 +395,29 @@ def _read_header(raw: bytes) -> dict:
     _check_kind(header["kind"])
     _check_bootstrap(header["bootstrap"])
     _check_categories(header)
+    _check_survival(header)
     return header
+
+
+def _check_survival(header):
+    """The optional ``survival`` entry: null, or the number of times (backed by the
+    arrays it sizes) and whether a baseline hazard is stored, on a survival model."""
+    survival = header["survival"]
+    if survival is None:
+        return
+    if header["task"] != "survival":
+        raise FormatError(f"a {header['task']} model has survival: null")
+    if not isinstance(survival, dict) or set(survival) != {"n_times", "baseline"}:
+        raise FormatError("header field survival must be null or an object with keys "
+                          "n_times and baseline")
+    n_times = survival["n_times"]
+    if not isinstance(n_times, int) or isinstance(n_times, bool) or \
+            not 1 <= n_times <= _MAX_COUNT:
+        raise FormatError(f"survival.n_times must be an integer in [1, {_MAX_COUNT}]; got "
+                          f"{n_times!r}")
+    if not isinstance(survival["baseline"], bool):
+        raise FormatError(f"survival.baseline must be true or false; got "
+                          f"{survival['baseline']!r}")
 
 
 def _choice(header, key, allowed):
@@ -386,9 +428,9 @@ def _choice(header, key, allowed):
 
 def _check_classes(header):
     classes = header["classes"]
-    if header["task"] == "regression":
+    if header["task"] != "classification":
         if classes is not None:
-            raise FormatError("a regression model has classes: null")
+            raise FormatError(f"a {header['task']} model has classes: null")
         return
     if not isinstance(classes, list) or not classes:
         raise FormatError("a classification model needs a non-empty list of classes")
@@ -586,7 +628,19 @@ def _assemble(header, arrays) -> TreeEnsemble:
         feature_names=None if header["feature_names"] is None else tuple(
             header["feature_names"]),
         input_dtype=np.dtype(header["input_dtype"]).type,
-        categories=header["categories"], accumulate=header["accumulate"])
+        categories=header["categories"], accumulate=header["accumulate"],
+        **_survival_fields(arrays))
+
+
+def _survival_fields(arrays):
+    """The survival model's times, event flags and baseline, as the format takes them
+    (it checks them against the trees)."""
+    fields = {name: arrays[name] for name in _SURVIVAL_ARRAYS if name in arrays}
+    if "is_event_time" in fields:
+        if (fields["is_event_time"] > 1).any():
+            raise FormatError("is_event_time must hold only 0 and 1")
+        fields["is_event_time"] = fields["is_event_time"].astype(bool)
+    return fields
 
 
 def _bootstrap(header, arrays):

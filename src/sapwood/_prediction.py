@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit, softmax
 
-__all__ = ["RawOutputs", "classes_per_output", "predict", "predict_proba", "predict_raw"]
+__all__ = ["RawOutputs", "classes_per_output", "predict", "predict_cumulative_hazard",
+           "predict_proba", "predict_raw", "predict_survival", "risk_from_raw"]
 
 # scikit-learn binary classifiers that predict the positive class at margin 0 (the
 # rest, like argmax, pick the first class on a tie).
@@ -56,9 +57,12 @@ def predict_raw(ensemble, X) -> np.ndarray:
         (n_samples, n_columns). Averaging ensembles: the mean leaf value, shape
         (n_samples,) for one regression output, (n_samples, n_outputs) for several,
         (n_samples, n_classes) for single-output classification and
-        (n_samples, n_outputs, max_n_classes) otherwise.
+        (n_samples, n_outputs, max_n_classes) otherwise. A survival model: its risk
+    score, shape (n_samples,) (:func:`risk_from_raw`).
     """
     raw = ensemble.raw_predict(X, native=True)
+    if ensemble.task == "survival":
+        return risk_from_raw(ensemble, raw)
     if ensemble.combine == "sum":
         return raw[:, 0] if raw.shape[1] == 1 else raw
     if ensemble.task == "regression":
@@ -99,7 +103,11 @@ def predict_proba(ensemble, X):
 
 def predict(ensemble, X) -> np.ndarray:
     """Predictions as the source library's ``predict``: class labels for classifiers,
-    the link-transformed output (mean, rate, probability) for regressors."""
+    the link-transformed output (mean, rate, probability) for regressors, the risk
+    score for survival models."""
+    if ensemble.task == "survival":
+        risk = predict_raw(ensemble, X)
+        return np.exp(risk) if ensemble.link == "exp" else risk
     if ensemble.task == "classification":
         proba = predict_proba(ensemble, X)
         if isinstance(proba, list):
@@ -131,3 +139,49 @@ def classes_per_output(ensemble, n_outputs):
     if n_outputs == 1:
         return [tuple(classes)]
     return [tuple(labels) for labels in classes]
+
+
+def risk_from_raw(ensemble, raw) -> np.ndarray:
+    """A survival model's risk score from its ``raw_predict`` output, as
+    scikit-survival computes it: a forest's cumulative hazard summed over the event
+    times (``is_event_time``), or its leaves' risk score when it keeps no functions; a
+    boosted model's log hazard ratio. Shape (n_samples,)."""
+    if ensemble.combine == "sum":
+        return raw[:, 0]
+    if ensemble.times is None:
+        return raw[:, 0, 0]
+    return raw[:, ensemble.is_event_time, 0].sum(axis=1)
+
+
+def predict_cumulative_hazard(ensemble, X) -> np.ndarray:
+    """A survival model's cumulative hazard at each of its ``times``, shape
+    (n_samples, n_times): a forest's mean leaf function, a boosted model's
+    ``exp(risk) * baseline_cumulative_hazard`` (as scikit-survival's Breslow
+    estimator)."""
+    _check_functions(ensemble, "cumulative hazard")
+    raw = ensemble.raw_predict(X, native=True)
+    if ensemble.combine == "mean":
+        return np.ascontiguousarray(raw[:, :, 0])
+    return np.exp(raw[:, :1]) * ensemble.baseline_cumulative_hazard
+
+
+def predict_survival(ensemble, X) -> np.ndarray:
+    """A survival model's survival probability at each of its ``times``, shape
+    (n_samples, n_times): a forest's mean leaf function, a boosted model's
+    ``exp(-baseline) ** exp(risk)`` (as scikit-survival's Breslow estimator)."""
+    _check_functions(ensemble, "survival function")
+    raw = ensemble.raw_predict(X, native=True)
+    if ensemble.combine == "mean":
+        return np.ascontiguousarray(raw[:, :, 1])
+    return np.power(np.exp(-ensemble.baseline_cumulative_hazard), np.exp(raw[:, :1]))
+
+
+def _check_functions(ensemble, what):
+    if ensemble.task != "survival":
+        raise ValueError(f"a {what} needs a survival model; this model's task is "
+                         f"{ensemble.task!r}")
+    if not ensemble.has_survival_functions:
+        reason = ("its trees keep only the risk score (scikit-survival's low_memory=True; "
+                  "refit with low_memory=False)" if ensemble.combine == "mean" else
+                  "it has no baseline hazard (only a Cox-type loss gives one)")
+        raise ValueError(f"this survival model has no {what}: {reason}")

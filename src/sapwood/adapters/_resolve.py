@@ -22,6 +22,12 @@ def _xgboost(model, iteration_range):
     return from_xgboost(model, iteration_range)
 
 
+def _sksurv(model, iteration_range):
+    from ._sksurv import from_sksurv
+
+    return from_sksurv(model, iteration_range)
+
+
 def _lightgbm(model, iteration_range):
     from ._lightgbm import from_lightgbm
 
@@ -37,7 +43,7 @@ def _catboost(model, iteration_range):
 # Top-level package of the model's class -> converter. Looking at the module name
 # avoids importing optional libraries just to ask isinstance().
 _CONVERTERS = {"sklearn": _sklearn, "xgboost": _xgboost, "lightgbm": _lightgbm,
-               "catboost": _catboost}
+               "catboost": _catboost, "sksurv": _sksurv}
 
 
 def from_model(model, *, iteration_range=None) -> TreeEnsemble:
