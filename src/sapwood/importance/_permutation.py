@@ -231,7 +231,9 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
     scorer = scorer_for(model, scoring, y)
     n_jobs = resolve_n_jobs(n_jobs)
 
-    evaluator = tree_evaluator(model, X, n_jobs, uses_estimator_score(scorer), budget)
+    # A score of the survival function reads more than the trees' sums: the model's own.
+    evaluator = None if getattr(scorer, "name", None) == "neg_integrated_brier_score" else \
+        tree_evaluator(model, X, n_jobs, uses_estimator_score(scorer), budget)
     # Per-row draws for the rank intervals, where the score is a (weighted) mean over the
     # evaluated rows of a loss, or binary ROC AUC (see _permutation_rows).
     loss = row_loss(model, scoring, *_subset(rows, y),

@@ -94,6 +94,10 @@ def tree_evaluator(model, X, n_jobs, scorer_uses_score, max_memory=None):
             ensemble = as_ensemble(forest_part(model, estimators[:1]))
         else:
             ensemble = as_ensemble(model)
+        if ensemble.task == "survival":
+            # The evaluator permutes the risk score, a forest of scalar leaves.
+            estimators = None
+            ensemble = risk_ensemble(as_ensemble(model))
     except Exception:  # any model sapwood cannot read takes the generic path
         return None
     if not _supported(model, ensemble, scorer_uses_score):
@@ -119,6 +123,23 @@ def tree_evaluator(model, X, n_jobs, scorer_uses_score, max_memory=None):
                       stacklevel=3)
         return None
     return evaluator
+
+
+def risk_ensemble(ensemble):
+    """A survival model's risk score (its ``predict`` for the identity link) as a
+    regression ensemble of the same trees: a forest's node values summed over the event
+    times of their cumulative hazard (the risk is the mean over the trees of that sum,
+    a linear function of the leaves), a boosted model's as they are."""
+    from dataclasses import replace
+
+    if ensemble.combine == "mean" and ensemble.times is not None:
+        events = ensemble.is_event_time
+        trees = tuple(replace(tree, value=np.ascontiguousarray(
+            tree.value[:, events, 0].sum(axis=1)[:, None, None])) for tree in ensemble.trees)
+    else:
+        trees = ensemble.trees
+    return replace(ensemble, trees=trees, task="regression", times=None,
+                   is_event_time=None, baseline_cumulative_hazard=None)
 
 
 def _supported(model, ensemble, scorer_uses_score):

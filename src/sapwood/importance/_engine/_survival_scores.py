@@ -36,8 +36,8 @@ from ..._kernels._concordance import concordance_pairs
 __all__ = ["SURVIVAL_SCORES", "BrierLoss", "ConcordanceLoss", "SurvivalScorer",
            "brier_scores", "censoring_survival", "concordance_index",
            "concordance_index_ipcw", "evaluation_times", "integrated_brier_score",
-           "is_survival_target", "kaplan_meier", "survival_arrays", "survival_at",
-           "survival_scorer"]
+           "is_survival_target", "kaplan_meier", "predicts_time", "risk_score",
+           "survival_arrays", "survival_at", "survival_scorer"]
 
 #: The survival scores by name; the first is the default.
 SURVIVAL_SCORES = ("concordance_index", "concordance_index_ipcw",
@@ -237,8 +237,28 @@ def _row_integrated(y_train, y, survival, times):
     return np.trapezoid(losses, times, axis=1) / (times[-1] - times[0])
 
 
-def _risk(model, X):
-    return np.asarray(model.predict(X), dtype=np.float64)
+# Objectives whose model predicts a time (greater: later, the lower risk), not a risk.
+_TIME_OBJECTIVES = ("survival:aft", "ipcwls", "squared")
+
+
+def predicts_time(model) -> bool:
+    """Whether ``model.predict`` gives a time rather than a risk: scikit-survival's own
+    flag (``_predict_risk_score`` False), or a survival tree model read from an
+    objective of the time (XGBoost's ``survival:aft``, scikit-survival's ``ipcwls`` and
+    ``squared`` boosting losses)."""
+    if getattr(model, "_predict_risk_score", True) is False:
+        return True
+    ensemble = getattr(model, "ensemble", model)
+    kind = getattr(ensemble, "kind", None)
+    return getattr(ensemble, "task", None) == "survival" and kind is not None and \
+        kind.objective in _TIME_OBJECTIVES
+
+
+def risk_score(model, X) -> np.ndarray:
+    """The model's risk score of each row of X: ``predict``, negated for a model that
+    predicts a time (as scikit-survival's ``score`` does)."""
+    predicted = np.asarray(model.predict(X), dtype=np.float64)
+    return -predicted if predicts_time(model) else predicted
 
 
 def _survival(model, X, times):
@@ -279,9 +299,9 @@ class SurvivalScorer:
         if sample_weight is not None:
             raise ValueError(f"the {self.name} scorer takes no sample weights")
         if self.name == "concordance_index":
-            return concordance_index(y, _risk(model, X))
+            return concordance_index(y, risk_score(model, X))
         if self.name == "concordance_index_ipcw":
-            return concordance_index_ipcw(self._train(y), y, _risk(model, X))
+            return concordance_index_ipcw(self._train(y), y, risk_score(model, X))
         times = _check_times(y, self.grid(y))
         return -integrated_brier_score(self._train(y), y, _survival(model, X, times), times)
 
@@ -291,10 +311,11 @@ class SurvivalScorer:
         with weights."""
         if sample_weight is not None:
             return None
+        sign = -1.0 if predicts_time(model) else 1.0
         if self.name == "concordance_index":
-            return ConcordanceLoss(y, None)
+            return ConcordanceLoss(y, None, sign)
         if self.name == "concordance_index_ipcw":
-            return ConcordanceLoss(y, ipcw_weights(self._train(y), y))
+            return ConcordanceLoss(y, ipcw_weights(self._train(y), y), sign)
         return BrierLoss(self, model, y)
 
     def constant(self, y_train, y) -> float:
@@ -330,9 +351,10 @@ class ConcordanceLoss:
     pairs it is in, and ``W`` the total weight of the pairs, ``n (s_k - C w_k) / W``,
     of mean zero (each pair is in two rows). Read from ``predict``, the risk."""
 
-    def __init__(self, y, weight):
+    def __init__(self, y, weight, sign=1.0):
         self.y = y
         self.weight = weight
+        self.sign = sign  # -1: the model predicts a time (predicts_time)
 
     def influence(self, score):
         value, shares, weights, total = _concordance(self.y, score, self.weight, TIED_TOL)
@@ -342,7 +364,8 @@ class ConcordanceLoss:
 
     def read(self, outputs):
         predicted = outputs.get("predict")
-        return None if predicted is None else np.asarray(predicted, dtype=np.float64)
+        return None if predicted is None else self.sign * np.asarray(predicted,
+                                                                     dtype=np.float64)
 
 
 class BrierLoss:
