@@ -55,7 +55,12 @@ def baseline(model, y_train, X_test, y_test, task: str, score_name: str, score: 
              scoring: str | None = None) -> Baseline | None:
     """The constant model's held-out score (by ``scoring``, a scikit-learn scorer name,
     or the model's own score: accuracy, R²) and the paired test of the model against it;
-    None when neither can be had."""
+    None when neither can be had. A survival target's constant is the Kaplan-Meier model
+    (:func:`~sapwood.report._survival.survival_baseline`)."""
+    if task == "survival":
+        from ._survival import survival_baseline
+
+        return survival_baseline(model, y_train, X_test, y_test, score, scoring)
     y_test = np.asarray(y_test)
     reference = np.asarray(y_train) if y_train is not None and len(y_train) else y_test
     if len(y_test) < 2:

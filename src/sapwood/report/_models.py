@@ -39,12 +39,24 @@ LARGE_TABLE_ROWS = 100_000
 _BOUNDED_FORESTS = ("rf", "et")
 
 
+# --model name -> the sapwood.learners class for a survival target (time and event).
+SURVIVAL_MODELS = {"tree": "SurvivalTree", "rf": "RandomSurvivalForest",
+                   "et": "ExtraSurvivalTrees"}
+
+
+def _class_name(name: str, task: str) -> str | None:
+    if task == "survival":
+        return SURVIVAL_MODELS.get(name)
+    classifier, regressor, _ = MODEL_NAMES[name]
+    return classifier if task == "classification" else regressor
+
+
 def model_class(name: str, task: str):
     """The sapwood.learners class for ``--model name``, or None if not in this version."""
     from sapwood import learners
 
-    classifier, regressor, _ = MODEL_NAMES[name]
-    return getattr(learners, classifier if task == "classification" else regressor, None)
+    wanted = _class_name(name, task)
+    return None if wanted is None else getattr(learners, wanted, None)
 
 
 def available_models(task: str = "classification") -> list:
@@ -66,8 +78,8 @@ def build_model(name: str, task: str, *, max_depth=None, random_state=0, n_train
     with replacement (:func:`large_table_params`)."""
     cls = model_class(name, task)
     if cls is None:
-        wanted = MODEL_NAMES[name][0 if task == "classification" else 1]
-        have = ", ".join(available_models(task))
+        wanted = _class_name(name, task) or f"{MODEL_NAMES[name][2]} of survival"
+        have = ", ".join(available_models(task)) or "none"
         raise InputError(f"--model {name}: sapwood.learners.{wanted} is not available in "
                          f"this version yet; available: {have}")
     if name == "tree" and max_depth is None:
@@ -123,7 +135,8 @@ class LoadedModel:
         self.path = None if path is None else Path(path)
         self.anomaly = _is_anomaly_detector(ensemble)
         self.score_name = "ROC AUC" if self.anomaly else (
-            "accuracy" if ensemble.task == "classification" else "R²")
+            "accuracy" if ensemble.task == "classification" else
+            "concordance_index" if ensemble.task == "survival" else "R²")
         self.n_features_in_ = ensemble.n_features
         if ensemble.feature_names is not None:
             import numpy as np
@@ -194,6 +207,10 @@ def load_model(ensemble, path) -> LoadedModel:
     verdict rests on (docs/measures.md, section 'The verdict')."""
     if _is_anomaly_detector(ensemble):
         return _LoadedAnomalyDetector(ensemble, path)
+    if ensemble.task == "survival":
+        from ._survival import LoadedSurvivalModel
+
+        return LoadedSurvivalModel(ensemble, path)
     if ensemble.task == "classification":
         return _LoadedClassifier(ensemble, path)
     return _LoadedRegressor(ensemble, path)
@@ -259,11 +276,16 @@ def default_scoring(model, task: str) -> str | None:
     anomaly = getattr(model, "anomaly", False)
     if task == "classification" and not anomaly and hasattr(model, "predict_proba"):
         return "neg_brier_score"
+    if task == "survival":
+        return "concordance_index"  # Harrell's (docs/measures.md, 'Survival scores')
     return None
 
 
-_LOSS_NAMES = {"brier_score": "Brier score", "log_loss": "log loss"}
-_SCORE_NAMES = {"roc_auc": "ROC AUC", "roc_auc_ovr": "ROC AUC (one vs rest)",
+_LOSS_NAMES = {"brier_score": "Brier score", "log_loss": "log loss",
+               "integrated_brier_score": "integrated Brier score"}
+_SCORE_NAMES = {"concordance_index": "concordance index (Harrell's C)",
+                "concordance_index_ipcw": "concordance index (Uno's IPCW C)",
+                "roc_auc": "ROC AUC", "roc_auc_ovr": "ROC AUC (one vs rest)",
                 "roc_auc_ovo": "ROC AUC (one vs one)", "r2": "R²",
                 "average_precision": "average precision"}
 
