@@ -40,6 +40,8 @@ class Baseline:
     # What the skill test compared: the score itself, or (a binary classifier scored by
     # accuracy) ROC AUC against a constant's 0.5.
     test: str = "score"
+    # The model without features, in words (a survival target's: Kaplan-Meier).
+    model: str = "a constant model"
 
     @property
     def beaten(self) -> bool | None:
@@ -48,7 +50,7 @@ class Baseline:
 
     def to_dict(self) -> dict:
         return {"score": self.score, "gain_low": self.low, "gain_high": self.high,
-                "beaten": self.beaten, "test": self.test}
+                "beaten": self.beaten, "test": self.test, "model": self.model}
 
 
 def baseline(model, y_train, X_test, y_test, task: str, score_name: str, score: float,
@@ -211,9 +213,9 @@ def baseline_warning(found: Baseline | None, score_name: str, score: float,
     constant = shown_score(score_name, found.score)[1]
     return Finding(
         kind="baseline", features=(),
-        message=(f"The model is not significantly better than a constant model on the "
+        message=(f"The model is not significantly better than {found.model} on the "
                  f"{n_test:,} held-out rows: held-out {words} {value:.3f} against "
-                 f"{constant:.3f} for a constant model fit on the training rows "
+                 f"{constant:.3f} for {found.model} fit on the training rows "
                  + (f"(95% interval of ROC AUC - 0.5, DeLong's: {found.low:.3g} to "
                     f"{found.high:.3g}). " if found.test == "roc_auc" else
                     f"(95% interval of the model's gain per row: {found.low:.3g} to "

@@ -37,10 +37,12 @@ from ._models import LoadedModel
 __all__ = ["SURVIVAL_SCORES", "LoadedSurvivalModel", "StepFunction", "SurvivalScorer",
            "check_survival_scoring",
            "describe_target", "is_survival_form", "is_survival_model", "prepare_survival",
-           "structured", "survival_baseline", "survival_columns", "survival_frame"]
+           "structured", "survival_baseline", "survival_columns", "survival_frame",
+           "target_json"]
 
 # Event values read without being named: the second of each pair is the event.
 _EVENT_WORDS = ({"false", "true"}, {"no", "yes"}, {"0", "1"}, {"0.0", "1.0"})
+KAPLAN_MEIER = "the Kaplan-Meier model (no features)"
 # At least this many events for a survival score to mean anything.
 MIN_EVENTS = 2
 
@@ -211,6 +213,14 @@ def describe_target(data: Prepared) -> str:
             f"events, {1 - event.mean():.0%} censored)")
 
 
+def target_json(data: Prepared) -> dict:
+    """The survival target's parts for the JSON report's ``data``."""
+    time_name, event_name = data.y.columns
+    event = data.y[event_name].to_numpy(dtype=bool)
+    return {"time": time_name, "event": event_name, "n_events": int(event.sum()),
+            "censored_share": float(1 - event.mean())}
+
+
 def survival_baseline(model, y_train, X_test, y_test, score, scoring):
     """The Kaplan-Meier model's held-out score (no features: one survival function for
     every row, so one risk: a concordance of 1/2) and the 95% interval of the model's
@@ -238,9 +248,9 @@ def survival_baseline(model, y_train, X_test, y_test, score, scoring):
     except (ValueError, TypeError):
         return None
     if len(gain) < 2:
-        return Baseline(constant)
+        return Baseline(constant, model=KAPLAN_MEIER)
     low, high = t_interval(np.array([gain.mean()]), np.array([gain.std(ddof=1)]), len(gain))
-    return Baseline(constant, float(low[0]), float(high[0]))
+    return Baseline(constant, float(low[0]), float(high[0]), model=KAPLAN_MEIER)
 
 
 def check_survival_scoring(scoring, task: str, target: str):
