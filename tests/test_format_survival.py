@@ -116,3 +116,9 @@ def test_model_file_round_trip(forest):
             np.testing.assert_array_equal(loaded.predict_survival(X), model.predict_survival(X))
         else:
             assert loaded.times is None
+
+
+def test_risk_model_predicts_the_risk_score(forest):
+    risk = forest.risk_model()
+    assert risk.task == "regression" and risk.trees[0].value.shape == (3, 1, 1)
+    np.testing.assert_allclose(risk.predict(X), forest.predict(X))

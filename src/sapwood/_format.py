@@ -30,7 +30,7 @@ their set in it (layout and routing rule in :mod:`sapwood._kernels._traverse`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
@@ -630,6 +630,23 @@ class TreeEnsemble:
     def predict_proba(self, X):
         """Class probabilities (:func:`sapwood.adapters.predict_proba`)."""
         return _prediction.predict_proba(self, X)
+
+    def risk_model(self) -> TreeEnsemble:
+        """A survival model's risk score as a regression on the same trees: each node's
+        value becomes what it adds to the risk score (a forest's cumulative hazard
+        summed over the event times; a boosted model's trees are already so), so that
+        every measure of a regression (TreeSHAP, partial dependence, ...) reads the risk
+        score. Its ``predict`` equals this model's."""
+        if self.task != "survival":
+            raise ValueError(f"risk_model needs a survival model; this model's task is "
+                             f"{self.task!r}")
+        fields = {"task": "regression", "times": None, "is_event_time": None,
+                  "baseline_cumulative_hazard": None}
+        if self.combine == "mean" and self.times is not None:
+            fields["trees"] = tuple(
+                replace(tree, value=tree.value[:, self.is_event_time, 0].sum(axis=1))
+                for tree in self.trees)
+        return replace(self, **fields)
 
     def predict_cumulative_hazard(self, X) -> np.ndarray:
         """A survival model's cumulative hazard at each of ``times``, shape

@@ -262,6 +262,8 @@ def _cartesian(grid_values):
 def _recursion(ensemble, columns, points, response_method):
     """Friedman's weighted traversal of every tree at every grid point: (n_outputs,
     n_points), the outputs as scikit-learn's recursion method gives them."""
+    if ensemble.task == "survival":
+        ensemble = ensemble.risk_model()  # the effects are on the risk score
     classifier = ensemble.task == "classification"
     boosted = ensemble.combine == "sum"
     if classifier:

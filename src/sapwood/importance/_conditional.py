@@ -36,6 +36,7 @@ from ._engine._bagging import bootstrap_of, oob_row_draws, randomforest_summary
 from ._engine._names import column_names
 from ._engine._ranks import TREES_ONLY, row_blocks
 from ._engine._result import ImportanceResult, mean_interval
+from ._engine._survival import refuse_survival
 
 __all__ = ["association_test", "conditional_permutation_importance"]
 
@@ -189,6 +190,7 @@ def conditional_permutation_importance(model, X, y, *, threshold=0.2, n_repeats=
        Statistics 15(3), 651-674, 2006. doi:10.1198/106186006X133933
     """
     ensemble = as_ensemble(model)
+    refuse_survival(ensemble, "conditional_permutation_importance")
     if ensemble.trees[0].n_outputs != 1:
         raise ValueError("conditional_permutation_importance supports single-output models "
                          f"only; got {ensemble.trees[0].n_outputs} outputs")

@@ -50,6 +50,7 @@ from ..adapters import as_ensemble
 from ..learners._inputs import check_rows
 from ._engine._names import feature_names_of
 from ._engine._result import ImportanceResult, mean_interval
+from ._engine._survival import refuse_survival
 
 __all__ = ["mdi_plus"]
 
@@ -117,6 +118,7 @@ def mdi_plus(model, X, y, *, sample_split="loo", alphas=None,
        doi:10.1080/01621459.2024.2398847
     """
     ensemble = as_ensemble(model)
+    refuse_survival(ensemble, "mdi_plus")
     check_rows(X, y)
     names = feature_names_of(ensemble, feature_names, X)
     X = check_array(X, dtype=np.float64)

@@ -32,6 +32,7 @@ from ._engine._bagging import bootstrap_of, oob_row_draws, randomforest_summary
 from ._engine._names import column_names
 from ._engine._ranks import TREES_ONLY, row_blocks
 from ._engine._result import ImportanceResult, mean_interval
+from ._engine._survival import refuse_survival
 
 __all__ = ["oob_permutation_importance"]
 
@@ -146,6 +147,7 @@ def oob_permutation_importance(forest, X, y, *, n_repeats=1, random_state=None, 
        R News 2(3), 18-22, 2002.
     """
     ensemble, bootstrap = bootstrap_of(forest)
+    refuse_survival(ensemble, "oob_permutation_importance")
     inbag_counts = bootstrap.counts
     n_training_rows = bootstrap.n_samples
     if ensemble.trees[0].n_outputs != 1:

@@ -58,6 +58,7 @@ from ..adapters import as_ensemble
 from ..learners._inputs import check_rows
 from ._engine._names import feature_names_of
 from ._engine._result import ImportanceResult
+from ._engine._survival import refuse_survival
 
 __all__ = ["sage"]
 
@@ -140,6 +141,7 @@ def sage(model, X, y, *, background=None, n_background=128, loss=None, thresh=0.
        doi:10.48550/arXiv.2004.00668
     """
     ensemble = as_ensemble(model)
+    refuse_survival(ensemble, "sage")
     check_rows(X, y)
     names = feature_names_of(ensemble, feature_names, X)
     X = check_array(X, dtype=np.float64, ensure_all_finite="allow-nan")

@@ -32,6 +32,7 @@ from ._engine._bagging import inbag_counter
 from ._engine._names import column_names
 from ._engine._ranks import TREES_ONLY, row_blocks
 from ._engine._result import ImportanceResult
+from ._engine._survival import refuse_survival
 
 __all__ = ["ufi"]
 
@@ -109,6 +110,7 @@ def ufi(model, X, y, *, held_out=None) -> ImportanceResult:
        Importance Measure for Random Forests", NeurIPS 2019. arXiv:1906.10845
     """
     ensemble = as_ensemble(model)
+    refuse_survival(ensemble, "ufi")
     if ensemble.combine != "mean" or ensemble.trees[0].n_outputs != 1:
         raise ValueError("ufi needs a single-output forest or tree whose leaves "
                          "are class fractions or means; got a model with "

@@ -145,6 +145,8 @@ def risk_ensemble(ensemble):
 def _supported(model, ensemble, scorer_uses_score):
     """Whether the evaluator can stand in for ``model`` (other models go generic)."""
     classifier = ensemble.task == "classification"
+    if ensemble.task == "survival":
+        return False  # its scorers read a time-to-event target: the model itself scores
     if ensemble.link != "identity" or is_outlier_detector(model):
         # An anomaly detector's scorers read decision_function or score_samples, which
         # are not the trees' raw output (an IsolationForest's mean path length).
