@@ -97,7 +97,7 @@ def tree_evaluator(model, X, n_jobs, scorer_uses_score, max_memory=None):
         if ensemble.task == "survival":
             # The evaluator permutes the risk score, a forest of scalar leaves.
             estimators = None
-            ensemble = risk_ensemble(as_ensemble(model))
+            ensemble = as_ensemble(model).risk_model()
     except Exception:  # any model sapwood cannot read takes the generic path
         return None
     if not _supported(model, ensemble, scorer_uses_score):
@@ -125,28 +125,11 @@ def tree_evaluator(model, X, n_jobs, scorer_uses_score, max_memory=None):
     return evaluator
 
 
-def risk_ensemble(ensemble):
-    """A survival model's risk score (its ``predict`` for the identity link) as a
-    regression ensemble of the same trees: a forest's node values summed over the event
-    times of their cumulative hazard (the risk is the mean over the trees of that sum,
-    a linear function of the leaves), a boosted model's as they are."""
-    from dataclasses import replace
-
-    if ensemble.combine == "mean" and ensemble.times is not None:
-        events = ensemble.is_event_time
-        trees = tuple(replace(tree, value=np.ascontiguousarray(
-            tree.value[:, events, 0].sum(axis=1)[:, None, None])) for tree in ensemble.trees)
-    else:
-        trees = ensemble.trees
-    return replace(ensemble, trees=trees, task="regression", times=None,
-                   is_event_time=None, baseline_cumulative_hazard=None)
-
-
 def _supported(model, ensemble, scorer_uses_score):
     """Whether the evaluator can stand in for ``model`` (other models go generic)."""
     classifier = ensemble.task == "classification"
     if ensemble.task == "survival":
-        return False  # its scorers read a time-to-event target: the model itself scores
+        return False  # the risk score's regression form only (``tree_evaluator``)
     if ensemble.link != "identity" or is_outlier_detector(model):
         # An anomaly detector's scorers read decision_function or score_samples, which
         # are not the trees' raw output (an IsolationForest's mean path length).
