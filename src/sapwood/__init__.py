@@ -4,7 +4,8 @@ Layout (each a package of small private modules; public names are re-exported he
 
 - ``sapwood._format``    the one tree format (:class:`TreeArrays`, :class:`TreeEnsemble`)
 - ``sapwood._kernels``   all Numba code: split search, growth, traversal, permutation, TreeSHAP
-- ``sapwood.learners``   DecisionTree*, RandomForest*, ExtraTrees*, GradientBoosting*
+- ``sapwood.learners``   DecisionTree*, RandomForest*, ExtraTrees*, GradientBoosting*,
+                         SurvivalTree, RandomSurvivalForest, ExtraSurvivalTrees
 - ``sapwood.adapters``   scikit-learn, XGBoost and LightGBM models into the tree format
 - ``sapwood.importance`` the measures, all returning :class:`ImportanceResult`
 - ``sapwood.selection``  Boruta feature selection with any importance measure
@@ -37,7 +38,8 @@ _LAZY = {
     **{name: (".learners", name) for name in (
         "DecisionTreeClassifier", "DecisionTreeRegressor", "ExtraTreesClassifier",
         "ExtraTreesRegressor", "GradientBoostingClassifier", "GradientBoostingRegressor",
-        "RandomForestClassifier", "RandomForestRegressor")},
+        "RandomForestClassifier", "RandomForestRegressor", "SurvivalTree",
+        "RandomSurvivalForest", "ExtraSurvivalTrees")},
     "Report": (".report", "Report"),
     "explain": (".report", "explain"),
     "datasets": (".datasets", None),
@@ -57,12 +59,15 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
     from .learners import (
         DecisionTreeClassifier,
         DecisionTreeRegressor,
+        ExtraSurvivalTrees,
         ExtraTreesClassifier,
         ExtraTreesRegressor,
         GradientBoostingClassifier,
         GradientBoostingRegressor,
         RandomForestClassifier,
         RandomForestRegressor,
+        RandomSurvivalForest,
+        SurvivalTree,
     )
     from .report import Report, explain
 
@@ -72,6 +77,7 @@ __getattr__, __dir__ = lazy_names(__name__, globals(), _LAZY)
 __all__ = [
     "DecisionTreeClassifier",
     "DecisionTreeRegressor",
+    "ExtraSurvivalTrees",
     "ExtraTreesClassifier",
     "ExtraTreesRegressor",
     "FormatError",
@@ -80,7 +86,9 @@ __all__ = [
     "ModelKind",
     "RandomForestClassifier",
     "RandomForestRegressor",
+    "RandomSurvivalForest",
     "Report",
+    "SurvivalTree",
     "TreeArrays",
     "TreeEnsemble",
     "__version__",

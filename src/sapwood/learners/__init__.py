@@ -7,8 +7,11 @@ from ._forest import (
     RandomForestClassifier,
     RandomForestRegressor,
 )
+from ._survival_forest import ExtraSurvivalTrees, RandomSurvivalForest
+from ._survival_tree import SurvivalTree
 from ._tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 __all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor", "RandomForestClassifier",
            "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor",
-           "GradientBoostingClassifier", "GradientBoostingRegressor"]
+           "GradientBoostingClassifier", "GradientBoostingRegressor", "SurvivalTree",
+           "RandomSurvivalForest", "ExtraSurvivalTrees"]
