@@ -122,8 +122,8 @@ def _event(values: pd.Series, name: str, event_value) -> pd.Series:
     words = {str(value).strip().lower() for value in distinct}
     if pd.api.types.is_numeric_dtype(values):
         words = {f"{float(value):g}" for value in distinct}
-    if len(distinct) > 2:
-        raise InputError(f"event column {name!r} has {len(distinct)} distinct values; an "
+    if len(words) > 2:
+        raise InputError(f"event column {name!r} has {len(words)} distinct values; an "
                          "event column holds two (event, censored): 1/0, true/false, or two "
                          "values with --event-value (event_value=) naming the event's")
     for pair in _EVENT_WORDS:
