@@ -384,8 +384,7 @@ def _records_impurities(model, inputs, **options):
             return ("an anomaly detector's trees split at random, not to reduce an "
                     "impurity, so it has no impurity decrease to measure")
         if ensemble.task == "survival":
-            return ("this survival model records no split statistic per node (scikit-"
-                    "survival's trees keep none)")
+            return ("a survival tree's log-rank split decreases no impurity")
         return ("this model records no node impurities (XGBoost and LightGBM trees keep "
                 "split gains, not impurities)")
     return None

@@ -107,7 +107,8 @@ def survival_vimp(model, X, y, *, n_repeats=1, random_state=None, feature_names=
     params = {"n_repeats": n_repeats, "random_state": random_state if isinstance(
         random_state, int | np.integer) else None, "error": "1 - concordance_index"}
     extra = {"oob_concordance": float(base), "n_oob_rows": int(covered.sum()),
-             "intervals": {"ci": f"the spread of the {n_repeats} permutation(s) only",
+             "intervals": {"ci": f"the spread of the {n_repeats} permutations only"
+                           if n_repeats > 1 else "none (one permutation per tree)",
                            "rank": "the out-of-bag rows and the permutations (one draw "
                                    "per row)"}}
     return ImportanceResult.from_draws(importances, feature_names=names, method="vimp",
