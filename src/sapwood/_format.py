@@ -648,6 +648,26 @@ class TreeEnsemble:
                 for tree in self.trees)
         return replace(self, **fields)
 
+    def function_model(self, output) -> TreeEnsemble:
+        """A survival forest's cumulative hazard (``output="cumulative_hazard"``) or
+        survival function (``"survival"``) at its ``times`` as a multi-output
+        regression on the same trees, one output per time (value shape (n_nodes,
+        n_times, 1)): its ``raw_predict`` gives the function at every time, and every
+        measure of a regression's outputs (TreeSHAP, ...) reads them. Only a forest's
+        vector leaves make the functions a sum over trees; a boosted model's are not."""
+        columns = {"cumulative_hazard": 0, "survival": 1}
+        if output not in columns:
+            raise ValueError(f"output must be one of {list(columns)}; got {output!r}")
+        if self.task != "survival" or self.combine != "mean" or self.times is None:
+            raise ValueError(f"the {output.replace('_', ' ')} at each time is a sum over "
+                             "the trees only for a survival forest or tree whose leaves hold "
+                             "the functions (scikit-survival's low_memory=False); this model "
+                             f"is a {self.task} model (combine={self.combine!r})")
+        k = columns[output]
+        return replace(self, task="regression", times=None, is_event_time=None,
+                       trees=tuple(replace(tree, value=tree.value[:, :, k:k + 1])
+                                   for tree in self.trees))
+
     def predict_cumulative_hazard(self, X) -> np.ndarray:
         """A survival model's cumulative hazard at each of ``times``, shape
         (n_samples, n_times) (:func:`sapwood._prediction.predict_cumulative_hazard`)."""

@@ -49,7 +49,7 @@ from ._engine._dask import dask_rows, is_dask_collection
 from ._engine._names import column_names
 from ._engine._result import ImportanceResult, t_interval
 from ._engine._shap_interventional import MODEL_OUTPUTS, interventional_tree_shap
-from ._engine._shap_output import explanation_extra
+from ._engine._shap_output import explanation_extra, survival_output
 from ._engine._shap_trees import explained_rows, shap_trees, tree_walks
 
 __all__ = ["tree_shap"]
@@ -88,8 +88,16 @@ def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output=
         number; the ``shap`` package suggests about 100 to 1,000).
     feature_perturbation : {"auto", "interventional", "tree_path_dependent"}
         ``"auto"``: interventional when ``data`` is given, else path-dependent.
-    model_output : {"raw", "probability", "log_loss"}, default="raw"
-        What is explained (``"probability"`` and ``"log_loss"`` interventional only, as in
+    model_output : {"raw", "probability", "log_loss", "survival", \
+"cumulative_hazard"}, default="raw"
+        What is explained. A survival model's ``"raw"`` output is its risk score (what
+        its ``predict`` gives); ``"survival"`` and ``"cumulative_hazard"`` (a survival
+        forest or tree whose leaves hold the functions) explain its survival function or
+        cumulative hazard at each of its times: time-dependent SHAP values
+        (SurvSHAP(t)), exact through the vector leaves, of shape (n_rows, n_features,
+        n_times), adding up at every time to the function the model predicts, the
+        times in ``extra["times"]``. For other models
+        (``"probability"`` and ``"log_loss"`` interventional only, as in
         the ``shap`` package): the raw output (a forest's mean, boosting's margin); the
         probability (a forest classifier's raw output, or binary boosting's margin
         through the logistic link); or the loss of each row against ``y``: log loss of
@@ -144,17 +152,22 @@ def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output=
     if not isinstance(interactions, bool | np.bool_):
         raise TypeError(f"interactions must be True or False; got {interactions!r}")
     check_progress(progress)
+    ensemble = as_ensemble(model)
+    ensemble, model_output, explained = survival_output(ensemble, model_output)
+    if explained:
+        model = ensemble
     perturbation = _check_perturbation(data, feature_perturbation, model_output, y,
                                        interactions)
     if is_dask_collection(X):
         if perturbation == "interventional":
             raise ValueError("interventional TreeSHAP takes X in memory; a Dask collection "
                              "is explained path-dependent only (data=None)")
-        return dask_tree_shap(model, X, interactions, resolve_n_jobs(n_jobs))
-    ensemble = as_ensemble(model)
+        return _explained(dask_tree_shap(model, X, interactions, resolve_n_jobs(n_jobs)),
+                          explained)
     if perturbation == "interventional":
-        return interventional_tree_shap(model, ensemble, X, data, model_output, y,
-                                        resolve_n_jobs(n_jobs), progress)
+        return _explained(interventional_tree_shap(model, ensemble, X, data, model_output, y,
+                                                   resolve_n_jobs(n_jobs), progress),
+                          explained)
     feature_names = column_names(X, model, ensemble.n_features)
     rows = explained_rows(X, ensemble, "X")
     tree_arrays = _tree_arrays(ensemble)
@@ -166,10 +179,18 @@ def tree_shap(model, X, *, data=None, feature_perturbation="auto", model_output=
     phi = values.sum(axis=2) if interactions else values
     magnitude = np.abs(phi).mean(axis=2).T  # (n_features, n_rows)
     extra = _extra(ensemble, X, tree_arrays, phi, values if interactions else None)
-    return ImportanceResult.from_draws(
+    return _explained(ImportanceResult.from_draws(
         magnitude, feature_names=feature_names, method="tree_shap",
         params={"interactions": interactions, "n_rows": int(rows.shape[0]),
-                "feature_perturbation": "tree_path_dependent"}, extra=extra)
+                "feature_perturbation": "tree_path_dependent"}, extra=extra), explained)
+
+
+def _explained(result, explained):
+    """``result`` with what a survival model's values explain recorded in it."""
+    if explained:
+        result.params["model_output"] = explained.pop("model_output")
+        result.extra.update(explained)
+    return result
 
 
 def _check_perturbation(data, feature_perturbation, model_output, y, interactions) -> str:

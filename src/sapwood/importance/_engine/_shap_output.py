@@ -9,7 +9,11 @@ again, so :func:`~sapwood.importance.tree_shap` records it with the rows explain
 
 from __future__ import annotations
 
-__all__ = ["explanation_extra"]
+__all__ = ["SURVIVAL_OUTPUTS", "explanation_extra", "survival_output"]
+
+#: What a survival model's SHAP values may explain besides its risk score ("raw"): its
+#: survival function or cumulative hazard, one value per row, feature and time.
+SURVIVAL_OUTPUTS = ("survival", "cumulative_hazard")
 
 # The raw output of each (combine, link): what it is called on an axis.
 _RAW_OUTPUT = {("sum", "identity"): "prediction", ("sum", "logistic"): "log-odds",
@@ -47,3 +51,29 @@ def explanation_extra(ensemble, X, n_columns, transform="identity") -> dict:
 def _plain(label):
     """A class label as the user wrote it: 3, not np.int64(3)."""
     return label.item() if hasattr(label, "item") else label
+
+
+def survival_output(ensemble, model_output):
+    """``(ensemble, model_output, explained)``: a survival model as the regression whose
+    outputs the SHAP values explain (its risk score, or with ``model_output``
+    "survival" / "cumulative_hazard" the function at each of its times: exact through
+    the forest's vector leaves), the output to explain of that regression ("raw") and
+    what to record in the result (``extra["output"]``, ``extra["times"]`` for the
+    functions, ``params["model_output"]``); other models come back as they are, with
+    an empty record."""
+    if ensemble.task != "survival":
+        if model_output in SURVIVAL_OUTPUTS:
+            raise ValueError(f"model_output={model_output!r} needs a survival model; this "
+                             f"model's task is {ensemble.task!r}")
+        return ensemble, model_output, {}
+    if model_output == "raw":
+        output = ("log of the predicted time" if ensemble.link == "exp" else
+                  "log hazard ratio" if ensemble.combine == "sum" else "risk score")
+        return ensemble.risk_model(), "raw", {"output": output, "model_output": "raw"}
+    if model_output not in SURVIVAL_OUTPUTS:
+        raise ValueError(f"a survival model's SHAP values explain model_output 'raw' (its "
+                         f"risk score), {' or '.join(map(repr, SURVIVAL_OUTPUTS))}; got "
+                         f"{model_output!r}")
+    output = "survival probability" if model_output == "survival" else "cumulative hazard"
+    return ensemble.function_model(model_output), "raw", {
+        "output": output, "times": ensemble.times, "model_output": model_output}
