@@ -248,6 +248,12 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
                               fitted=fitted, held_out=held_out, n_train=n_train)
         if held_back is not None:
             held_back.complete(report, steps)
+        if data.task == "survival":
+            from ._survival_curves import survival_summary
+
+            with steps.step("Survival curves of the top features"
+                            + (" and their importance over time" if effects else "")):
+                report.survival = survival_summary(report, importance=effects)
         if rows:
             from ._rows import explain_rows
 

@@ -238,6 +238,11 @@ def print_report(run, console, details: bool = False, hint: str | None = None):
 
         for line in effects_lines(run.effects):
             console.print(visible(line), markup=False, highlight=False)
+    if getattr(run, "survival", None):
+        from ._survival_curves import survival_lines
+
+        for line in survival_lines(run.survival):
+            console.print(visible(line), markup=False, highlight=False)
     if run.selection is not None:
         _print_selection(run.selection, console)
     print_rows(run.rows, run.source, console)
