@@ -147,3 +147,22 @@ def test_the_scoring_must_fit_the_target(whas):
         sapwood.explain(X, y["lenfol"], scoring="concordance_index")
     with pytest.raises(InputError, match="event_value='dead' names the event"):
         sapwood.explain(X, y["lenfol"], event_value="dead")
+
+
+def test_the_survival_pictures_in_json_and_the_notebook(whas):
+    from sapwood.report._html import notebook_html
+
+    X, y = whas
+    report = sapwood.explain(X.iloc[:200], y[:200], model=forest(n_estimators=10),
+                             methods="permutation")
+    curves = report.survival["curves"]
+    assert len(curves) == 3 and len(curves[0]["survival_low"]) == len(report.survival["times"])
+    # The curves are the model's: its mean survival function with the feature set.
+    rows = X.loc[report.held_out_index].assign(**{curves[0]["feature"]: curves[0]["high"]})
+    grid = report.model.unique_times_
+    shown = np.searchsorted(grid, report.survival["times"])
+    np.testing.assert_allclose(
+        report.model.predict_survival_function(rows, return_array=True).mean(axis=0)[shown],
+        curves[0]["survival_high"])
+    page = notebook_html(report)
+    assert "Survival curves and importance over time" in page and "<svg" in page
