@@ -21,8 +21,9 @@ new permutations and averages.
 The intervals: the concordance is no mean over rows; each row's first-order influence
 on it (:class:`~sapwood.importance._engine._survival_scores.ConcordanceLoss`) gives
 per-row draws whose mean is VIMP_j, as for held-out permutation by a concordance
-(docs/measures.md, "Ishwaran's VIMP"). A naive implementation of the definition checks
-the numbers: ``tests/reference/survival_vimp.py``.
+(docs/measures.md, section 'VIMP of random survival forests (Ishwaran)'). A naive
+implementation of the definition checks the numbers:
+``tests/reference/naive_survival_vimp.py``.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ __all__ = ["survival_vimp"]
 
 def survival_vimp(model, X, y, *, n_repeats=1, random_state=None, feature_names=None):
     """Ishwaran's out-of-bag VIMP of a bagged survival forest (module docstring).
+
+    Definition: docs/measures.md, section 'VIMP of random survival forests (Ishwaran)'.
 
     Parameters
     ----------

@@ -60,9 +60,7 @@ def baseline(model, y_train, X_test, y_test, task: str, score_name: str, score: 
     None when neither can be had. A survival target's constant is the Kaplan-Meier model
     (:func:`~sapwood.report._survival.survival_baseline`)."""
     if task == "survival":
-        from ._survival import survival_baseline
-
-        return survival_baseline(model, y_train, X_test, y_test, score, scoring)
+        return _survival_baseline(model, y_train, X_test, y_test, scoring)
     y_test = np.asarray(y_test)
     reference = np.asarray(y_train) if y_train is not None and len(y_train) else y_test
     if len(y_test) < 2:
@@ -87,6 +85,21 @@ def baseline(model, y_train, X_test, y_test, task: str, score_name: str, score: 
         return None if value is None else Baseline(value)
     low, high = t_interval(np.array([gain.mean()]), np.array([gain.std(ddof=1)]), len(gain))
     return Baseline(value, float(low[0]), float(high[0]))
+
+
+def _survival_baseline(model, y_train, X_test, y_test, scoring) -> Baseline | None:
+    """The Kaplan-Meier model's score and the interval of the model's gain over it
+    (:func:`~sapwood.report._survival.survival_gain`)."""
+    from ._survival import KAPLAN_MEIER, survival_gain
+
+    try:
+        constant, gain = survival_gain(model, y_train, X_test, y_test, scoring)
+    except (ValueError, TypeError):
+        return None
+    if len(gain) < 2:
+        return Baseline(constant, model=KAPLAN_MEIER)
+    low, high = t_interval(np.array([gain.mean()]), np.array([gain.std(ddof=1)]), len(gain))
+    return Baseline(constant, float(low[0]), float(high[0]), model=KAPLAN_MEIER)
 
 
 def _auc_skill(model, reference, X_test, y_test) -> Baseline | None:

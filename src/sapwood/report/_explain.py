@@ -128,7 +128,7 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         cannot win and that sees a rare class, where accuracy hides it; the held-out
         accuracy is shown beside it). A survival target: ``"concordance_index"``
         (Harrell's, the default), ``"concordance_index_ipcw"`` (Uno's) or
-        ``"neg_integrated_brier_score"`` (docs/measures.md, "Survival scores"). The
+        ``"neg_integrated_brier_score"`` (docs/measures.md, section 'Survival scores'). The
         verdict's intervals over new rows need a score that is a mean over rows, binary
         ROC AUC or a concordance index (accuracy, Brier score, log loss, R², squared or
         absolute error, roc_auc, the survival scores); with another, it says it cannot

@@ -11,7 +11,8 @@ from sapwood.importance._engine._permutation_rows import AucScoreMixin
 from .._errors import InputError
 
 __all__ = ["LARGE_TABLE_ROWS", "MODEL_NAMES", "PROBABILITY_SCORES", "KeptPredictions",
-           "LoadedModel", "available_models", "build_model", "default_model", "default_scoring",
+           "LoadedModel", "LoadedSurvivalModel", "StepFunction", "available_models",
+           "build_model", "default_model", "default_scoring",
            "describe_ensemble", "describe_model", "describe_source", "large_table_note",
            "large_table_params", "load_model", "model_class", "score_model", "shown_score"]
 
@@ -198,6 +199,49 @@ class _LoadedAnomalyDetector(AucScoreMixin, LoadedModel):
         return self.ensemble.predict(_array(X))
 
 
+class LoadedSurvivalModel(LoadedModel):
+    """A survival tree model read from a file or another library, dressed as a fitted
+    scikit-survival estimator: ``predict`` (the risk score, or the time of a model of
+    the time), ``score`` (Harrell's concordance, as scikit-survival's models score) and,
+    where the model has them, ``predict_survival_function`` and
+    ``predict_cumulative_hazard_function`` at ``unique_times_``."""
+
+    def __init__(self, ensemble, path):
+        super().__init__(ensemble, path)
+        if ensemble.has_survival_functions:
+            self.unique_times_ = ensemble.times
+
+    def score(self, X, y):
+        from sapwood.importance._engine._survival_scores import concordance_index, risk_score
+
+        return concordance_index(y, risk_score(self, X))
+
+    def predict_survival_function(self, X, return_array=False):
+        survival = self.ensemble.predict_survival(_array(X))
+        return survival if return_array else [StepFunction(self.ensemble.times, row)
+                                              for row in survival]
+
+    def predict_cumulative_hazard_function(self, X, return_array=False):
+        hazard = self.ensemble.predict_cumulative_hazard(_array(X))
+        return hazard if return_array else [StepFunction(self.ensemble.times, row)
+                                            for row in hazard]
+
+
+class StepFunction:
+    """One row's function of time known at ``x`` (values ``y``), as scikit-survival's
+    ``StepFunction`` evaluates it: the value at the last of ``x`` at or before a time."""
+
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+    def __call__(self, at):
+        import numpy as np
+
+        from sapwood.importance._engine._survival_scores import survival_at
+
+        return survival_at(self.x, self.y[None, :], np.atleast_1d(at))[0]
+
+
 def load_model(ensemble, path) -> LoadedModel:
     """The loaded model of ``ensemble`` (read from ``path``), of the class whose
     ``score`` is the one scikit-learn gives the model: accuracy or R² (scikit-learn's
@@ -208,8 +252,6 @@ def load_model(ensemble, path) -> LoadedModel:
     if _is_anomaly_detector(ensemble):
         return _LoadedAnomalyDetector(ensemble, path)
     if ensemble.task == "survival":
-        from ._survival import LoadedSurvivalModel
-
         return LoadedSurvivalModel(ensemble, path)
     if ensemble.task == "classification":
         return _LoadedClassifier(ensemble, path)

@@ -26,18 +26,13 @@ from .._errors import InputError
 from ..importance._engine._survival_scores import (
     SURVIVAL_SCORES,
     SurvivalScorer,
-    concordance_index,
     is_survival_target,
-    risk_score,
-    survival_at,
 )
 from ._data import Prepared, _check_feature_range, _date_note, encode_features, parse_dates
-from ._models import LoadedModel
 
-__all__ = ["SURVIVAL_SCORES", "LoadedSurvivalModel", "StepFunction", "SurvivalScorer",
-           "check_survival_scoring",
+__all__ = ["KAPLAN_MEIER", "SURVIVAL_SCORES", "SurvivalScorer", "check_survival_scoring",
            "describe_target", "is_survival_form", "is_survival_model", "prepare_survival",
-           "structured", "survival_baseline", "survival_columns", "survival_frame",
+           "structured", "survival_columns", "survival_frame", "survival_gain",
            "target_json"]
 
 # Event values read without being named: the second of each pair is the event.
@@ -221,36 +216,25 @@ def target_json(data: Prepared) -> dict:
             "censored_share": float(1 - event.mean())}
 
 
-def survival_baseline(model, y_train, X_test, y_test, score, scoring):
-    """The Kaplan-Meier model's held-out score (no features: one survival function for
-    every row, so one risk: a concordance of 1/2) and the 95% interval of the model's
-    gain over it, from each held-out row's influence on the concordance (or its Brier
-    loss): docs/measures.md, 'The baseline'."""
-    from sapwood.importance._engine._result import t_interval
-
-    from ._baseline import Baseline
-
+def survival_gain(model, y_train, X_test, y_test, scoring):
+    """``(constant, gain)``: the Kaplan-Meier model's held-out score (no features: one
+    survival function for every row, so one risk: a concordance of 1/2) and each held-out
+    row's gain of the model over it, whose mean is the model's gain: the difference of
+    the two integrated Brier losses, or the row's share of the concordance, C + IF_i -
+    1/2, from its first-order influence (docs/measures.md, section 'The Kaplan-Meier
+    baseline'). Raises ValueError or TypeError where the score cannot be had."""
     scorer = scoring if isinstance(scoring, SurvivalScorer) else SurvivalScorer(
         scoring or SURVIVAL_SCORES[0], y_train=y_train)
     reference = y_train if y_train is not None and len(y_train) else y_test
-    try:
-        constant = scorer.constant(reference, y_test)
-        if scorer.name == "neg_integrated_brier_score":
-            loss = scorer.row_loss(model, y_test)
-            losses = loss(loss.read({loss.method: model.predict_survival_function(
-                X_test, **({} if loss.grid is None else {"return_array": True}))}), None,
-                np.arange(len(y_test)))
-            gain = scorer.constant_losses(reference, y_test) - losses
-        else:
-            loss = scorer.row_loss(model, y_test)
-            value, influence = loss.influence(loss.read({"predict": model.predict(X_test)}))
-            gain = value + influence - constant
-    except (ValueError, TypeError):
-        return None
-    if len(gain) < 2:
-        return Baseline(constant, model=KAPLAN_MEIER)
-    low, high = t_interval(np.array([gain.mean()]), np.array([gain.std(ddof=1)]), len(gain))
-    return Baseline(constant, float(low[0]), float(high[0]), model=KAPLAN_MEIER)
+    constant = scorer.constant(reference, y_test)
+    loss = scorer.row_loss(model, y_test)
+    if scorer.name == "neg_integrated_brier_score":
+        functions = model.predict_survival_function(
+            X_test, **({} if loss.grid is None else {"return_array": True}))
+        losses = loss(loss.read({loss.method: functions}), None, np.arange(len(y_test)))
+        return constant, scorer.constant_losses(reference, y_test) - losses
+    value, influence = loss.influence(loss.read({"predict": model.predict(X_test)}))
+    return constant, value + influence - constant
 
 
 def check_survival_scoring(scoring, task: str, target: str):
@@ -267,39 +251,3 @@ def check_survival_scoring(scoring, task: str, target: str):
 
 
 
-
-class LoadedSurvivalModel(LoadedModel):
-    """A survival tree model read from a file or another library, dressed as a fitted
-    scikit-survival estimator: ``predict`` (the risk score, or the time of a model of
-    the time), ``score`` (Harrell's concordance, as scikit-survival's models score) and,
-    where the model has them, ``predict_survival_function`` and
-    ``predict_cumulative_hazard_function`` at ``unique_times_``."""
-
-    def __init__(self, ensemble, path):
-        super().__init__(ensemble, path)
-        if ensemble.has_survival_functions:
-            self.unique_times_ = ensemble.times
-
-    def score(self, X, y):
-        return concordance_index(y, risk_score(self, X))
-
-    def predict_survival_function(self, X, return_array=False):
-        survival = self.ensemble.predict_survival(np.asarray(X, dtype=np.float64))
-        return survival if return_array else [StepFunction(self.ensemble.times, row)
-                                              for row in survival]
-
-    def predict_cumulative_hazard_function(self, X, return_array=False):
-        hazard = self.ensemble.predict_cumulative_hazard(np.asarray(X, dtype=np.float64))
-        return hazard if return_array else [StepFunction(self.ensemble.times, row)
-                                            for row in hazard]
-
-
-class StepFunction:
-    """One row's function of time known at ``x`` (values ``y``), as scikit-survival's
-    ``StepFunction`` evaluates it: the value at the last of ``x`` at or before a time."""
-
-    def __init__(self, x, y):
-        self.x, self.y = x, y
-
-    def __call__(self, at):
-        return survival_at(self.x, self.y[None, :], np.atleast_1d(at))[0]
