@@ -383,8 +383,8 @@ def _records_impurities(model, inputs, **options):
         if ensemble.kind.objective == "path_length":
             return ("an anomaly detector's trees split at random, not to reduce an "
                     "impurity, so it has no impurity decrease to measure")
-        if ensemble.task == "survival":
-            return ("a survival tree's log-rank split decreases no impurity")
+        if ensemble.task == "survival" and ensemble.combine == "mean":
+            return "a survival tree's log-rank split decreases no impurity"
         return ("this model records no node impurities (XGBoost and LightGBM trees keep "
                 "split gains, not impurities)")
     return None
