@@ -59,7 +59,7 @@ def whas():
 def test_the_three_forms_of_y_give_one_report(whas):
     X, y = whas
     model = forest(n_estimators=10)
-    by_array = sapwood.explain(X, y, model=model, methods="permutation")
+    by_array = sapwood.explain(X, y, model=model, methods="permutation", rows=[0])
     table = X.assign(lenfol=y["lenfol"], fstat=y["fstat"].astype(int))
     by_names = sapwood.explain(table, ("lenfol", "fstat"), model=model,
                                methods="permutation")
@@ -70,6 +70,8 @@ def test_the_three_forms_of_y_give_one_report(whas):
         np.testing.assert_array_equal(report.results["permutation"].importances,
                                       by_array.results["permutation"].importances)
     assert by_array.data.target == "lenfol"
+    # A row explained: its risk score by TreeSHAP, its target as time and status.
+    assert by_array.rows[0].target == f"{y['lenfol'][0]:g} (censored)"
     assert list(by_array.data.y.columns) == ["lenfol", "fstat"]
 
 

@@ -274,6 +274,8 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
                 X_fit, _, y_fit, _ = split_rows(data, share, random_state)
             else:
                 X_fit, y_fit = data.X, data.y
+            if data.task == "survival":
+                y_fit = structured(y_fit)
             report.selection = knockoffs(X_fit, y_fit, model,
                                          DEFAULT_FDR if fdr is None else fdr,
                                          seed=random_state, steps=steps, notes=report.notes)

@@ -32,7 +32,7 @@ from ._data import Prepared, _check_feature_range, _date_note, encode_features, 
 
 __all__ = ["KAPLAN_MEIER", "SURVIVAL_SCORES", "SurvivalScorer", "check_survival_scoring",
            "describe_target", "is_survival_form", "is_survival_model", "prepare_survival",
-           "structured", "survival_columns", "survival_frame", "survival_gain",
+           "row_target", "structured", "survival_columns", "survival_frame", "survival_gain",
            "target_json"]
 
 # Event values read without being named: the second of each pair is the event.
@@ -198,6 +198,12 @@ def structured(frame) -> np.ndarray | None:
     target[event_name] = frame[event_name].to_numpy(dtype=bool)
     target[time_name] = frame[time_name].to_numpy(dtype=np.float64)
     return target
+
+
+def row_target(row: pd.Series) -> str:
+    """One row's survival target in words: ``2178 (censored)``, ``43 (event)``."""
+    time, event = row.iloc[0], bool(row.iloc[1])
+    return f"{time:g} ({'event' if event else 'censored'})"
 
 
 def describe_target(data: Prepared) -> str:
