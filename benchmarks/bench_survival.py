@@ -7,6 +7,10 @@ a 0.01 grid: about 1,500 distinct times), one thread and all cores, against
 scikit-survival's ``low_memory=False`` forest with the same options and seed; the check
 says whether every tree is the same. S-MEM: the fitted forest's arrays (node arrays
 and leaf functions) against scikit-survival's (its trees' node records and values).
+S-SHAP: time-dependent SHAP values of the survival function (SurvSHAP(t)) of rows of
+whas500 against 50 background rows, for a scikit-survival forest, by sapwood's
+interventional TreeSHAP against the ``survshap`` package's exact kernel method (its
+default; its "treeshap" method fails in survshap 0.4.2), the values compared.
 """
 
 from __future__ import annotations
@@ -69,6 +73,53 @@ def _fitted_bytes(ours, theirs):
     return mine, sum(s["nodes"].nbytes + s["values"].nbytes for s in state)
 
 
+def _shap_rows(quick, repeats):
+    import warnings
+
+    from sksurv.datasets import load_whas500
+    from sksurv.ensemble import RandomSurvivalForest
+    from survshap import PredictSurvSHAP, SurvivalModelExplainer
+
+    from sapwood.importance import tree_shap
+
+    X, y = load_whas500()
+    X = X.select_dtypes("number").astype(float)
+    n_trees, n_rows = (5, 2) if quick else (50, 10)
+    model = RandomSurvivalForest(n_estimators=n_trees, max_depth=6, random_state=0).fit(X, y)
+    background, rows = X.iloc[:50], X.iloc[100:100 + n_rows]
+    explainer = SurvivalModelExplainer(model, background, y[:50])
+
+    def theirs():
+        values = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for i in range(n_rows):
+                explanation = PredictSurvSHAP(calculation_method="kernel", function_type="sf")
+                explanation.fit(explainer, rows.iloc[[i]])
+                table = explanation.result.set_index("variable_name").loc[list(X.columns)]
+                values.append(table.filter(like="t = ").to_numpy())
+        return np.stack(values)
+
+    def ours():
+        return tree_shap(model, rows, data=background, model_output="survival"
+                         ).extra["shap_values"]
+
+    tree_shap(model, rows.iloc[:1], data=background.iloc[:3], model_output="survival")
+    timings = time_interleaved({"survshap": theirs, "sapwood": ours}, repeats)
+    difference = np.abs(timings["survshap"].result - timings["sapwood"].result).max()
+    scale = np.abs(timings["sapwood"].result).max()
+    ratio = timings["sapwood"].median / timings["survshap"].median
+    return [{
+        "id": "S-SHAP",
+        "workload": f"SurvSHAP(t) of the survival function, {n_rows} whas500 rows x 6 "
+                    f"features x {model.unique_times_.shape[0]} times, 50 background rows, "
+                    f"scikit-survival forest of {n_trees} trees",
+        "peer": "survshap 0.4.2 (exact kernel)", "peer_s": timings["survshap"].median,
+        "sapwood_s": timings["sapwood"].median, "ratio": ratio, "target": "(none)",
+        "check": f"values equal to {difference:.1e} (largest |value| {scale:.2f})",
+        "peer_runs": timings["survshap"].runs, "sapwood_runs": timings["sapwood"].runs}]
+
+
 def _fit(estimator_class, options, X, y):
     return estimator_class(**options).fit(X, y)
 
@@ -109,4 +160,8 @@ def run(quick: bool = False) -> list[dict]:
                     "ratio": mine / their_bytes, "target": "<= 1.0",
                     "met": mine <= their_bytes,
                     "check": f"MB: {mine / 2**20:.1f} against {their_bytes / 2**20:.1f}"})
+    try:
+        rows += _shap_rows(quick, repeats)
+    except ImportError as error:
+        rows.append({"id": "S-SHAP", "workload": "SurvSHAP(t)", "check": f"skipped: {error}"})
     return rows

@@ -73,13 +73,17 @@ def test_risk_score_values(data, forest):
     np.testing.assert_allclose(phi[3], naive, rtol=1e-12, atol=1e-12)
 
 
-def test_interventional_survival_values(data, forest):
+def test_interventional_values(data, forest):
     X, _ = data
     result = tree_shap(forest, X[:3], data=X[40:46], model_output="survival")
     expected = naive_interventional_shap(
         lambda rows: forest.predict_survival_function(rows, return_array=True), X[:3],
         X[40:46])
     np.testing.assert_allclose(result.extra["shap_values"], expected, atol=1e-13)
+    risk = tree_shap(forest, X[:3], data=X[40:46])
+    expected = naive_interventional_shap(forest.predict, X[:3], X[40:46])
+    np.testing.assert_allclose(risk.extra["shap_values"], expected[..., 0], rtol=1e-12,
+                               atol=1e-12)
 
 
 def test_sksurv_models(data):

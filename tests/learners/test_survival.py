@@ -53,6 +53,8 @@ def assert_same_tree(ours, theirs):
     {"random_state": 1, "max_features": 3, "min_samples_leaf": 1, "min_samples_split": 2},
     {"random_state": 2, "splitter": "random", "max_depth": 6},
     {"random_state": 3, "min_samples_leaf": 0.05, "min_weight_fraction_leaf": 0.02},
+    {"random_state": 4, "max_leaf_nodes": 12},
+    {"random_state": 5, "max_leaf_nodes": 20, "splitter": "random", "max_depth": 5},
 ])
 def test_tree_equals_sksurv(whas500, options):
     X, y = whas500

@@ -25,15 +25,27 @@ may be grouped differently: equal up to rounding.)
 import numpy as np
 
 from ._arrays import empty, zeros
-from ._grow import LEAF, UNDEFINED, _doubled, _set_node, _workspace, new_nodes, resized
+from ._grow import (
+    LEAF,
+    UNDEFINED,
+    _doubled,
+    _heap_pop,
+    _heap_push,
+    _set_node,
+    new_nodes,
+    resized,
+)
 from ._numba import kernel, leaf_kernel
 from ._random import rand_int, rand_uniform
-from ._split import FEATURE_THRESHOLD, _partition_final, _partition_values, _sort_feature
+from ._split import FEATURE_THRESHOLD, _partition_final, _partition_values
 
-# Per-node arrays over the node's event times (slot j: its j-th event time): the node's
-# weight at risk and its event weight there, the variance factor, and the left child's
-# weight leaving the risk set after it (``left_leaving[j + 1]``; [0]: before the first)
-# and its events. Rows of one (6, n_times + 1) array.
+__all__ = ["grow_survival_tree", "heapsort", "logrank", "node_counts", "node_value"]
+
+# The rows of one (6, n_times + 1) array of node statistics. Over the node's event times
+# (slot j: its j-th event time): the node's weight at risk and its event weight there,
+# the variance factor, the left child's weight leaving the risk set after slot j - 1
+# (LEFT_LEAVING[j]; [0]: before the first event time) and its event weight at slot j.
+# DENSE: the node's weight at risk at every time index from its first to its last.
 AT_RISK, EVENTS, VARIANCE, LEFT_LEAVING, LEFT_EVENTS, DENSE = range(6)
 
 
@@ -177,10 +189,42 @@ def node_value(counts, lo, hi, value):
 
 
 @leaf_kernel
+def heapsort(values, samples, start, end):
+    """Sort ``values[start:end]`` ascending, ``samples`` alongside. The order of tied
+    values is not introsort's, as scikit-learn leaves them: it cannot change a sum of
+    whole-number weights (see the module docstring), and this sort compiles in a
+    fraction of the time of :mod:`sapwood._kernels._sort`'s."""
+    n = end - start
+    for root in range(n // 2 - 1, -1, -1):
+        _sift_down(values, samples, start, root, n)
+    for last in range(n - 1, 0, -1):
+        values[start], values[start + last] = values[start + last], values[start]
+        samples[start], samples[start + last] = samples[start + last], samples[start]
+        _sift_down(values, samples, start, 0, last)
+
+
+@leaf_kernel
+def _sift_down(values, samples, start, root, n):
+    while True:
+        child = 2 * root + 1
+        if child >= n:
+            return
+        if child + 1 < n and values[start + child + 1] > values[start + child]:
+            child += 1
+        if values[start + child] <= values[start + root]:
+            return
+        a = start + root
+        b = start + child
+        values[a], values[b] = values[b], values[a]
+        samples[a], samples[b] = samples[b], samples[a]
+        root = child
+
+
+@leaf_kernel
 def split_node(X_columns, time_index, sample_weight, event, samples, values, features,
-               constant_features, sort_workspace, counts, slot, rng, start, end, n_slots,
-               w_node, n_known_constants, max_features, min_samples_leaf, min_weight_leaf,
-               random_splitter, huge, best):
+               constant_features, counts, slot, rng, start, end, n_slots, w_node,
+               n_known_constants, max_features, min_samples_leaf, min_weight_leaf,
+               random_splitter, best):
     """Search the node's split into ``best`` (pos, feature, threshold, statistic,
     missing_go_to_left; pos == end: none); returns n_constant_features. The feature
     walk, the constant bookkeeping and the random splitter follow scikit-learn's
@@ -210,10 +254,10 @@ def split_node(X_columns, time_index, sample_weight, event, samples, values, fea
         f_j += n_found_constants
         feature = features[f_j]
         if not random_splitter:
-            # No missing values; tie rate 0: the order of tied rows cannot change a
-            # statistic built from whole-number weights (see the module docstring).
-            _sort_feature(X_columns, feature, samples, values, start, end, False, 0.0,
-                          sort_workspace, huge)
+            column = X_columns[feature]
+            for p in range(start, end):
+                values[p] = column[samples[p]]
+            heapsort(values, samples, start, end)
             if values[end - 1] <= values[start] + FEATURE_THRESHOLD:
                 features[f_j], features[n_total_constants] = (features[n_total_constants],
                                                               features[f_j])
@@ -298,33 +342,104 @@ def split_node(X_columns, time_index, sample_weight, event, samples, values, fea
 
 
 @kernel
+def _tree_workspace(sample_weight, n_features, n_times):
+    """The root's rows (those with weight; scikit-learn drops the others up front), a
+    buffer for one feature's values, the features in order, the record of constant
+    features, and the node statistics' arrays."""
+    n_rows = sample_weight.shape[0]
+    n_in = 0
+    for i in range(n_rows):
+        if sample_weight[i] != 0.0:
+            n_in += 1
+    samples = empty(n_in, np.intp)
+    j = 0
+    for i in range(n_rows):
+        if sample_weight[i] != 0.0:
+            samples[j] = i
+            j += 1
+    features = empty(n_features, np.intp)
+    for f in range(n_features):
+        features[f] = f
+    return (samples, empty(n_rows, np.float32), features, empty(n_features, np.intp),
+            zeros((6, n_times + 1), np.float64), zeros(n_times, np.intp),
+            zeros(n_rows, np.intp))
+
+
+@leaf_kernel
+def _add_node(X_columns, time_index, event, sample_weight, workspace, rng, nodes, gain,
+              best, node_id, start, end, depth, parent, is_left, n_constant, max_features,
+              min_samples_split, min_samples_leaf, min_weight_leaf, max_depth,
+              random_splitter):
+    """Search node ``node_id``'s split (unless a stopping rule makes it a leaf), record
+    the node (its split, counts, functions and split statistic) and return
+    (is_leaf, split position, n_constant_features)."""
+    samples, values, features, constant_features, counts, slot_of_time, slot = workspace
+    n_node_samples = end - start
+    n_slots, w_node, lo, hi = node_counts(samples, start, end, time_index, sample_weight,
+                                          event, slot_of_time, counts, slot)
+    is_leaf = (depth >= max_depth or n_node_samples < min_samples_split
+               or n_node_samples < 2 * min_samples_leaf or w_node < 2 * min_weight_leaf)
+    split_pos = end
+    split_feature = 0
+    split_threshold = 0.0
+    statistic = 0.0
+    missing_left = 0
+    if not is_leaf:
+        n_constant = split_node(
+            X_columns, time_index, sample_weight, event, samples, values, features,
+            constant_features, counts, slot, rng, start, end, n_slots, w_node, n_constant,
+            max_features, min_samples_leaf, min_weight_leaf, random_splitter, best)
+        split_pos = int(best[0])
+        split_feature = int(best[1])
+        split_threshold = best[2]
+        statistic = best[3]
+        missing_left = np.uint8(best[4])
+        is_leaf = split_pos >= end
+    # scikit-survival records no impurity (inf); the tree format's is left at 0.
+    _set_node(nodes, node_id, parent, is_left == 1, is_leaf, split_feature, split_threshold,
+              0.0, n_node_samples, w_node, missing_left)
+    gain[node_id] = 0.0 if is_leaf else statistic
+    value = nodes[8][node_id]
+    events_into(samples, start, end, time_index, sample_weight, event, value, lo, hi)
+    node_value(counts, lo, hi, value)
+    return is_leaf, split_pos if not is_leaf else end, n_constant
+
+
+@kernel
 def grow_survival_tree(X_columns, time_index, event, sample_weight, n_times, rng,
                        max_features, min_samples_split, min_samples_leaf, min_weight_leaf,
-                       max_depth, random_splitter, huge):
-    """Grow a survival tree depth-first (left child before right), as scikit-learn's
-    ``DepthFirstTreeBuilder`` with scikit-survival's criterion; returns the node arrays
-    (``_grow.new_nodes``' layout, values (n_nodes, n_times, 2)) and each node's split
-    statistic (0 at leaves)."""
-    samples, values, sort_workspace, features, constant_features = _workspace(
-        sample_weight, X_columns.shape[0])
-    n_rows = sample_weight.shape[0]
-    counts = zeros((6, n_times + 1), np.float64)
-    slot_of_time = zeros(n_times, np.intp)
-    slot = zeros(n_rows, np.intp)
-    capacity = (1 << (max_depth + 1)) - 1 if max_depth <= 10 else 2047
+                       max_depth, max_leaf_nodes, random_splitter):
+    """Grow a survival tree as scikit-learn's builders do with scikit-survival's
+    criterion: depth-first (left child before right), or with ``max_leaf_nodes`` > 0
+    best-first (always splitting the leaf with the largest statistic, scikit-learn's
+    heap order); returns the node arrays (``_grow.new_nodes``' layout, values (n_nodes,
+    n_times, 2)) and each node's split statistic (0 at leaves)."""
+    workspace = _tree_workspace(sample_weight, X_columns.shape[0], n_times)
+    n_in = workspace[0].shape[0]
+    if max_leaf_nodes > 0:
+        capacity = 2 * max_leaf_nodes - 1
+    else:
+        capacity = (1 << (max_depth + 1)) - 1 if max_depth <= 10 else 2047
     # Every leaf holds min_samples_leaf rows or more: no more nodes than this can be
     # grown, and each node's value is n_times x 2 numbers (arrays sized for the bound,
     # not for scikit-learn's 2,047 nodes, are faster to allocate and to trim).
-    most = 2 * (samples.shape[0] // max(min_samples_leaf, 1)) + 1
+    most = 2 * (n_in // max(min_samples_leaf, 1)) + 1
     if most < capacity:
         capacity = most
     nodes = new_nodes(capacity, n_times, 2)
     gain = zeros(capacity, np.float64)
     best = empty(5, np.float64)
+    if max_leaf_nodes > 0:
+        count = _best_first(X_columns, time_index, event, sample_weight, workspace, rng,
+                            nodes, gain, best, max_features, min_samples_split,
+                            min_samples_leaf, min_weight_leaf, max_depth, max_leaf_nodes,
+                            random_splitter)
+        return resized(nodes, count, count), gain
     count = 0
+    # stack of (start, end, depth, parent, is_left, n_constant_features)
     stack = empty((64, 6), np.intp)
     stack[0, 0] = 0
-    stack[0, 1] = samples.shape[0]
+    stack[0, 1] = n_in
     stack[0, 2] = 0
     stack[0, 3] = UNDEFINED
     stack[0, 4] = 0
@@ -335,44 +450,16 @@ def grow_survival_tree(X_columns, time_index, event, sample_weight, n_times, rng
         start = stack[top, 0]
         end = stack[top, 1]
         depth = stack[top, 2]
-        parent = stack[top, 3]
-        is_left = stack[top, 4]
-        n_constant = stack[top, 5]
-        n_node_samples = end - start
-        n_slots, w_node, lo, hi = node_counts(samples, start, end, time_index, sample_weight,
-                                              event, slot_of_time, counts, slot)
-        is_leaf = (depth >= max_depth or n_node_samples < min_samples_split
-                   or n_node_samples < 2 * min_samples_leaf
-                   or w_node < 2 * min_weight_leaf)
-        split_pos = end
-        split_feature = 0
-        split_threshold = 0.0
-        statistic = 0.0
-        missing_left = 0
-        if not is_leaf:
-            n_constant = split_node(
-                X_columns, time_index, sample_weight, event, samples, values, features,
-                constant_features, sort_workspace, counts, slot, rng, start, end, n_slots,
-                w_node, n_constant, max_features, min_samples_leaf, min_weight_leaf,
-                random_splitter, huge, best)
-            split_pos = int(best[0])
-            split_feature = int(best[1])
-            split_threshold = best[2]
-            statistic = best[3]
-            missing_left = np.uint8(best[4])
-            is_leaf = split_pos >= end
         if count >= nodes[0].shape[0]:
             nodes = resized(nodes, 2 * nodes[0].shape[0], count)
             gain = _doubled(gain)
         node_id = count
-        # scikit-survival records no impurity (inf); the tree format's is left at 0.
-        _set_node(nodes, node_id, parent, is_left == 1, is_leaf, split_feature,
-                  split_threshold, 0.0, n_node_samples, w_node, missing_left)
-        gain[node_id] = 0.0 if is_leaf else statistic
         count += 1
-        value = nodes[8][node_id]
-        events_into(samples, start, end, time_index, sample_weight, event, value, lo, hi)
-        node_value(counts, lo, hi, value)
+        is_leaf, split_pos, n_constant = _add_node(
+            X_columns, time_index, event, sample_weight, workspace, rng, nodes, gain, best,
+            node_id, start, end, depth, stack[top, 3], stack[top, 4], stack[top, 5],
+            max_features, min_samples_split, min_samples_leaf, min_weight_leaf, max_depth,
+            random_splitter)
         if not is_leaf:
             if top + 2 > stack.shape[0]:
                 stack = _doubled(stack)
@@ -388,4 +475,72 @@ def grow_survival_tree(X_columns, time_index, event, sample_weight, n_times, rng
     return resized(nodes, count, count), gain
 
 
-__all__ = ["grow_survival_tree", "logrank", "node_counts", "LEAF"]
+@kernel
+def _best_first(X_columns, time_index, event, sample_weight, workspace, rng, nodes, gain,
+                best, max_features, min_samples_split, min_samples_leaf, min_weight_leaf,
+                max_depth, max_leaf_nodes, random_splitter):
+    """Best-first growth into ``nodes`` (room for 2 max_leaf_nodes - 1 nodes): both
+    children of a split join the frontier once both are added, and the frontier's node
+    with the largest statistic is split next (``_grow``'s heap, libstdc++'s moves);
+    returns the node count."""
+    capacity = nodes[0].shape[0]
+    count = 0
+    # Frontier records (one per node): start, end, split position, depth, is_leaf.
+    record_of = empty((capacity, 5), np.intp)
+    improvement = empty(capacity, np.float64)
+    heap = empty(capacity, np.intp)
+    heap_size = 0
+    max_split_nodes = max_leaf_nodes - 1
+    # (start, end, depth, parent, is_left) of nodes still to be added
+    pending = empty((2, 5), np.intp)
+    pending[0, 0] = 0
+    pending[0, 1] = workspace[0].shape[0]
+    pending[0, 2] = 0
+    pending[0, 3] = UNDEFINED
+    pending[0, 4] = 1
+    n_pending = 1
+    while True:
+        for q in range(n_pending):
+            start = pending[q, 0]
+            end = pending[q, 1]
+            depth = pending[q, 2]
+            node_id = count
+            count += 1
+            is_leaf, split_pos, _ = _add_node(
+                X_columns, time_index, event, sample_weight, workspace, rng, nodes, gain,
+                best, node_id, start, end, depth, pending[q, 3], pending[q, 4], 0,
+                max_features, min_samples_split, min_samples_leaf, min_weight_leaf,
+                max_depth, random_splitter)
+            record_of[node_id, 0] = start
+            record_of[node_id, 1] = end
+            record_of[node_id, 2] = split_pos
+            record_of[node_id, 3] = depth
+            record_of[node_id, 4] = 1 if is_leaf else 0
+            improvement[node_id] = gain[node_id]
+        for q in range(n_pending):
+            heap_size = _heap_push(heap, heap_size, improvement, count - n_pending + q)
+        n_pending = 0
+        while heap_size > 0 and n_pending == 0:
+            record, heap_size = _heap_pop(heap, heap_size, improvement)
+            if record_of[record, 4] == 1 or max_split_nodes <= 0:
+                left, right, feature, threshold = nodes[0], nodes[1], nodes[2], nodes[3]
+                left[record] = LEAF
+                right[record] = LEAF
+                feature[record] = UNDEFINED
+                threshold[record] = UNDEFINED
+                gain[record] = 0.0
+                continue
+            max_split_nodes -= 1
+            for q, (child_start, child_end, child_left) in enumerate((
+                    (record_of[record, 0], record_of[record, 2], 1),
+                    (record_of[record, 2], record_of[record, 1], 0))):
+                pending[q, 0] = child_start
+                pending[q, 1] = child_end
+                pending[q, 2] = record_of[record, 3] + 1
+                pending[q, 3] = record
+                pending[q, 4] = child_left
+            n_pending = 2
+        if n_pending == 0:
+            break
+    return count
+

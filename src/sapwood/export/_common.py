@@ -46,6 +46,9 @@ def resolve_tree(model, tree_index: int = 0, criterion: str | None = None) -> Tr
         tree, ensemble = model, None
     else:
         ensemble = as_ensemble(model)
+        if ensemble.task == "survival":
+            # Each node shown with its risk score, not its functions over every time.
+            ensemble = ensemble.risk_model()
         if not isinstance(tree_index, int | np.integer) or not (
                 0 <= tree_index < ensemble.n_trees):
             raise ValueError(f"The 'tree_index' parameter must be an int in the range "

@@ -74,14 +74,15 @@ class BaseSurvivalForest(SurvivalFunctionsMixin, BaseEstimator):
 
     def __init__(self, n_estimators=100, *, max_depth=None, min_samples_split=6,
                  min_samples_leaf=3, min_weight_fraction_leaf=0.0, max_features="sqrt",
-                 bootstrap=True, oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 warm_start=False, max_samples=None):
+                 max_leaf_nodes=None, bootstrap=True, oob_score=False, n_jobs=None,
+                 random_state=None, verbose=0, warm_start=False, max_samples=None):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
         self.min_weight_fraction_leaf = min_weight_fraction_leaf
         self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
         self.bootstrap = bootstrap
         self.oob_score = oob_score
         self.n_jobs = n_jobs
@@ -145,7 +146,8 @@ class BaseSurvivalForest(SurvivalFunctionsMixin, BaseEstimator):
                             min_samples_split=self.min_samples_split,
                             min_samples_leaf=self.min_samples_leaf,
                             min_weight_fraction_leaf=self.min_weight_fraction_leaf,
-                            max_features=self.max_features, random_state=seed)
+                            max_features=self.max_features,
+                            max_leaf_nodes=self.max_leaf_nodes, random_state=seed)
 
     def _grow(self, X, time_index, event, seeds, progress):
         options = survival_options(self, *X.shape)
@@ -243,9 +245,11 @@ class RandomSurvivalForest(BaseSurvivalForest):
     Parameters
     ----------
     n_estimators : int, default=100
-    max_depth, min_samples_split (6), min_samples_leaf (3), min_weight_fraction_leaf
-        As :class:`SurvivalTree`.
+    max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf
+        As :class:`SurvivalTree` (defaults None, 6, 3, 0.0).
     max_features : int, float, {"sqrt", "log2"} or None, default="sqrt"
+    max_leaf_nodes : int, default=None
+        As :class:`SurvivalTree`.
     bootstrap : bool, default=True
     oob_score : bool, default=False
         Harrell's concordance of the out-of-bag risk scores (``oob_score_``, and

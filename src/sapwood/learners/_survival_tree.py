@@ -21,7 +21,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._format import ModelKind, TreeArrays, TreeEnsemble
 from .._kernels._logrank import grow_survival_tree
 from .._kernels._random import RAND_R_MAX
-from .._kernels._sort import PACKED_MAX_ROWS
 from .._sklearn_compat import (
     Interval,
     RealNotInt,
@@ -47,6 +46,7 @@ _TREE_CONSTRAINTS: dict = {
                      Interval(RealNotInt, 0.0, 1.0, closed="right"),
                      StrOptions({"sqrt", "log2"}), None],
     "random_state": ["random_state"],
+    "max_leaf_nodes": [Interval(numbers.Integral, 2, None, closed="left"), None],
 }
 
 
@@ -80,22 +80,23 @@ def survival_options(estimator, n_samples, n_features):
         "max_features": max_features,
         # scikit-survival's fraction of the number of rows, weights or not
         "min_weight_leaf": estimator.min_weight_fraction_leaf * n_samples,
+        "max_leaf_nodes": -1 if estimator.max_leaf_nodes is None else estimator.max_leaf_nodes,
     }
 
 
 def grow_survival(X_columns, time_index, event, sample_weight, n_times, *, splitter, seed,
                   max_features, min_samples_split, min_samples_leaf, min_weight_leaf,
-                  max_depth) -> TreeArrays:
+                  max_depth, max_leaf_nodes) -> TreeArrays:
     """Grow one survival tree on prepared inputs: ``X_columns`` float32 (n_features,
     n_samples), ``time_index`` each row's index into the distinct times, ``event``
     uint8, ``sample_weight`` float64 (rows of weight 0 take no part); ``seed`` the
-    tree's XorShift seed. The split statistics go into the tree's ``gain``."""
-    huge = True if X_columns.shape[1] > PACKED_MAX_ROWS else None
+    tree's XorShift seed; ``max_leaf_nodes`` -1 grows depth-first, else best-first. The
+    split statistics go into the tree's ``gain``."""
     nodes, gain = grow_survival_tree(
         X_columns, time_index, event, sample_weight, int(n_times),
         np.array([seed], dtype=np.int64), int(max_features), int(min_samples_split),
-        int(min_samples_leaf), float(min_weight_leaf), int(max_depth),
-        splitter == "random", huge)
+        int(min_samples_leaf), float(min_weight_leaf), int(max_depth), int(max_leaf_nodes),
+        splitter == "random")
     left, right, feature, threshold, impurity, n_samples, weighted, missing, value = nodes
     return TreeArrays(
         children_left=left, children_right=right, feature=feature, threshold=threshold,
@@ -169,6 +170,9 @@ class SurvivalTree(SurvivalFunctionsMixin, BaseEstimator):
     min_weight_fraction_leaf : float, default=0.0
     max_features : int, float, {"sqrt", "log2"} or None, default=None
     random_state : int, RandomState instance or None, default=None
+    max_leaf_nodes : int, default=None
+        Grow best-first (the leaf whose split has the largest log-rank statistic first)
+        to at most this many leaves.
 
     Attributes
     ----------
@@ -185,7 +189,7 @@ class SurvivalTree(SurvivalFunctionsMixin, BaseEstimator):
 
     def __init__(self, *, splitter="best", max_depth=None, min_samples_split=6,
                  min_samples_leaf=3, min_weight_fraction_leaf=0.0, max_features=None,
-                 random_state=None):
+                 random_state=None, max_leaf_nodes=None):
         self.splitter = splitter
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
@@ -193,6 +197,7 @@ class SurvivalTree(SurvivalFunctionsMixin, BaseEstimator):
         self.min_weight_fraction_leaf = min_weight_fraction_leaf
         self.max_features = max_features
         self.random_state = random_state
+        self.max_leaf_nodes = max_leaf_nodes
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
