@@ -166,5 +166,10 @@ def test_the_survival_pictures_in_json_and_the_notebook(whas):
     np.testing.assert_allclose(
         report.model.predict_survival_function(rows, return_array=True).mean(axis=0)[shown],
         curves[0]["survival_high"])
+    text = " ".join(str(report).split())  # the terminal's summary
+    assert "target 'lenfol', event 'fstat' (survival:" in text
+    assert "concordance index (Harrell's C)" in text
+    assert "the Kaplan-Meier model (no features): 0.500" in text
+    assert "Survival at lenfol =" in text
     page = notebook_html(report)
     assert "Survival curves and importance over time" in page and "<svg" in page

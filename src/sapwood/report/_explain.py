@@ -103,7 +103,8 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         (``("time", "status")``), or a DataFrame of two columns, time then event
         (docs/getting-started.md, "Survival targets").
     model : None or ``"rf"``, ``"et"``, ``"gb"``, ``"tree"``: train that sapwood model (None:
-        a random forest) on a split of X, y; a forest on more than 100,000 training rows
+        a random forest; for a survival target its survival learners, ``RandomSurvivalForest``
+        and so on, without ``"gb"``) on a split of X, y; a forest on more than 100,000 training rows
         grows each tree on 100,000 of them (``max_samples``, shown in the Model line;
         docs/getting-started.md, "Large tables"). An unfitted estimator: fitted on the
         split, as it is.
