@@ -71,3 +71,24 @@ def test_cox_estimator_and_tree_shap_equal_pred_contribs(data):
                                atol=2e-5)
     np.testing.assert_allclose(result.extra["expected_value"], contributions[0, -1],
                                atol=2e-5)
+
+
+def test_explain_judges_a_cox_booster_by_its_concordance(data):
+    """A fitted survival:cox model is a survival model for explain: scored by Harrell's
+    concordance of its hazard ratio against the Kaplan-Meier model."""
+    import sapwood
+    from sapwood.importance._engine._survival_scores import concordance_index
+
+    pytest.importorskip("sksurv")
+    from sksurv.util import Surv
+
+    X, time, event = data
+    booster = cox(X[:200], time[:200], event[:200])
+    y = Surv.from_arrays(event, time)
+    report = sapwood.explain(X[200:], y[200:], model=booster, methods="permutation",
+                             X_train=X[:200], y_train=y[:200])
+    assert report.task == "survival" and report.score_name == "concordance_index"
+    hazard_ratio = booster.predict(xgb.DMatrix(X[200:]))
+    assert report.score == pytest.approx(concordance_index(y[200:], hazard_ratio))
+    assert report.baseline.beaten
+    assert report.survival is None  # no baseline hazard: no survival function to draw

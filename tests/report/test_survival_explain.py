@@ -173,3 +173,13 @@ def test_the_survival_pictures_in_json_and_the_notebook(whas):
     assert "Survival at lenfol =" in text
     page = notebook_html(report)
     assert "Survival curves and importance over time" in page and "<svg" in page
+
+
+def test_the_default_model_is_sapwoods_random_survival_forest():
+    from sapwood.report._models import build_model, default_model
+
+    assert default_model("survival") == "rf"
+    assert type(build_model("rf", "survival")) is sapwood.RandomSurvivalForest
+    assert type(build_model("tree", "survival")) is sapwood.SurvivalTree
+    with pytest.raises(InputError, match="--model gb"):
+        build_model("gb", "survival")
