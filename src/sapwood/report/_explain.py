@@ -204,6 +204,10 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         raise InputError(f"event_value={event_value!r} names the event of a survival target "
                          "(y: a time and an event); this target is not one")
     held_back = None  # a Dask table's held-out rows, scored block by block after the run
+    if (is_dask_collection(X) or is_dask_collection(y)) and (
+            task == "survival" or is_survival_form(y)):
+        raise InputError("a survival target is not offered for a Dask table: read it into "
+                         "memory (its .compute())")
     if is_dask_collection(X) or is_dask_collection(y):
         from ._dask import in_memory  # Dask is optional: imported for Dask input only
 
