@@ -376,7 +376,9 @@ class BrierLoss:
     method = "predict_survival_function"
 
     def __init__(self, scorer, model, y):
-        self.y = y
+        event, time = survival_arrays(y)  # any form: rows are picked by position below
+        self.y = np.empty(time.shape[0], dtype=[("event", bool), ("time", np.float64)])
+        self.y["event"], self.y["time"] = event, time
         self.times = _check_times(y, scorer.grid(y))
         self.y_train = scorer._train(y)
         self.grid = getattr(model, "unique_times_", None)
