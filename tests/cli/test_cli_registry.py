@@ -99,10 +99,11 @@ def test_a_registered_measure_is_in_the_help(splits, capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "splits: share of each tree's splits made on the feature" in text
     assert "comma-separated measures from: mdi, gain, friedman, permutation, drop, " \
-           "conditional, air, oob, ufi, shap, mdi_plus, cpi, sage, splits" in text
+           "conditional, air, oob, ufi, shap, mdi_plus, cpi, sage, vimp, splits" in text
     # It can refuse (applies), so the help lists it among those skipped where they do
     # not apply.
-    assert "(gain, friedman, drop, conditional, air, oob, ufi, cpi, splits) are skipped" in text
+    assert ("(gain, friedman, drop, conditional, air, oob, ufi, cpi, vimp, splits) are "
+            "skipped") in text
 
 
 def test_a_registered_measure_runs_from_the_command_line(splits, csv):

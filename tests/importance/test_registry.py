@@ -30,6 +30,10 @@ def data():
 
 
 def _model(name):
+    if name == "vimp":  # a random survival forest's
+        ensemble = pytest.importorskip("sksurv.ensemble")
+        return ensemble.RandomSurvivalForest(n_estimators=10, min_samples_leaf=5,
+                                             random_state=0)
     if name == "gain":
         xgboost = pytest.importorskip("xgboost")
         return xgboost.XGBClassifier(n_estimators=5, max_depth=2)
@@ -40,7 +44,8 @@ def _model(name):
 
 def test_every_record_names_a_public_function_and_valid_fields():
     assert list(MEASURES) == ["mdi", "gain", "friedman", "permutation", "drop",
-                              "conditional", "air", "oob", "ufi", "shap", "mdi_plus", "cpi", "sage"]
+                              "conditional", "air", "oob", "ufi", "shap", "mdi_plus", "cpi", "sage",
+                              "vimp"]
     api_names = []
     for name, measure in MEASURES.items():
         assert measure.name == name == next(iter(measure.names))
@@ -73,9 +78,10 @@ def test_what_the_command_line_reads_from_the_records():
 
     assert verdict_measures() == ["permutation", "oob", "conditional", "drop", "air"]
     assert _measures.cross_validated() == ["drop"]
-    assert _measures.janitza_measures() == ["permutation", "conditional", "air", "oob"]
+    assert _measures.janitza_measures() == ["permutation", "conditional", "air", "oob",
+                                            "vimp"]
     assert [name for name, m in MEASURES.items() if m.optional] == [
-        "gain", "friedman", "drop", "conditional", "air", "oob", "ufi", "cpi"]
+        "gain", "friedman", "drop", "conditional", "air", "oob", "ufi", "cpi", "vimp"]
     assert sorted(_compiled.probes()) == sorted(
         ["permutation", "oob", "ufi", "conditional", "shap", "sage"])
     assert [MEASURES[name].short for name in ("permutation", "conditional", "mdi")] == [
@@ -90,6 +96,8 @@ def test_the_flags_describe_the_results(name, data):
     X, y, X_test, y_test = data
     measure = MEASURES[name]
     model = _model(name)
+    if name == "vimp":  # a time and an event: the time falls with a and b
+        y, y_test = (_survival(X, target) for X, target in ((X, y), (X_test, y_test)))
     inputs = MeasureInputs(X_train=X, y_train=y, X_test=X_test, y_test=y_test,
                            random_state=0, estimator=clone(model), max_rows=None,
                            # drop-column has draws (folds) by cross-validation only
@@ -110,6 +118,14 @@ def test_the_flags_describe_the_results(name, data):
     if measure.null == "uncentred":
         assert (result.importances_mean >= 0).all() or name == "ufi"
     _draws_order_as_the_importance(result)
+
+
+def _survival(X, y):
+    """A survival target for the rows X: times falling with the features of y."""
+    from sksurv.util import Surv
+
+    time = np.exp(-(X["a"] + 0.5 * X["b"]).to_numpy()) + np.arange(len(X)) * 1e-3
+    return Surv.from_arrays(np.arange(len(X)) % 4 != 0, time)
 
 
 def _draws_order_as_the_importance(result):
@@ -187,14 +203,14 @@ def test_the_names_each_function_accepts_come_from_the_registry(data):
         "mdi", "gain", "native", "friedman", "permutation", "drop", "drop_column",
         "conditional", "conditional_permutation", "air", "impurity_corrected", "oob",
         "oob_permutation", "ufi", "unbiased_mdi", "shap", "tree_shap", "mdi_plus", "cpi",
-        "sage"])
+        "sage", "vimp"])
     assert _altmann_names() == sorted([
         "mdi", "friedman", "permutation", "conditional", "conditional_permutation", "air",
         "impurity_corrected", "oob", "oob_permutation", "ufi", "unbiased_mdi", "mdi_plus"])
     assert sorted(_named_importances()) == sorted([
         "mdi", "gain", "native", "friedman", "oob", "oob_raw", "oob_permutation",
         "oob_permutation_raw", "ufi", "unbiased_mdi", "conditional",
-        "conditional_permutation", "mdi_plus"])
+        "conditional_permutation", "mdi_plus", "vimp"])
     # "native" is the library's default kind, "gain" its split gain: two measures.
     model = sapwood.RandomForestClassifier(n_estimators=3, random_state=0).fit(X, y)
     table = importance.compare(model, X, y, methods=["native"])

@@ -65,6 +65,10 @@ _OBJECTIVES = {
     "rank:pairwise": ("regression", "identity"),
     "rank:ndcg": ("regression", "identity"),
     "rank:map": ("regression", "identity"),
+    # Survival: the margin is a log hazard ratio (cox) or a log time (aft); predict
+    # gives exp(margin), the hazard ratio or the time.
+    "survival:cox": ("survival", "exp"),
+    "survival:aft": ("survival", "exp"),
 }
 # base_score is a probability under these; binary:logitraw stores it as a margin
 # already (the files of XGBoost 2.1 and 3.2 in tests/adapters/xgboost_versions).

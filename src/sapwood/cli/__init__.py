@@ -138,7 +138,9 @@ def _measure_options(parser, default_methods):
                              "model's score, permutation, drop and the baseline (default: "
                              "the Brier score for a classifier, its accuracy shown beside "
                              "it; R² for a regressor; ROC AUC for an anomaly detector's "
-                             "model file)")
+                             "model file); for a survival target concordance_index "
+                             "(Harrell's, the default), concordance_index_ipcw (Uno's) or "
+                             "neg_integrated_brier_score")
     parser.add_argument("--n-jobs", type=_n_jobs, default=-1, metavar="N",
                         help="threads for fitting the model and computing the measures "
                              "(default: -1, every core); the numbers do not depend on it")
@@ -220,7 +222,15 @@ def build_parser() -> argparse.ArgumentParser:
                          help="CSV file, Excel (.xlsx, first sheet) or Parquet (.parquet, "
                               ".pq); with --dask also a directory of Parquet files or a "
                               "pattern such as 'data/*.csv'")
-    explain.add_argument("--target", required=True, metavar="COL", help="column to explain")
+    explain.add_argument("--target", required=True, metavar="COL",
+                         help="column to explain (with --event: the time column)")
+    explain.add_argument("--event", default=None, metavar="COL",
+                         help="a survival target: the column saying whether the event was "
+                              "seen at --target's time (1/0, true/false, or two values with "
+                              "--event-value); the task is then survival")
+    explain.add_argument("--event-value", default=None, metavar="VALUE",
+                         help="the value of --event that marks an event (e.g. dead), when "
+                              "it is not 1 or true")
     _table_options(explain)
     explain.add_argument("--model", default="auto", metavar="tree|rf|et|gb|MODEL_FILE",
                          help="model to train (default: rf when available, else tree), or "
@@ -241,10 +251,12 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--test-size", type=_fraction, default=0.25,
                          help="share of rows held out for scoring and permutation "
                               "(default: 0.25)")
-    explain.add_argument("--task", choices=("auto", "classification", "regression"),
+    explain.add_argument("--task", choices=("auto", "classification", "regression",
+                                            "survival"),
                          default="auto",
-                         help="auto: classification for a non-numeric target or one with "
-                              "at most 20 distinct integer values, else regression")
+                         help="auto: survival with --event, classification for a "
+                              "non-numeric target or one with at most 20 distinct integer "
+                              "values, else regression")
     explain.add_argument("--max-depth", type=_positive_int, default=None,
                          help="maximum tree depth (default: the model's own: 8 for tree, "
                               "3 for gb, unlimited for rf and et)")

@@ -118,8 +118,9 @@ def _explain(args, ui: UI, X, y, **settings):
     compiling = uncompiled(methods)
     model = settings.get("model")
     task = getattr(model, "task", None) or settings.get("task", "auto")
-    ahead = compile_ahead(_task_of(_head(y), task), model, methods,
-                          getattr(args, "ahead", None))
+    # The second process compiles for a classifier or regressor's measures only.
+    ahead = compile_ahead(_task_of(_head(y), task), None if task == "survival" else model,
+                          methods, getattr(args, "ahead", None))
     try:
         report = explain(X, y, progress=ui.progress, **settings)
     finally:
@@ -219,6 +220,11 @@ def explain(args) -> int:
         if args.task not in ("auto", task):
             raise InputError(f"--task {args.task}: the model in {args.model} is a "
                              f"{task} model")
+    if args.event_value is not None and args.event is None:
+        raise InputError(f"--event-value {args.event_value!r} names the value of the event "
+                         "column: give the column with --event")
+    if args.event is not None and args.dask:
+        raise InputError("--event: a survival target is not offered with --dask")
     if args.dask:
         if args.row:
             raise InputError(f"--row {args.row[0]}: explaining rows by position is not "
@@ -229,9 +235,9 @@ def explain(args) -> int:
     else:
         table = load_table(args.data, sep=args.sep, drop=args.drop, target=args.target,
                            na_values=args.na_values, notes=read_notes)
-        y = _target(table, args.target)
+        y = _target(table, args.target, args.event)
         positions = _rows(args.row, len(table))
-    X = table.drop(columns=[args.target])
+    X = table.drop(columns=list(getattr(y, "columns", [args.target])))
     for option, column in (("--groups", args.groups), ("--order-by", args.order_by)):
         if column is not None and column not in X.columns:
             names = [str(name) for name in X.columns]
@@ -239,6 +245,12 @@ def explain(args) -> int:
                              f"{did_you_mean(column, names)}; columns are: "
                              f"{column_list(names)}")
     settings.update(groups=args.groups, order_by=args.order_by)
+    if args.event is not None:
+        if args.task not in ("auto", "survival"):
+            raise InputError(f"--task {args.task} with --event: a time and an event are a "
+                             "survival target")
+        args.task = "survival"
+        settings["event_value"] = args.event_value
     if fitted:
         # A file may hold the rows the model was trained on: the held-out share only.
         settings.update(model=model, test_size=args.test_size)
@@ -256,10 +268,19 @@ def explain(args) -> int:
     return _finish(report, args, ui, f"sapwood: what drives {args.target!r} in {args.data}")
 
 
-def _target(table, target: str):
+def _target(table, target: str, event=None):
+    """The target column, or with ``event`` the two columns of a survival target."""
     from ..report._data import check_target
 
-    return check_target(table, target)
+    if event is None:
+        return check_target(table, target)
+    check_target(table, event)
+    if event == target:
+        raise InputError(f"--event {event!r} is the --target column; the event is another "
+                         "column (whether the event was seen at the target's time)")
+    if table.shape[1] < 3:
+        raise InputError(f"no feature columns: the table has only {target!r} and {event!r}")
+    return table[[check_target(table, target).name, event]]
 
 
 def _rows(positions, n_rows: int) -> list:

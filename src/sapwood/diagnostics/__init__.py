@@ -11,6 +11,7 @@ from ._correlated import ASSOCIATION_THRESHOLD, association_matrix, find_correla
 from ._finding import Finding
 from ._identifier import find_identifiers
 from ._leakage import EVIDENCE, NEAR_MODEL, NEAR_PERFECT, find_leakage, relative_error
+from ._survival_leakage import find_survival_leakage
 from ._units import find_repeated_units
 
 __all__ = [
@@ -24,5 +25,6 @@ __all__ = [
     "find_identifiers",
     "find_leakage",
     "find_repeated_units",
+    "find_survival_leakage",
     "relative_error",
 ]

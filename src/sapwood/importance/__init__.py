@@ -46,6 +46,7 @@ _LAZY = {
     "sage": "._sage",
     "tree_shap": "._shap",
     "ufi": "._ufi",
+    "survival_vimp": "._vimp",
 }
 
 if TYPE_CHECKING:  # what the names are, for type checkers and editors
@@ -74,6 +75,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and editors
     from ._sage import sage
     from ._shap import tree_shap
     from ._ufi import ufi
+    from ._vimp import survival_vimp
 
 
 # Former names of measures, now named as the measure is everywhere else.
@@ -103,6 +105,7 @@ __all__ = [
     "registered",
     "sage",
     "side_by_side",
+    "survival_vimp",
     "tree_shap",
     "ufi",
     "unregister",

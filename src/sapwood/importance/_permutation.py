@@ -60,6 +60,7 @@ from ._engine._pipelines import pipeline_view
 from ._engine._ranks import row_blocks
 from ._engine._result import ImportanceResult
 from ._engine._scoring import scorer_for
+from ._engine._survival_scores import SURVIVAL_SCORES
 
 __all__ = ["permutation_importance"]
 
@@ -69,7 +70,8 @@ __all__ = ["permutation_importance"]
         "model": [HasMethods(["predict"])],
         "X": ["array-like"],
         "y": ["array-like", None],
-        "scoring": [StrOptions(set(get_scorer_names())), callable, list, tuple, dict, None],
+        "scoring": [StrOptions(set(get_scorer_names()) | set(SURVIVAL_SCORES)), callable, list,
+                    tuple, dict, None],
         "n_repeats": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
@@ -248,7 +250,9 @@ def permutation_importance(model, X, y, *, scoring=None, n_repeats=5, n_jobs=Non
     scorer = scorer_for(model, scoring, y)
     n_jobs = resolve_n_jobs(n_jobs)
 
-    evaluator = tree_evaluator(model, X, n_jobs, uses_estimator_score(scorer), budget)
+    # A score of the survival function reads more than the trees' sums: the model's own.
+    evaluator = None if getattr(scorer, "name", None) == "neg_integrated_brier_score" else \
+        tree_evaluator(model, X, n_jobs, uses_estimator_score(scorer), budget)
     # Per-row draws for the rank intervals, where the score is a (weighted) mean over the
     # evaluated rows of a loss, or binary ROC AUC (see _permutation_rows).
     loss = row_loss(model, scoring, *_subset(rows, y),

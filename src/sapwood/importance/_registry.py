@@ -409,6 +409,8 @@ def _records_impurities(model, inputs, **options):
         if ensemble.kind.objective == "path_length":
             return ("an anomaly detector's trees split at random, not to reduce an "
                     "impurity, so it has no impurity decrease to measure")
+        if ensemble.task == "survival" and ensemble.combine == "mean":
+            return "a survival tree's log-rank split decreases no impurity"
         return ("this model records no node impurities (XGBoost and LightGBM trees keep "
                 "split gains, not impurities)")
     return None
@@ -664,3 +666,35 @@ register(Measure(
     kernel="sapwood._kernels._sage.coalition_totals",
     # Each refit would repeat the sampling: not offered.
     altmann=False))
+
+
+def _survival_forest(model, inputs, **options):
+    from ..adapters import as_ensemble
+
+    try:
+        ensemble = as_ensemble(model)
+    except (TypeError, ValueError):
+        return "it reads the trees of a random survival forest"
+    if ensemble.task != "survival" or ensemble.combine != "mean" or \
+            ensemble.bootstrap is None:
+        return ("it is Ishwaran's importance of a bagged random survival forest (a time "
+                "and an event; bootstrap=True)")
+    return None
+
+
+def _run_vimp(model, inputs, **options):
+    from ._vimp import survival_vimp
+
+    return survival_vimp(model, inputs.X_train, inputs.y_train,
+                         random_state=inputs.random_state, **options)
+
+
+register(Measure(
+    "vimp", "survival_vimp",
+    "Ishwaran's VIMP: rise in a random survival forest's out-of-bag error (1 - "
+    "concordance) when the feature is permuted in each tree's out-of-bag rows "
+    "(randomForestSRC)", _run_vimp, needs={"oob", "y", "bagging"},
+    applies=_survival_forest, null="symmetric",
+    # One permutation per tree, as randomForestSRC draws it: the rank intervals rest on
+    # the per-row draws (the out-of-bag rows), there being no repeats to spread.
+    gives={"rank_intervals"}, label="VIMP", altmann=False))

@@ -48,6 +48,8 @@ class Baseline:
     # A classifier's constant's accuracy: the training majority class's share of the
     # held-out rows (None for a regressor).
     accuracy: float | None = None
+    # The model without features, in words (a survival target's: Kaplan-Meier).
+    model: str = "a constant model"
 
     @property
     def beaten(self) -> bool | None:
@@ -63,7 +65,7 @@ class Baseline:
     def to_dict(self) -> dict:
         return {"score": self.score, "gain_low": self.low, "gain_high": self.high,
                 "beaten": self.beaten, "no_skill": self.no_skill, "test": self.test,
-                "accuracy": self.accuracy}
+                "accuracy": self.accuracy, "model": self.model}
 
 
 def baseline(model, y_train, X_test, y_test, task: str, score_name: str, score: float,
@@ -71,7 +73,11 @@ def baseline(model, y_train, X_test, y_test, task: str, score_name: str, score: 
     """The constant model's held-out score (by ``scoring``, a scikit-learn scorer name,
     or the model's own score: accuracy, R²) and the paired test of the model against it;
     None when neither can be had. ``groups`` (one label per held-out row): the test
-    treats each group as one draw (:func:`sapwood._splits.group_draws`)."""
+    treats each group as one draw (:func:`sapwood._splits.group_draws`). A survival
+    target's constant is the Kaplan-Meier model
+    (:func:`~sapwood.report._survival.survival_baseline`)."""
+    if task == "survival":
+        return _survival_baseline(model, y_train, X_test, y_test, scoring)
     y_test = np.asarray(y_test)
     reference = np.asarray(y_train) if y_train is not None and len(y_train) else y_test
     if len(y_test) < 2:
@@ -106,6 +112,21 @@ def _baseline(model, reference, X_test, y_test, task, score_name, score, scoring
         gain = group_draws(gain[None, :], groups)[0]
     low, high = t_interval(np.array([gain.mean()]), np.array([gain.std(ddof=1)]), len(gain))
     return Baseline(value, float(low[0]), float(high[0]))
+
+
+def _survival_baseline(model, y_train, X_test, y_test, scoring) -> Baseline | None:
+    """The Kaplan-Meier model's score and the interval of the model's gain over it
+    (:func:`~sapwood.report._survival.survival_gain`)."""
+    from ._survival import KAPLAN_MEIER, survival_gain
+
+    try:
+        constant, gain = survival_gain(model, y_train, X_test, y_test, scoring)
+    except (ValueError, TypeError):
+        return None
+    if len(gain) < 2:
+        return Baseline(constant, model=KAPLAN_MEIER)
+    low, high = t_interval(np.array([gain.mean()]), np.array([gain.std(ddof=1)]), len(gain))
+    return Baseline(constant, float(low[0]), float(high[0]), model=KAPLAN_MEIER)
 
 
 def _auc_skill(model, reference, X_test, y_test) -> Baseline | None:
@@ -252,9 +273,9 @@ def baseline_warning(found: Baseline | None, score_name: str, score: float,
                       "the importances may describe noise.")
     return Finding(
         kind="baseline", features=(),
-        message=(f"The model is {claim} a constant model on the {n_test:,} held-out rows: "
-                 f"held-out {words} {value:.3f} against {constant:.3f} for a constant "
-                 f"model fit on the training rows ({interval}). {conclusion}"),
+        message=(f"The model is {claim} {found.model} on the {n_test:,} held-out rows: "
+                 f"held-out {words} {value:.3f} against {constant:.3f} for {found.model} "
+                 f"fit on the training rows ({interval}). {conclusion}"),
         details={"baseline_score": found.score, "score": score, "score_name": score_name,
                  "gain_low": found.low, "gain_high": found.high,
                  "no_skill": found.no_skill, "test": found.test})

@@ -52,6 +52,17 @@ from ._ranking import (
 )
 from ._report import Report
 from ._steps import NoStep, Steps
+from ._survival import (
+    SURVIVAL_SCORES,
+    SurvivalScorer,
+    check_survival_scoring,
+    is_survival_form,
+    is_survival_model,
+    prepare_survival,
+    structured,
+    survival_columns,
+    survival_frame,
+)
 
 __all__ = ["Options", "align_to_model", "explain", "run_pipeline", "split_rows",
            ]
@@ -83,7 +94,8 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
             scoring=None, random_state=0, n_jobs=None, progress=False, task="auto",
             pvalues=None, n_permutations=None, cv=None, top_k=None, max_rows="auto",
             rows=(), select=None, fdr=None, effects=False, source=None, groups=None,
-            order_by=None, refits=0, adjust="holm") -> Report:
+            order_by=None, refits=0, adjust="holm",
+            event_value=None) -> Report:
     """Which features a tree model relies on, concluded on held-out rows.
 
     The library's form of ``sapwood explain``: fit (or read) the model, score it on rows
@@ -99,8 +111,13 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         Dask DataFrame of numbers (docs/getting-started.md, "Tables larger than memory").
     y : the target: a Series or 1-D array, or the name of a column of X (then the
         features are X's other columns); for a Dask X, a Dask Series or X's column name.
+        A survival target (task ``"survival"``): scikit-survival's structured array
+        (``Surv.from_arrays(event, time)``), a pair of X's column names, time first
+        (``("time", "status")``), or a DataFrame of two columns, time then event
+        (docs/getting-started.md, "Survival targets").
     model : None or ``"rf"``, ``"et"``, ``"gb"``, ``"tree"``: train that sapwood model (None:
-        a random forest) on a split of X, y; a forest on more than 100,000 training rows
+        a random forest; for a survival target its survival learners, ``RandomSurvivalForest``
+        and so on, without ``"gb"``) on a split of X, y; a forest on more than 100,000 training rows
         grows each tree on 100,000 of them (``max_samples``, shown in the Model line;
         docs/getting-started.md, "Large tables"). An unfitted estimator: fitted on the
         split, as it is. A scikit-learn ``Pipeline`` ending in a tree model (fitted or
@@ -129,15 +146,20 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         None: the Brier score (``"neg_brier_score"``) for a classifier, R² for a
         regressor (docs/measures.md, "The score": a proper score that a constant model
         cannot win and that sees a rare class, where accuracy hides it; the held-out
-        accuracy is shown beside it). The verdict's intervals over new rows need a score
-        that is a mean over rows or binary ROC AUC (accuracy, Brier score, log loss, R²,
-        squared or absolute error, roc_auc); with another, it says it cannot decide.
+        accuracy is shown beside it). A survival target: ``"concordance_index"``
+        (Harrell's, the default), ``"concordance_index_ipcw"`` (Uno's) or
+        ``"neg_integrated_brier_score"`` (docs/measures.md, section 'Survival scores'). The
+        verdict's intervals over new rows need a score that is a mean over rows, binary
+        ROC AUC or a concordance index (accuracy, Brier score, log loss, R², squared or
+        absolute error, roc_auc, the survival scores); with another, it says it cannot
+        decide.
     random_state : int, seeds the split, the model and the measures.
     n_jobs : threads for the fit and every measure (None: joblib's setting, one thread
         unless a ``joblib.parallel_config`` says otherwise; -1: every core).
     progress : True shows a bar per step on stderr (a rich Console: there).
-    task : ``"auto"``, ``"classification"`` or ``"regression"`` (auto: classification
-        for a non-numeric target or one with at most 20 distinct integer values).
+    task : ``"auto"``, ``"classification"``, ``"regression"`` or ``"survival"`` (auto:
+        survival for a survival target, classification for a non-numeric target or one
+        with at most 20 distinct integer values).
     pvalues : None, ``"janitza"`` or ``"altmann"``; ``n_permutations`` for altmann.
     cv : K: cross-fitting. K models, each trained without one fold and judged on it,
         so that every row is held out once (by groups: GroupKFold; in time order:
@@ -173,6 +195,8 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         LightGBM model with a ranking objective) needs them as its queries: it is scored
         by NDCG@10 within queries (docs/measures.md, "Ranking score"), permuted within
         queries, and a split keeps each query's rows together.
+    event_value : for a survival target whose event column holds two values other than
+        1/0 or true/false, the one that marks an event (``"dead"``).
 
     Returns
     -------
@@ -224,6 +248,11 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
                          "table is split once (leave cv out)")
     if isinstance(y, str) and isinstance(X, pd.DataFrame):
         X, y = _target_column(X, y)
+    elif isinstance(y, tuple) and isinstance(X, pd.DataFrame) and is_survival_form(y):
+        X, y = survival_columns(X, y)
+    if event_value is not None and not (task == "survival" or is_survival_form(y)):
+        raise InputError(f"event_value={event_value!r} names the event of a survival target "
+                         "(y: a time and an event); this target is not one")
     queries = training_queries = None
     if ranking_objective(model) is not None:
         # A ranker's groups are its queries, which its own split keeps together.
@@ -236,6 +265,10 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
                              "with X_train given (or a Dask table) leave them out")
         X, plan = _splits.plan_from(_frame(X, "X"), groups, order_by)
     held_back = None  # a Dask table's held-out rows, scored block by block after the run
+    if (is_dask_collection(X) or is_dask_collection(y)) and (
+            task == "survival" or is_survival_form(y)):
+        raise InputError("a survival target is not offered for a Dask table: read it into "
+                         "memory (its .compute())")
     if is_dask_collection(X) or is_dask_collection(y):
         from ._dask import in_memory  # Dask is optional: imported for Dask input only
 
@@ -244,7 +277,8 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
             scoring=scoring, task=task, random_state=random_state, rows=rows, steps=steps)
     rows = _checked_rows(rows, len(X))
     data, n_train = _prepared(X, y, X_train, y_train, _task(model) if fitted or
-                              ranking_objective(model) else task)
+                              ranking_objective(model) else task,
+                              event_value)
     if not getattr(model, "anomaly", False):
         _check_scoring_task(scoring, data)
     # Where each row asked for is in the data: rows whose target is missing were left out.
@@ -314,6 +348,12 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
                 ("the rows' TreeSHAP explanations", rows),
                 ("effects and interactions", effects)) if asked)
             rows = effects = False
+        if data.task == "survival":
+            from ._survival_curves import survival_summary
+
+            with steps.step("Survival curves of the top features"
+                            + (" and their importance over time" if effects else "")):
+                report.survival = survival_summary(report, importance=effects)
         if rows:
             from ._rows import explain_rows
 
@@ -337,6 +377,8 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
                 X_fit, _, y_fit, _ = split_rows(data, share, random_state, plan)
             else:
                 X_fit, y_fit = data.X, data.y
+            if data.task == "survival":
+                y_fit = structured(y_fit)
             report.selection = knockoffs(X_fit, y_fit, model,
                                          DEFAULT_FDR if fdr is None else fdr,
                                          seed=random_state, steps=steps, notes=report.notes)
@@ -407,7 +449,8 @@ def _resolved_model(model):
             return True, model
         raise InputError(f"model: cannot read {type(model).__name__} as a tree model: "
                          f"{_first_line(error)}") from None
-    if hasattr(model, "score") and hasattr(model, "predict"):
+    if hasattr(model, "score") and hasattr(model, "predict") and (
+            ensemble.task != "survival" or is_survival_model(model)):
         return True, model  # scored as its library scores it; the measures read its trees
     from ..adapters._iterations import stopped_early
 
@@ -431,25 +474,32 @@ def _task(model) -> str:
     """A fitted model's task."""
     if isinstance(model, LoadedModel):
         return model.task
+    if is_survival_model(model):
+        return "survival"
     from sklearn.base import is_classifier
 
     return "classification" if is_classifier(model) else "regression"
 
 
-def _prepared(X, y, X_train, y_train, task):
+def _prepared(X, y, X_train, y_train, task, event_value=None):
     """(Prepared, n_train): X_train above X when given (one encoding for both), the
     target checked and the task settled."""
+    survival = task == "survival" or is_survival_form(y)
     X = _frame(X, "X")
-    y = _series(y, "y", X)
+    y = survival_frame(y, len(X)) if survival else _series(y, "y", X)
     n_train = 0
     if X_train is not None:
         X_train = _frame(X_train, "X_train")
-        y_train = _series(y_train, "y_train", X_train)
+        y_train = survival_frame(y_train, len(X_train)) if survival else _series(
+            y_train, "y_train", X_train)
         if list(X_train.columns) != list(X.columns):
             raise InputError("X_train must have the columns of X, in the same order")
         n_train = len(X_train)
         X = pd.concat([X_train, X], ignore_index=True)
-        y = pd.concat([y_train.rename(y.name), y], ignore_index=True)
+        y = pd.concat([y_train.set_axis(list(y.columns), axis=1) if survival
+                       else y_train.rename(y.name), y], ignore_index=True)
+    if survival:
+        return prepare_survival(X, y, event_value), n_train
     return prepare_xy(X, y, task), n_train
 
 
@@ -483,8 +533,8 @@ def _series(y, name, X) -> pd.Series:
 
 
 def _check_scoring(scoring):
-    """None or a scikit-learn scorer name."""
-    if scoring is None:
+    """None, a scikit-learn scorer name or a survival score's."""
+    if scoring is None or scoring in SURVIVAL_SCORES:
         return
     from sklearn.metrics import get_scorer_names
 
@@ -506,7 +556,8 @@ _REGRESSION_SCORERS = ("r2", "explained_variance", "max_error", "neg_max_error",
 def _check_scoring_task(scoring, data):
     """A scorer of classes for a regression target, or of numbers for classes, is named
     before the fit rather than failing inside scikit-learn after it."""
-    if scoring is None:
+    check_survival_scoring(scoring, data.task, data.target)
+    if scoring is None or data.task == "survival":
         return
     numeric = scoring.startswith(_REGRESSION_SCORERS)
     if data.task == "regression" and not numeric:
@@ -549,8 +600,12 @@ def split_rows(data: Prepared, test_size: float, seed: int, plan=None):
 
 
 def _holdout(data: Prepared, test_size: float, seed: int, plan=None):
-    return _splits.holdout(len(data.y), test_size, seed, plan=plan,
-                           y=data.y if data.task == "classification" else None)
+    # Stratified by class, or by a survival target's event: both sides then get events
+    # in proportion, which a concordance needs (at 90% censoring).
+    strata = data.y if data.task == "classification" else \
+        data.y.iloc[:, 1] if data.task == "survival" else None
+    return _splits.holdout(len(data.y), test_size, seed, plan=plan, y=strata)
+
 
 
 def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, source: str,
@@ -584,6 +639,9 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
         train, test = _holdout(data, options.test_size, options.seed, options.plan)
         X_train, X_test = data.X.iloc[train], data.X.iloc[test]
         y_train, y_test = data.y.iloc[train], data.y.iloc[test]
+    survival = data.task == "survival"
+    if survival:  # scikit-survival's structured target, as the models and scores take it
+        y_train, y_test = structured(y_train), structured(y_test)
     fit_seconds = bagged_by = None
     if fitted:
         _check_loaded(model, data)
@@ -607,6 +665,9 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
     options = dataclasses.replace(options, scoring=options.scoring
                                   or _wrapped.default_scoring(reading, data.task)
                                   or default_scoring(model, data.task))
+    # A survival score reads the training rows' censoring (Uno's, the Brier score).
+    scoring = SurvivalScorer(options.scoring, y_train=y_train) if survival else \
+        options.scoring
     rows = "held-out" if held_out else "training"
     label = f"Scoring on {len(X_test)} {rows} rows"
     # The held-out rows are predicted once, for the score, the accuracy, the baseline
@@ -615,7 +676,7 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
     with (steps.step(label) if not kept.counted else steps.line(label)), kept:
         try:
             started = time.perf_counter()
-            score = score_model(model, X_test, y_test, data.task, options.scoring)
+            score = score_model(model, X_test, y_test, data.task, scoring)
             timing = Timing(fit=fit_seconds, score=time.perf_counter() - started)
             # Beside a probability score, the accuracy everyone reads.
             accuracy = (score_model(model, X_test, y_test, data.task)
@@ -630,11 +691,11 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
                      "shows it as null")
     given = X_train is not None
     if not given:  # a fitted model without its training rows: only their columns
-        X_train, y_train = X_test.iloc[:0], y_test.iloc[:0]
+        X_train, y_train = X_test.iloc[:0], y_test[:0] if survival else y_test.iloc[:0]
     inputs = _measures.Inputs(X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test,
                               random_state=options.seed, cv=options.cv, held_out=held_out,
                               max_rows=options.max_rows, n_jobs=options.n_jobs,
-                              scoring=options.scoring,
+                              scoring=scoring,
                               estimator=None if fitted else clone(model))
     results = _compute_all(reading, options.methods, inputs, steps, notes, fitted, timing)
     split, test_groups = _splits.of_run(options.plan, train, test, len(data.y), held_out)
@@ -673,7 +734,7 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
         report.baseline = None if not held_out else ranking_baseline(
             model, X_test, y_test) if isinstance(model, Ranker) else baseline(
             model, y_train if given else None, X_test, y_test, data.task,
-            report.score_name, score, options.scoring, groups=test_groups)
+            report.score_name, score, scoring, groups=test_groups)
     with steps.step("Checking for identifiers, leakage and correlated features"):
         report.warnings = _verdict.find_warnings(
             report, X_train=X_train if given else X_test,

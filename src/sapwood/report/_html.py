@@ -181,6 +181,11 @@ def _details(run, charts: bool) -> list:
 
         sections.append(("effects", "Effects and interactions",
                          effects_html(run, run.effects)))
+    if getattr(run, "survival", None) and run.survival.get("curves"):
+        from ._survival_curves import survival_html
+
+        sections.append(("survival", "Survival curves and importance over time",
+                         survival_html(run.survival, svg=not charts)))
     if charts:
         shap = _shap_section(run)
         if shap:

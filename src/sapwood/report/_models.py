@@ -13,7 +13,8 @@ from ..adapters._fitted_frame import FittedFrameModel
 from ..importance._ranking import Ranker
 
 __all__ = ["LARGE_TABLE_ROWS", "MODEL_NAMES", "PROBABILITY_SCORES", "KeptPredictions",
-           "LoadedModel", "available_models", "build_model", "default_model", "default_scoring",
+           "LoadedModel", "LoadedSurvivalModel", "StepFunction", "available_models",
+           "build_model", "default_model", "default_scoring",
            "describe_ensemble", "describe_model", "describe_source", "large_table_note",
            "large_table_params", "load_model", "model_class", "score_model", "shown_score"]
 
@@ -41,12 +42,24 @@ LARGE_TABLE_ROWS = 100_000
 _BOUNDED_FORESTS = ("rf", "et")
 
 
+# --model name -> the sapwood.learners class for a survival target (time and event).
+SURVIVAL_MODELS = {"tree": "SurvivalTree", "rf": "RandomSurvivalForest",
+                   "et": "ExtraSurvivalTrees"}
+
+
+def _class_name(name: str, task: str) -> str | None:
+    if task == "survival":
+        return SURVIVAL_MODELS.get(name)
+    classifier, regressor, _ = MODEL_NAMES[name]
+    return classifier if task == "classification" else regressor
+
+
 def model_class(name: str, task: str):
     """The sapwood.learners class for ``--model name``, or None if not in this version."""
     from sapwood import learners
 
-    classifier, regressor, _ = MODEL_NAMES[name]
-    return getattr(learners, classifier if task == "classification" else regressor, None)
+    wanted = _class_name(name, task)
+    return None if wanted is None else getattr(learners, wanted, None)
 
 
 def available_models(task: str = "classification") -> list:
@@ -68,8 +81,8 @@ def build_model(name: str, task: str, *, max_depth=None, random_state=0, n_train
     with replacement (:func:`large_table_params`)."""
     cls = model_class(name, task)
     if cls is None:
-        wanted = MODEL_NAMES[name][0 if task == "classification" else 1]
-        have = ", ".join(available_models(task))
+        wanted = _class_name(name, task) or f"{MODEL_NAMES[name][2]} of survival"
+        have = ", ".join(available_models(task)) or "none"
         raise InputError(f"--model {name}: sapwood.learners.{wanted} is not available in "
                          f"this version yet; available: {have}")
     if name == "tree" and max_depth is None:
@@ -128,7 +141,8 @@ class LoadedModel:
         self.stopping = stopping
         self.anomaly = _is_anomaly_detector(ensemble)
         self.score_name = "ROC AUC" if self.anomaly else (
-            "accuracy" if ensemble.task == "classification" else "R²")
+            "accuracy" if ensemble.task == "classification" else
+            "concordance_index" if ensemble.task == "survival" else "R²")
         self.n_features_in_ = ensemble.n_features
         if ensemble.feature_names is not None:
             import numpy as np
@@ -190,6 +204,49 @@ class _LoadedAnomalyDetector(AucScoreMixin, LoadedModel):
         return self.ensemble.predict(_array(X))
 
 
+class LoadedSurvivalModel(LoadedModel):
+    """A survival tree model read from a file or another library, dressed as a fitted
+    scikit-survival estimator: ``predict`` (the risk score, or the time of a model of
+    the time), ``score`` (Harrell's concordance, as scikit-survival's models score) and,
+    where the model has them, ``predict_survival_function`` and
+    ``predict_cumulative_hazard_function`` at ``unique_times_``."""
+
+    def __init__(self, ensemble, path, stopping=None):
+        super().__init__(ensemble, path, stopping)
+        if ensemble.has_survival_functions:
+            self.unique_times_ = ensemble.times
+
+    def score(self, X, y):
+        from sapwood.importance._engine._survival_scores import concordance_index, risk_score
+
+        return concordance_index(y, risk_score(self, X))
+
+    def predict_survival_function(self, X, return_array=False):
+        survival = self.ensemble.predict_survival(_array(X))
+        return survival if return_array else [StepFunction(self.ensemble.times, row)
+                                              for row in survival]
+
+    def predict_cumulative_hazard_function(self, X, return_array=False):
+        hazard = self.ensemble.predict_cumulative_hazard(_array(X))
+        return hazard if return_array else [StepFunction(self.ensemble.times, row)
+                                            for row in hazard]
+
+
+class StepFunction:
+    """One row's function of time known at ``x`` (values ``y``), as scikit-survival's
+    ``StepFunction`` evaluates it: the value at the last of ``x`` at or before a time."""
+
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+    def __call__(self, at):
+        import numpy as np
+
+        from sapwood.importance._engine._survival_scores import survival_at
+
+        return survival_at(self.x, self.y[None, :], np.atleast_1d(at))[0]
+
+
 def load_model(ensemble, path, stopping=None) -> LoadedModel:
     """The loaded model of ``ensemble`` (read from ``path``), of the class whose
     ``score`` is the one scikit-learn gives the model: accuracy or R² (scikit-learn's
@@ -199,6 +256,8 @@ def load_model(ensemble, path, stopping=None) -> LoadedModel:
     verdict rests on (docs/measures.md, section 'The verdict')."""
     if _is_anomaly_detector(ensemble):
         return _LoadedAnomalyDetector(ensemble, path, stopping)
+    if ensemble.task == "survival":
+        return LoadedSurvivalModel(ensemble, path, stopping)
     if ensemble.task == "classification":
         return _LoadedClassifier(ensemble, path, stopping)
     return _LoadedRegressor(ensemble, path, stopping)
@@ -264,11 +323,16 @@ def default_scoring(model, task: str) -> str | None:
     anomaly = getattr(model, "anomaly", False)
     if task == "classification" and not anomaly and hasattr(model, "predict_proba"):
         return "neg_brier_score"
+    if task == "survival":
+        return "concordance_index"  # Harrell's (docs/measures.md, 'Survival scores')
     return None
 
 
-_LOSS_NAMES = {"brier_score": "Brier score", "log_loss": "log loss"}
-_SCORE_NAMES = {"roc_auc": "ROC AUC", "roc_auc_ovr": "ROC AUC (one vs rest)",
+_LOSS_NAMES = {"brier_score": "Brier score", "log_loss": "log loss",
+               "integrated_brier_score": "integrated Brier score"}
+_SCORE_NAMES = {"concordance_index": "concordance index (Harrell's C)",
+                "concordance_index_ipcw": "concordance index (Uno's IPCW C)",
+                "roc_auc": "ROC AUC", "roc_auc_ovr": "ROC AUC (one vs rest)",
                 "roc_auc_ovo": "ROC AUC (one vs one)", "r2": "R²",
                 "average_precision": "average precision"}
 

@@ -59,6 +59,9 @@ class Report:
     # explain(effects=True): the top features' PD / ICE and ALE curves and the strongest
     # interactions ({"effects": [...], "interactions": [...]}, JSON-ready)
     effects: dict | None = None
+    # A survival target: survival curves of the top features, importance over time
+    # (report._survival_curves; JSON-ready)
+    survival: dict | None = None
     accuracy: float | None = None  # held-out, beside a probability score (Brier, log loss)
     # How the rows were split when not at random, or cross-fitted (sapwood._splits.summary:
     # kind, the groups on each side, the cut in time, the folds); None: a random split.

@@ -17,6 +17,7 @@ import pandas as pd
 
 from .._errors import InputError
 from .._text import shorten, visible
+from ._survival import row_target
 
 __all__ = ["RowExplanation", "explain_rows", "labelled", "print_rows",
            "rows_to_json"]
@@ -84,6 +85,8 @@ def explain_rows(run, places) -> list:
         result.extra["data"] = labelled(rows, data.encodings)
         held_out = run.held_out and rows.index[0] in run.held_out_index
         target = data.y.iloc[place]
+        if data.task == "survival":  # its time and whether the event was seen then
+            target = row_target(target)
         explanations.append(RowExplanation(shown, held_out, result, _column(result),
                                            target.item() if hasattr(target, "item")
                                            else target))

@@ -27,6 +27,7 @@ from ..importance._engine._html import shown_pvalue
 from ._measures import MEASURES
 from ._models import shown_score
 from ._rows import print_rows, rows_to_json
+from ._survival import describe_target, target_json
 
 __all__ = ["AGREEMENT_RULE", "MAX_COMPACT_ROWS", "TEXT_COLUMNS", "agreement_frame",
            "agreement_sentence", "intervals_line", "measure_frame", "measure_title",
@@ -76,8 +77,9 @@ def _fixed(value, decimals: int) -> str:
 def summary_lines(run) -> list:
     data = run.data
     source = f"{run.source}: " if run.source else ""
-    lines = [f"Data: {source}{len(data.y)} rows, {data.X.shape[1]} features, "
-             f"target {data.target!r} ({data.task}, {data.y.nunique()} distinct values)"]
+    target = describe_target(data) if data.task == "survival" else (
+        f"target {data.target!r} ({data.task}, {data.y.nunique()} distinct values)")
+    lines = [f"Data: {source}{len(data.y)} rows, {data.X.shape[1]} features, {target}"]
     if data.encodings:
         names = list(data.encodings)
         more = f" and {len(names) - 8:,} more" if len(names) > 8 else ""
@@ -99,7 +101,8 @@ def score_line(run) -> str:
     constant = getattr(run, "baseline", None)
     asides = ["lower is better"] if lower else []
     if constant is not None:
-        asides.append(f"a constant model: {shown_score(run.score_name, constant.score)[1]:.3f}")
+        asides.append(f"{constant.model}: "
+                      f"{shown_score(run.score_name, constant.score)[1]:.3f}")
     aside = f" ({'; '.join(asides)})" if asides else ""
     accuracy = getattr(run, "accuracy", None)
     also = f", accuracy {accuracy:.3f}" if accuracy is not None else ""
@@ -250,6 +253,11 @@ def print_report(run, console, details: bool = False, hint: str | None = None):
         from ._effects import effects_lines
 
         for line in effects_lines(run.effects):
+            console.print(visible(line), markup=False, highlight=False)
+    if getattr(run, "survival", None):
+        from ._survival_curves import survival_lines
+
+        for line in survival_lines(run.survival):
             console.print(visible(line), markup=False, highlight=False)
     if run.selection is not None:
         _print_selection(run.selection, console)
@@ -545,6 +553,10 @@ def report_to_json(run) -> str:
         document.update(run.effects)  # "effects" and "interactions"
     if run.truth is not None:
         document["truth"] = run.truth
+    if data.task == "survival":
+        document["data"].update(target_json(data))
+        if getattr(run, "survival", None) is not None:
+            document["survival"] = run.survival  # curves, importance over time
     # Strict JSON: a value that is not a finite number is null (the notes say which).
     return json.dumps(_strict(document), indent=2, allow_nan=False, default=_plain_json)
 

@@ -39,6 +39,7 @@ from sapwood.diagnostics import (
     find_identifiers,
     find_leakage,
     find_repeated_units,
+    find_survival_leakage,
 )
 from sapwood.importance import permutation_importance
 from sapwood.importance._registry import ROWS
@@ -368,7 +369,12 @@ def find_warnings(run_like, *, X_train, y_train, X_test, y_test, encodings, mode
               for finding in find_identifiers(X_train, categorical=tuple(encodings),
                                               used=used)]
     found += _repeated_units(run_like, used)
-    if run_like.held_out and split:
+    if run_like.held_out and split and run_like.task == "survival":
+        sample = check_rows(len(X_train), run_like.seed)
+        found += find_survival_leakage(_rows_of(X_train, sample), _rows_of(y_train, sample),
+                                       X_test, y_test, categorical=tuple(encodings),
+                                       random_state=run_like.seed)
+    elif run_like.held_out and split:
         with predictions if predictions is not None else nullcontext():
             model_score = _leakage_score(model, X_test, y_test, run_like.task)
         sample = check_rows(len(X_train), run_like.seed)

@@ -94,6 +94,10 @@ def tree_evaluator(model, X, n_jobs, scorer_uses_score, max_memory=None):
             ensemble = as_ensemble(forest_part(model, estimators[:1]))
         else:
             ensemble = as_ensemble(model)
+        if ensemble.task == "survival":
+            # The evaluator permutes the risk score, a forest of scalar leaves.
+            estimators = None
+            ensemble = as_ensemble(model).risk_model()
     except Exception:  # any model sapwood cannot read takes the generic path
         return None
     if not _supported(model, ensemble, scorer_uses_score):
@@ -125,7 +129,7 @@ def _supported(model, ensemble, scorer_uses_score):
     """Whether the evaluator can stand in for ``model`` (other models go generic)."""
     classifier = ensemble.task == "classification"
     if ensemble.task == "survival":
-        return False  # its scorers read a time-to-event target: the model itself scores
+        return False  # the risk score's regression form only (``tree_evaluator``)
     if ensemble.link != "identity" or is_outlier_detector(model):
         # An anomaly detector's scorers read decision_function or score_samples, which
         # are not the trees' raw output (an IsolationForest's mean path length).

@@ -58,6 +58,8 @@ from sklearn.base import ClassifierMixin, RegressorMixin, is_outlier_detector
 from sklearn.metrics import roc_auc_score
 from sklearn.utils import get_tags
 
+from ._survival_scores import survival_scorer
+
 __all__ = ["AucLoss", "AucScoreMixin", "ProbabilityLoss", "Recorder", "RowDraws",
            "interval_notes", "read_response", "row_loss"]
 
@@ -110,6 +112,9 @@ def row_loss(model, scoring, y, is_classifier, sample_weight=None):
     ``index`` (of the rows y lists; :class:`ProbabilityLoss` for the Brier score and log
     loss, on the probabilities), or :class:`AucLoss` for ``scoring="roc_auc"`` and
     :class:`AucScoreMixin`'s score, or None where the score is none of these."""
+    survival = survival_scorer(scoring)
+    if survival is not None:
+        return survival.row_loss(model, y, sample_weight)
     score = getattr(type(model), "score", None)
     if scoring == "roc_auc" or scoring is None and score is AucScoreMixin.score:
         return AucLoss.make(model, y, is_classifier, sample_weight)
@@ -265,7 +270,9 @@ class RowDraws:
         # Rows a subset of those of the baseline: the draws take the common term.
         self.offset = offset
         self.y = np.asarray(y)
-        self.auc = isinstance(loss, AucLoss)
+        # A score that is no mean over rows gives each row its influence (ROC AUC,
+        # the concordance index).
+        self.auc = hasattr(loss, "influence")
         self.every_row = np.arange(self.y.shape[0])
         if self.auc:
             self.score = predicted
@@ -307,13 +314,13 @@ def read_response(loss, model):
     """What ``loss`` reads of a model's outputs: the predictions, or the positive class's
     score; from a :class:`Recorder`'s recorded outputs, or by asking a stand-in model
     whose methods ignore X (the tree evaluator's)."""
-    probabilities = isinstance(loss, AucLoss | ProbabilityLoss)
+    reads = hasattr(loss, "read")  # else a plain loss of the predictions
     if isinstance(model, Recorder):
         outputs = model.outputs
     else:
-        outputs = ({"predict_proba": model.predict_proba(None)} if probabilities
-                   else {"predict": model.predict(None)})
-    return loss.read(outputs) if probabilities else outputs.get("predict")
+        method = getattr(loss, "method", "predict_proba" if reads else "predict")
+        outputs = {method: getattr(model, method)(None)}
+    return loss.read(outputs) if reads else outputs.get("predict")
 
 
 class Recorder:
@@ -323,7 +330,7 @@ class Recorder:
     other methods and ``score`` (bound to the recorder, so that the score's
     ``predict`` is recorded)."""
 
-    _RECORDED = ("predict_proba", "decision_function")
+    _RECORDED = ("predict_proba", "decision_function", "predict_survival_function")
 
     def __init__(self, model):
         self._model = model
@@ -346,8 +353,8 @@ class Recorder:
             return method
 
         @wraps(method)  # scorers read the method's name to pick its output
-        def recorded(X):
-            self.outputs[name] = method(X)
+        def recorded(X, *args, **kwargs):
+            self.outputs[name] = method(X, *args, **kwargs)
             return self.outputs[name]
         return recorded
 

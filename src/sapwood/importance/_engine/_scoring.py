@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics import brier_score_loss, check_scoring, get_scorer, make_scorer
 
+from ._survival_scores import survival_scorer
+
 __all__ = ["scorer_for"]
 
 _PLAIN_BINARY = ({0, 1}, {-1, 1}, {False, True})
@@ -23,6 +25,9 @@ def scorer_for(model, scoring, y=None):
     ``"neg_brier_score"`` of a binary classifier whose labels (its ``classes_``, else
     those of ``y``) are neither 0/1 nor -1/1: then with the second label positive, alone
     or in a list of names."""
+    survival = survival_scorer(scoring)
+    if survival is not None:
+        return survival
     if scoring == "neg_brier_score":
         classes = getattr(model, "classes_", None)
         if classes is None and y is not None:
