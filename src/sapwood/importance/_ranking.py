@@ -30,7 +30,7 @@ from ._engine._ranks import row_blocks
 from ._engine._result import ImportanceResult
 
 __all__ = ["DEFAULT_K", "RANKING_OBJECTIVES", "Ranker", "is_ranking_objective",
-           "ndcg_by_query", "query_permutation_importance"]
+           "ndcg_by_query", "query_permutation_importance", "why_not_for_ranker"]
 
 #: NDCG's default cut-off: the first page of results.
 DEFAULT_K = 10
@@ -161,3 +161,14 @@ def query_permutation_importance(model: Ranker, X: pd.DataFrame, y, *, n_repeats
                 "n_queries": int(base.size)},
         extra={"baseline_score": float(base.mean()), "intervals": notes},
         rank_draws=row_blocks(by_query))
+
+
+def why_not_for_ranker(name: str, measure, model) -> str | None:
+    """Why measure ``name`` does not apply to a ranker: every measure that scores rows
+    against the target, but held-out permutation (which shuffles within queries), reads
+    each row's error, which NDCG within queries is not."""
+    if not isinstance(model, Ranker) or "y" not in measure.needs or name == "permutation":
+        return None
+    return (f"it scores each row against the target, and a ranker is scored by "
+            f"{model.score_name} within queries (permutation importance shuffles within "
+            "queries)")

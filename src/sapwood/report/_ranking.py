@@ -21,8 +21,7 @@ from ..importance._ranking import Ranker, is_ranking_objective, ndcg_by_query
 from ._baseline import Baseline
 from ._data import did_you_mean
 
-__all__ = ["TrainedRanker", "as_ranker", "query_labels", "ranking_baseline", "ranking_objective",
-           "why_not_for_ranker"]
+__all__ = ["TrainedRanker", "as_ranker", "query_labels", "ranking_baseline", "ranking_objective"]
 
 
 def query_labels(X, X_train, groups):
@@ -169,14 +168,3 @@ def ranking_baseline(model: Ranker, X_test, y_test) -> Baseline | None:
     gain = own - constant
     low, high = t_interval(np.array([gain.mean()]), np.array([gain.std(ddof=1)]), gain.size)
     return Baseline(float(constant.mean()), float(low[0]), float(high[0]), test="ndcg")
-
-
-def why_not_for_ranker(name: str, measure, model) -> str | None:
-    """Why measure ``name`` does not apply to a ranker: every measure that scores rows
-    against the target, but held-out permutation (which shuffles within queries), reads
-    each row's error, which NDCG within queries is not."""
-    if not isinstance(model, Ranker) or "y" not in measure.needs or name == "permutation":
-        return None
-    return (f"it scores each row against the target, and a ranker is scored by "
-            f"{model.score_name} within queries (permutation importance shuffles within "
-            "queries)")
