@@ -390,6 +390,13 @@ def unnormalised_mdi(model, X, y, **kwargs):
     from ..adapters import as_ensemble
     from ._mdi import mdi, tree_impurity_decrease
 
+    if _is_pipeline(model):
+        # Per derived column, then summed per input column as MDI itself is.
+        from ._engine._pipelines import pipeline_view, regrouped
+
+        view = pipeline_view(model, X)
+        return regrouped(unnormalised_mdi(view.final, X, y, feature_names=view.derived_names),
+                         view)
     result = mdi(model, **kwargs)
     per_tree = np.column_stack([tree_impurity_decrease(tree) / tree.weighted_n_node_samples[0]
                                 for tree in as_ensemble(model).trees])
