@@ -100,3 +100,10 @@ def test_altmann_pvalues_refit_the_pipeline(table):
                              n_permutations=3)
     assert report.results["mdi"].feature_names == ["size", "colour", "noise"]
     assert report.results["mdi"].pvalues.shape == (3,)
+
+
+def test_knockoff_selection_is_refused_for_a_pipeline(table):
+    X, y = table
+    pipeline = _pipeline(RandomForestRegressor(5, random_state=0))
+    with pytest.raises(ValueError, match="column lists would not read"):
+        sapwood.explain(X, y, model=pipeline, select="knockoffs")
