@@ -186,6 +186,12 @@ def test_polynomial_terms_report_the_columns_they_join(data):
                    tree_shap(pipeline, numbers.iloc[:20]),
                    permutation_importance(pipeline, numbers, y, n_repeats=2, random_state=0)):
         assert result.feature_names == ["size & noise", "unused"]
+    # A group taking one of the joined columns: the whole pipeline per shuffle, exact.
+    alone = permutation_importance(pipeline, numbers, y, n_repeats=2, random_state=0,
+                                   feature_groups={"size": ["size"]})
+    assert alone.params["columns"] == "input, whole pipeline"
+    theirs = sklearn_permutation_importance(pipeline, numbers, y, n_repeats=2, random_state=0)
+    np.testing.assert_allclose(alone.importances[0], theirs.importances[0], atol=1e-12)
 
 
 def test_groups_is_the_former_name_of_feature_groups(data, forest):

@@ -43,7 +43,10 @@ class PipelineView:
 
 def pipeline_view(model, X=None, feature_groups=None, feature_names=None):
     """A :class:`PipelineView` of ``model`` when it is a Pipeline, else None; the input
-    columns named by ``feature_names``, else X's columns, else the pipeline's own."""
+    columns named by ``feature_names``, else X's columns, else the pipeline's own.
+
+    Raises :class:`~sapwood.adapters._pipeline.SplitUnit` (a ValueError) when a feature
+    group takes part of a unit."""
     if not is_pipeline(model):
         return None
     n_inputs = read_pipeline(model).columns.n_inputs
