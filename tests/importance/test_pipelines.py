@@ -263,3 +263,28 @@ def test_feature_groups_sum_shap_values_of_any_model(data, forest):
     np.testing.assert_allclose(
         through_pipeline.extra["shap_values"][:, 0],
         summed[:, columns.index("city")] + summed[:, columns.index("colour")], atol=1e-12)
+
+
+def test_drop_column_refits_the_last_step_without_an_input_columns_block(data):
+    X, y = data
+    train, test = slice(0, 110), slice(110, None)
+
+    def pipeline(columns):
+        steps = ColumnTransformer(
+            [("categories", OneHotEncoder(handle_unknown="ignore", sparse_output=False),
+              [c for c in ("colour", "city") if c in columns]),
+             ("numbers", StandardScaler(), [c for c in ("size", "noise") if c in columns])])
+        return make_pipeline(steps, RandomForestRegressor(8, max_depth=5, random_state=0))
+
+    columns = ["size", "colour", "city", "noise"]
+    result = drop_column_importance(pipeline(columns), X[columns][train], y[train],
+                                    X[columns][test], y[test])
+    assert result.feature_names == columns
+    # The definition: the pipeline rebuilt without the column, refit, scored.
+    full = pipeline(columns).fit(X[columns][train], y[train]).score(X[columns][test], y[test])
+    for name, importance in zip(columns, result.importances_mean, strict=True):
+        kept = [c for c in columns if c != name]
+        without = pipeline(kept).fit(X[kept][train], y[train]).score(X[kept][test], y[test])
+        assert importance == pytest.approx(full - without, abs=1e-12)
+    with pytest.raises(ValueError, match="X_test"):
+        drop_column_importance(pipeline(columns), X[columns], y, cv=2)

@@ -591,7 +591,8 @@ register(Measure(
     {"drop": {}, "drop_column": {}}, "drop_column_importance",
     "drop in held-out score (or cross-validated score with --cv) when the model is refit "
     "without the feature", _run_drop, needs={"refit", "y"}, null="centred",
-    gives={"intervals", "rank_intervals", "progress", "new_rows", "verdict"},
+    gives={"intervals", "rank_intervals", "progress", "new_rows", "verdict",
+           "input_columns"},
     # S refits of p + 1 refits each: not offered.
     altmann=False))
 register(Measure(
