@@ -86,7 +86,7 @@ def test_h_statistic_of_a_pipeline_is_its_definition_through_the_pipeline():
     from tests.reference import naive_effects
 
     rng = np.random.default_rng(2)
-    X = rng.uniform(-1, 1, size=(60, 3))
+    X = rng.uniform(-1, 1, size=(40, 3))
     y = 2 * X[:, 0] * X[:, 1] + X[:, 2]
     pipeline = make_pipeline(StandardScaler(), RandomForestRegressor(8, max_depth=5,
                                                                      random_state=0))

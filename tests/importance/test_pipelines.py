@@ -186,6 +186,12 @@ def test_polynomial_terms_report_the_columns_they_join(data):
                    tree_shap(pipeline, numbers.iloc[:20]),
                    permutation_importance(pipeline, numbers, y, n_repeats=2, random_state=0)):
         assert result.feature_names == ["size & noise", "unused"]
+    # A group taking one of the joined columns: the whole pipeline per shuffle, exact.
+    alone = permutation_importance(pipeline, numbers, y, n_repeats=2, random_state=0,
+                                   feature_groups={"size": ["size"]})
+    assert alone.params["columns"] == "input, whole pipeline"
+    theirs = sklearn_permutation_importance(pipeline, numbers, y, n_repeats=2, random_state=0)
+    np.testing.assert_allclose(alone.importances[0], theirs.importances[0], atol=1e-12)
 
 
 def test_groups_is_the_former_name_of_feature_groups(data, forest):
@@ -257,3 +263,28 @@ def test_feature_groups_sum_shap_values_of_any_model(data, forest):
     np.testing.assert_allclose(
         through_pipeline.extra["shap_values"][:, 0],
         summed[:, columns.index("city")] + summed[:, columns.index("colour")], atol=1e-12)
+
+
+def test_drop_column_refits_the_last_step_without_an_input_columns_block(data):
+    X, y = data
+    train, test = slice(0, 110), slice(110, None)
+
+    def pipeline(columns):
+        steps = ColumnTransformer(
+            [("categories", OneHotEncoder(handle_unknown="ignore", sparse_output=False),
+              [c for c in ("colour", "city") if c in columns]),
+             ("numbers", StandardScaler(), [c for c in ("size", "noise") if c in columns])])
+        return make_pipeline(steps, RandomForestRegressor(8, max_depth=5, random_state=0))
+
+    columns = ["size", "colour", "city", "noise"]
+    result = drop_column_importance(pipeline(columns), X[columns][train], y[train],
+                                    X[columns][test], y[test])
+    assert result.feature_names == columns
+    # The definition: the pipeline rebuilt without the column, refit, scored.
+    full = pipeline(columns).fit(X[columns][train], y[train]).score(X[columns][test], y[test])
+    for name, importance in zip(columns, result.importances_mean, strict=True):
+        kept = [c for c in columns if c != name]
+        without = pipeline(kept).fit(X[kept][train], y[train]).score(X[kept][test], y[test])
+        assert importance == pytest.approx(full - without, abs=1e-12)
+    with pytest.raises(ValueError, match="X_test"):
+        drop_column_importance(pipeline(columns), X[columns], y, cv=2)

@@ -91,3 +91,19 @@ def test_effects_of_a_pipeline_name_its_input_columns(table):
     assert pairs <= {frozenset(p) for p in [("size", "colour"), ("size", "noise"),
                                             ("colour", "noise")]}
     assert all(entry["shap"] is not None for entry in report.effects["interactions"])
+
+
+def test_altmann_pvalues_refit_the_pipeline(table):
+    X, y = table
+    pipeline = _pipeline(RandomForestRegressor(5, max_depth=4, random_state=0))
+    report = sapwood.explain(X, y, model=pipeline, methods="mdi", pvalues="altmann",
+                             n_permutations=3)
+    assert report.results["mdi"].feature_names == ["size", "colour", "noise"]
+    assert report.results["mdi"].pvalues.shape == (3,)
+
+
+def test_knockoff_selection_is_refused_for_a_pipeline(table):
+    X, y = table
+    pipeline = _pipeline(RandomForestRegressor(5, random_state=0))
+    with pytest.raises(ValueError, match="column lists would not read"):
+        sapwood.explain(X, y, model=pipeline, select="knockoffs")

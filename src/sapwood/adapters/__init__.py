@@ -12,11 +12,11 @@ its transform and the map of its derived columns back to its input columns.
 """
 
 from ._estimators import split_statistic
-from ._pipeline import CodesToLabels, is_pipeline, read_pipeline
+from ._pipeline import CodesToLabels, SplitUnit, is_pipeline, read_pipeline
 from ._predict import predict, predict_proba, predict_raw
 from ._resolve import as_ensemble, from_model, save
 from ._sklearn import forest_estimators, own_trees
 
 __all__ = ["CodesToLabels", "as_ensemble", "forest_estimators", "from_model",
            "is_pipeline", "own_trees", "predict", "predict_proba", "predict_raw",
-           "read_pipeline", "save", "split_statistic"]
+           "read_pipeline", "save", "split_statistic", "SplitUnit"]

@@ -50,13 +50,18 @@ from sklearn.preprocessing import (
     TargetEncoder,
 )
 
-__all__ = ["CodesToLabels", "ColumnMap", "PipelineModel", "is_pipeline", "read_pipeline"]
+__all__ = ["CodesToLabels", "ColumnMap", "PipelineModel", "SplitUnit", "is_pipeline",
+           "read_pipeline"]
 
 #: Transformers that map each column by itself, row by row: output j reads input j.
 _PER_COLUMN = (StandardScaler, MinMaxScaler, MaxAbsScaler, RobustScaler, QuantileTransformer,
                PowerTransformer, OrdinalEncoder, Binarizer)
 
 JOINED = " & "  # between the names of the input columns of one unit
+
+
+class SplitUnit(ValueError):
+    """A feature group takes some of the input columns a derived column reads together."""
 
 
 def is_pipeline(model) -> bool:
@@ -168,7 +173,7 @@ class ColumnMap:
             for i in sorted(positions):
                 missing = [names[j] for j in unit_of[i] if j not in positions]
                 if missing:
-                    raise ValueError(
+                    raise SplitUnit(
                         f"feature_groups[{name!r}] takes {names[i]!r} without "
                         f"{', '.join(map(repr, missing))}, which the pipeline reads together "
                         "with it (in one derived column); put them in the same group")

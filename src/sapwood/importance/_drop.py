@@ -26,8 +26,10 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from .._progress import progress_bar
 from .._sklearn_compat import HasMethods, StrOptions, _safe_indexing, validate_params
+from ..adapters import is_pipeline
 from ..learners._parallel import resolve_n_jobs
 from ._engine._groups import feature_groups_given, resolve_groups
+from ._engine._pipelines import fit_steps, pipeline_view
 from ._engine._result import ImportanceResult
 from ._engine._scoring import scorer_for
 
@@ -75,7 +77,10 @@ def drop_column_importance(estimator, X, y, X_test=None, y_test=None, *, cv=None
     Parameters
     ----------
     estimator : unfitted estimator
-        Anything with ``fit`` that a scikit-learn scorer accepts once fitted.
+        Anything with ``fit`` that a scikit-learn scorer accepts once fitted. An
+        unfitted scikit-learn ``Pipeline`` (with ``X_test``): its steps fitted once, its
+        last step refit without each input column's derived columns (docs/measures.md,
+        section 'Pipelines in their input columns').
     X : ndarray or DataFrame of shape (n_samples, n_features)
         Training data. Column names become the feature names.
     y : array-like of shape (n_samples,) or (n_samples, n_outputs)
@@ -148,7 +153,19 @@ def drop_column_importance(estimator, X, y, X_test=None, y_test=None, *, cv=None
     if X_test is not None and not hasattr(X_test, "iloc"):
         X_test = check_array(X_test, ensure_all_finite="allow-nan", dtype=None)
     groups = feature_groups_given(feature_groups, groups, "drop_column_importance")
-    names, columns = resolve_groups(X, estimator, groups)
+    if is_pipeline(estimator):
+        if X_test is None:
+            raise ValueError("drop_column_importance of a Pipeline scores on X_test / y_test "
+                             "(with cross-validation each fold would refit its steps); got "
+                             "cv")
+        # Its steps fitted once, on every column; its last step refit without each input
+        # column's derived block (docs/measures.md, section 'Drop-column importance').
+        fitted, design, estimator = fit_steps(estimator, X, y)
+        view = pipeline_view(fitted, X, groups)
+        X, X_test = design, view.transform(X_test)
+        names, columns = view.names, view.derived
+    else:
+        names, columns = resolve_groups(X, estimator, groups)
     n_features = X.shape[1]
     kept = []
     for name, dropped in zip(names, columns, strict=True):

@@ -49,6 +49,7 @@ from .._sklearn_compat import (
     uses_estimator_score,
     validate_params,
 )
+from ..adapters import SplitUnit
 from ..learners._inputs import check_rows
 from ..learners._parallel import resolve_n_jobs
 from ._engine._dask import is_dask_collection
@@ -302,8 +303,14 @@ def _units(model, X, feature_groups, transformed):
     columns, each input column's block with one row permutation (``columns_read``
     "input"; with ``transformed``, each derived column by itself: "derived"); which is
     exact when every step maps each row by itself. Otherwise the whole pipeline runs on
-    every shuffle of the input columns ("input, whole pipeline"), with a warning."""
-    view = pipeline_view(model, X, None if transformed else feature_groups)
+    every shuffle of the input columns ("input, whole pipeline"), with a warning; so it
+    does, without one, for feature groups that take part of the input columns a derived
+    column reads together (its block cannot be shuffled for them alone)."""
+    try:
+        view = pipeline_view(model, X, None if transformed else feature_groups)
+    except SplitUnit:
+        names, columns = resolve_groups(X, model, feature_groups)
+        return names, columns, model, X, "input, whole pipeline"
     if view is None:
         return (*resolve_groups(X, model, feature_groups), model, X, None)
     if transformed:

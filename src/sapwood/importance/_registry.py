@@ -390,6 +390,13 @@ def unnormalised_mdi(model, X, y, **kwargs):
     from ..adapters import as_ensemble
     from ._mdi import mdi, tree_impurity_decrease
 
+    if _is_pipeline(model):
+        # Per derived column, then summed per input column as MDI itself is.
+        from ._engine._pipelines import pipeline_view, regrouped
+
+        view = pipeline_view(model, X)
+        return regrouped(unnormalised_mdi(view.final, X, y, feature_names=view.derived_names),
+                         view)
     result = mdi(model, **kwargs)
     per_tree = np.column_stack([tree_impurity_decrease(tree) / tree.weighted_n_node_samples[0]
                                 for tree in as_ensemble(model).trees])
@@ -599,7 +606,8 @@ register(Measure(
     {"drop": {}, "drop_column": {}}, "drop_column_importance",
     "drop in held-out score (or cross-validated score with --cv) when the model is refit "
     "without the feature", _run_drop, needs={"refit", "y"}, null="centred",
-    gives={"intervals", "rank_intervals", "progress", "new_rows", "verdict"},
+    gives={"intervals", "rank_intervals", "progress", "new_rows", "verdict",
+           "input_columns"},
     # S refits of p + 1 refits each: not offered.
     altmann=False))
 register(Measure(

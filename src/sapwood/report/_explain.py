@@ -230,6 +230,9 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         raise InputError(f"select={select!r} refits the model with a knockoff copy of each "
                          "feature, so it needs a model trained here (a name or an unfitted "
                          "estimator), not a fitted one")
+    if select is not None and type(model).__name__ == "Pipeline":
+        raise InputError(f"select={select!r} refits the model with a knockoff copy of each "
+                         "feature beside it, which a Pipeline's column lists would not read")
     if (X_train is None) != (y_train is None):
         raise InputError("X_train and y_train go together: give both or neither")
     if test_size is not None and not (isinstance(test_size, int | float)

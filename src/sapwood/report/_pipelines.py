@@ -25,8 +25,9 @@ _LABELS = "sapwood_labels"  # the wrapper's step name
 
 #: What a report on a pipeline says of its columns.
 NOTE = ("the pipeline is explained in its input columns: each one's SHAP values and MDI "
-        "are the sums over the columns its steps make from it, and permutation shuffles "
-        "those together (docs/measures.md, section 'Pipelines in their input columns')")
+        "are the sums over the columns its steps make from it, permutation shuffles those "
+        "together and drop-column refits its last step without them (docs/measures.md, "
+        "section 'Pipelines in their input columns')")
 
 
 

@@ -18,7 +18,8 @@ from ...adapters import is_pipeline, read_pipeline
 from ._names import column_names
 from ._result import ImportanceResult
 
-__all__ = ["GroupView", "PipelineView", "group_view", "pipeline_view", "regrouped"]
+__all__ = ["GroupView", "PipelineView", "fit_steps", "group_view", "pipeline_view",
+           "regrouped"]
 
 
 class PipelineView:
@@ -43,7 +44,10 @@ class PipelineView:
 
 def pipeline_view(model, X=None, feature_groups=None, feature_names=None):
     """A :class:`PipelineView` of ``model`` when it is a Pipeline, else None; the input
-    columns named by ``feature_names``, else X's columns, else the pipeline's own."""
+    columns named by ``feature_names``, else X's columns, else the pipeline's own.
+
+    Raises :class:`~sapwood.adapters._pipeline.SplitUnit` (a ValueError) when a feature
+    group takes part of a unit."""
     if not is_pipeline(model):
         return None
     n_inputs = read_pipeline(model).columns.n_inputs
@@ -54,6 +58,33 @@ def pipeline_view(model, X=None, feature_groups=None, feature_names=None):
     if len(names) != n_inputs:
         raise ValueError(f"the pipeline reads {n_inputs} columns; got {len(names)} names")
     return PipelineView(model, names, feature_groups)
+
+
+def fit_steps(pipeline, X, y):
+    """An unfitted ``pipeline``'s steps fitted on (X, y) once, and its last step unfitted:
+    ``(fitted, design, final)``, ``fitted`` the pipeline with its steps fitted and a fit
+    of the last step on ``design``, the training rows as the steps make them
+    (``fit_transform``, as the pipeline's own ``fit`` makes them: a TargetEncoder's
+    cross-fitted encodings). For measures that refit the last step alone."""
+    from sklearn.base import clone
+    from sklearn.pipeline import Pipeline
+
+    steps, final = [], pipeline
+    while is_pipeline(final):
+        for name, step in final.steps[:-1]:
+            if hasattr(step, "fit_resample"):
+                raise ValueError(f"the pipeline step {name!r} resamples the training rows, "
+                                 "which refitting its last step alone would not repeat")
+            if step is not None and step != "passthrough":
+                steps.append((name, clone(step)))
+        final = final.steps[-1][1]
+    transformer = Pipeline(steps) if steps else None
+    design = X if transformer is None else transformer.fit_transform(X, y)
+    if hasattr(design, "toarray"):
+        design = design.toarray()
+    final = clone(final)
+    fitted = Pipeline([*steps, ("model", clone(final).fit(design, y))])
+    return fitted, design, final
 
 
 class GroupView:
