@@ -58,7 +58,7 @@ def predict_raw(ensemble, X) -> np.ndarray:
         (n_samples,) for one regression output, (n_samples, n_outputs) for several,
         (n_samples, n_classes) for single-output classification and
         (n_samples, n_outputs, max_n_classes) otherwise. A survival model: its risk
-    score, shape (n_samples,) (:func:`risk_from_raw`).
+        score before the link, shape (n_samples,) (:func:`risk_from_raw`).
     """
     raw = ensemble.raw_predict(X, native=True)
     if ensemble.task == "survival":

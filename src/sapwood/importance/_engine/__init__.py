@@ -17,7 +17,8 @@ A map, by what a measure needs:
 - Gaussian knockoffs (CPI, the knockoff filter): :mod:`._knockoff_sampler`;
 - what several measures read of a model or table: :mod:`._names` (feature names),
   :mod:`._bagging` (a forest's bootstrap draws and out-of-bag rows), :mod:`._groups`
-  (groups of columns permuted together);
+  (groups of columns permuted together), :mod:`._survival` (what a measure of a class
+  or a number says to a survival model);
 - a result as HTML: :mod:`._html`.
 
 Modules here import each other and the layers below (the format, adapters, learners,
