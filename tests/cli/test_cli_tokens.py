@@ -19,7 +19,7 @@ FAST = ["--model", "tree", "--methods", "mdi", "--json"]
 def _table(n=300, seed=0):
     """A file sorted by its signal column 'a' (the file's order carries the target)."""
     rng = np.random.default_rng(seed)
-    a = np.sort(rng.normal(size=n)).round(3)
+    a = np.sort(rng.normal(size=n)).round(6)  # distinct: as text codes, a key
     return pd.DataFrame({"a": a, "b": rng.normal(size=n).round(3),
                          "y": (a + rng.normal(scale=0.3, size=n)).round(3)})
 
@@ -43,6 +43,8 @@ def test_a_stray_question_mark_keeps_a_number_column_numeric(capsys, tmp_path):
     assert document["notes"][0].startswith("read as numbers")
     assert document["data"]["encoded"] == {}
     assert document["verdict"]["relies_on"] == ["a"]
+    # Read as text codes (before issue 51): "a (a key: the rows' order)", "row order
+    # leaks".
     assert "identifier" not in [w["kind"] for w in document["warnings"]]
 
 
