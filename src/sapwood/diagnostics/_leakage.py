@@ -157,35 +157,37 @@ def find_leakage(X_train, y_train, X_test, y_test, task: str, *, model_score=Non
         model_error = float(relative_error(float(model_score), task, y_test))
     text = categorical_columns(X_train, categorical) | categorical_columns(X_test)
     columns = _Columns(X_train, X_test, y_train, classify, text)
-    found, twins, alone, reported = [], [], {}, set()
+    alone = {}  # column -> (e, its upper bound, score) of its one-column tree
     for column in X_train.columns:
-        name = str(column)
         train, test = columns[column]
-        if np.isnan(train).all():
+        if not np.isnan(train).all():
+            predicted = _fit_predict(*_with_indicators(train[:, None], test[:, None]),
+                                     y_train, classify, random_state)
+            alone[column] = _errors(y_test, predicted, classify)
+    near = [column for column, (error, upper, _) in alone.items()
+            if error <= near_perfect and upper <= EVIDENCE
+            and (model_error is None or error <= model_error + near_model)]
+    found, twins, reported = [], [], set()
+    for column in near:
+        if column in reported:
             continue
-        missing = np.isnan(train).any() or np.isnan(test).any()
-        inputs = _with_indicators(train[:, None], test[:, None])
-        predicted = _fit_predict(*inputs, y_train, classify, random_state)
-        error, upper, score = _errors(y_test, predicted, classify)
-        alone[column] = (error, upper, score)
-        if column in reported or error > near_perfect or upper > EVIDENCE:
-            continue
-        if model_error is not None and error > model_error + near_model:
-            continue
-        # A copy of the column in other units is the same measurement, not an honest
-        # column sharing its information.
-        copies = columns.copies(column)
+        error, upper, score = alone[column]
+        # A copy of the column in another scale is the same measurement, not an honest
+        # column sharing its information (a copy's tree is the column's: near too).
+        copies = [other for other in near if other != column
+                  and columns.same_order(column, other)]
         if _redundant(columns, column, copies, y_train, y_test, classify, error,
                       random_state):
             twins.append(column)
             continue
         reported.update(copies)
+        train, test = columns[column]
         indicator_score = None
-        if missing:
-            indicator = _fit_predict(inputs[0][:, 1:], inputs[1][:, 1:], y_train, classify,
-                                     random_state)
+        if np.isnan(train).any() or np.isnan(test).any():
+            indicator = _fit_predict(np.isnan(train)[:, None], np.isnan(test)[:, None],
+                                     y_train, classify, random_state)
             indicator_score = _errors(y_test, indicator, classify)[2]
-        found.append(_finding(name, score, score_name, len(y_test), error, upper,
+        found.append(_finding(str(column), score, score_name, len(y_test), error, upper,
                               float(np.isnan(train).mean()), indicator_score, model_score,
                               model_error, near_perfect, near_model,
                               [str(c) for c in copies]))
@@ -228,22 +230,15 @@ class _Columns:
         return (np.column_stack([part[0] for part in parts]),
                 np.column_stack([part[1] for part in parts]))
 
-    def copies(self, column) -> list:
-        """The other columns that hold the same values in another scale: their training
-        values in the same or the reverse order as ``column``'s (|Spearman| at least
-        :data:`COPY`), grams and pounds, or a status and its recoding."""
-        mine = pd.Series(self[column][0])
-        found = []
-        for other in self.names:
-            if other == column:
-                continue
-            theirs = pd.Series(self[other][0])
-            both = mine.notna() & theirs.notna()
-            if both.sum() < 2 or mine[both].nunique() < 2:
-                continue
-            if abs(mine[both].corr(theirs[both], method="spearman")) >= COPY:
-                found.append(other)
-        return found
+    def same_order(self, column, other) -> bool:
+        """Whether two columns hold the same values in another scale: their training
+        values in the same or the reverse order (|Spearman| at least :data:`COPY`),
+        grams and pounds, or a status and its recoding."""
+        mine, theirs = pd.Series(self[column][0]), pd.Series(self[other][0])
+        both = mine.notna() & theirs.notna()
+        if both.sum() < 2 or mine[both].nunique() < 2:
+            return False
+        return abs(mine[both].corr(theirs[both], method="spearman")) >= COPY
 
     def inputs(self, columns):
         """What a tree on these columns reads (:func:`_with_indicators`)."""

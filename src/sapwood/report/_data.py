@@ -394,8 +394,8 @@ def prepare_xy(X: pd.DataFrame, y: pd.Series, task: str = "auto") -> Prepared:
         raise InputError("no feature columns: X has none")
     # A number column with a stray "?" is numbers, not text codes (report/_numbers.py).
     X, found = read_numbers(X)
-    numeric_y, found_y = read_numbers(y.to_frame())
-    y = numeric_y.iloc[:, 0]
+    numeric_y, found_y = read_numbers(y.to_frame(name=target))
+    y = numeric_y.iloc[:, 0].rename(y.name)
     notes = [numbers_note({**found, **found_y}, len(y))] if found or found_y else []
     kept = None
     missing = y.isna().to_numpy()

@@ -107,7 +107,9 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
     ----------
     X : DataFrame or 2-D array of features. Text and categorical columns are encoded as
         ordinal codes (categories in sorted order, or a categorical's own order),
-        booleans as 0/1, dates as seconds since 1970; missing values stay missing. Or a
+        booleans as 0/1, dates as seconds since 1970; missing values stay missing; a
+        text column of numbers, but for a few cells that say "missing" (``?``, ``n/a``,
+        ``-``, ...), is read as numbers, with a note (docs/getting-started.md). Or a
         Dask DataFrame of numbers (docs/getting-started.md, "Tables larger than memory").
     y : the target: a Series or 1-D array, or the name of a column of X (then the
         features are X's other columns); for a Dask X, a Dask Series or X's column name.

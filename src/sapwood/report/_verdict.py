@@ -499,8 +499,8 @@ def verdict(run_like, warnings: list) -> Verdict:
         return Verdict(None, [], [], [], entangled, kinds, lines + _warning_line(warnings),
                        features, groups_out)
     standings = _standing_of(run_like)
-    skill = next((f for f in warnings if f.kind == "baseline"), None)
-    no_skill = skill is not None
+    baseline = next((f for f in warnings if f.kind == "baseline"), None)
+    no_skill = baseline is not None
     # A model not shown to beat a constant relies on nothing (docs/measures.md); the
     # features whose intervals lie above zero are not decided, and say so.
     undecided = [f for f, s in standings.items() if s == "relies"] if no_skill else []
@@ -531,7 +531,7 @@ def verdict(run_like, warnings: list) -> Verdict:
              f"intervals over {interval.covers}):"]
     through = [e["feature"] for e in features if e["through_group"]]
     if no_skill:
-        relied = _no_skill_text(skill.details)
+        relied = _no_skill_text(baseline.details)
     elif interval.rows:
         # A key relied on for held-out rows predicts by the rows' order (its warning).
         leaks = {f.features[0] for f in warnings
@@ -587,15 +587,14 @@ def verdict(run_like, warnings: list) -> Verdict:
 def _no_skill_text(details) -> str:
     """What the model relies on when it is not shown to beat a constant: nothing, in the
     words its interval allows ("no skill" only when the interval says so)."""
-    interval = (f"{_g(details['gain_low'])} to {_g(details['gain_high'])}"
-                if details.get("gain_low") is not None else None)
     what = "ROC AUC - 0.5" if details.get("test") == "roc_auc" else "its gain per row"
+    interval = (f"the 95% interval of {what}, {_g(details['gain_low'])} to "
+                f"{_g(details['gain_high'])}")
     if details.get("no_skill"):
         return ("nothing: the model has no skill to explain (no better than a constant "
-                f"model on the held-out rows: the 95% interval of {what}, {interval}, is "
-                "at or below zero)")
+                f"model on the held-out rows: {interval}, is at or below zero)")
     return ("nothing yet: the model is not shown to be better than a constant model on "
-            f"the held-out rows (the 95% interval of {what}, {interval}, includes zero)")
+            f"the held-out rows ({interval}, includes zero)")
 
 
 def _placed(feature, status, importance, low, high, entangled, through=False) -> dict:
