@@ -68,7 +68,7 @@ class Options:
 
 
 def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, test_size=None,
-            scoring=None, random_state=0, n_jobs=None, progress=False, task="auto",
+            scoring=None, random_state=0, n_jobs=-1, progress=False, task="auto",
             pvalues=None, n_permutations=None, cv=None, top_k=None, max_rows="auto",
             rows=(), select=None, fdr=None, effects=False, source=None) -> Report:
     """Which features a tree model relies on, concluded on held-out rows.
@@ -114,8 +114,9 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         that is a mean over rows or binary ROC AUC (accuracy, Brier score, log loss, R²,
         squared or absolute error, roc_auc); with another, it says it cannot decide.
     random_state : int, seeds the split, the model and the measures.
-    n_jobs : threads for the fit and every measure (None: joblib's setting, one thread
-        unless a ``joblib.parallel_config`` says otherwise; -1: every core).
+    n_jobs : threads for the fit and every measure: -1 (default) every core, as the
+        command line; 1 one thread; None joblib's setting (one thread unless a
+        ``joblib.parallel_config`` says otherwise).
     progress : True shows a bar per step on stderr (a rich Console: there).
     task : ``"auto"``, ``"classification"`` or ``"regression"`` (auto: classification
         for a non-numeric target or one with at most 20 distinct integer values).

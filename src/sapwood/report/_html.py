@@ -102,7 +102,8 @@ def _document(run, title: str) -> str:
 
 def notebook_html(run) -> str:
     """The notebook display: the verdict card first, the picture inline as SVG, the
-    warnings, then each measure's details collapsed (no charts inside them)."""
+    warnings, then each measure's details collapsed (no charts inside them; the
+    effects' pictures, when asked for, are)."""
     parts = [f"<div class='sapwood-report'><style>{_NOTEBOOK_STYLE}</style>", _card(run),
              _verdict_picture(run, svg=True), _warnings(run)]
     parts += [f"<details><summary>{_e(heading)}</summary>{body}</details>"
@@ -176,7 +177,7 @@ def _details(run, charts: bool) -> list:
         if line:
             body += f"<p class='note'>{_e(line)}</p>"
         sections.append((f"measure-{index}", measure_title(run, name), body))
-    if charts and run.effects:
+    if run.effects:  # pictures in the notebook too: effects are asked for
         from ._effects import effects_html
 
         sections.append(("effects", "Effects and interactions",

@@ -25,9 +25,9 @@ class Steps:
     @property
     def console(self):
         if self._console is None:
-            from rich.console import Console
+            from .._progress import stderr_console
 
-            self._console = Console(stderr=True)
+            self._console = stderr_console()
         return self._console
 
     def line(self, text: str):

@@ -194,13 +194,14 @@ def _ranks_frame(run, short: bool) -> pd.DataFrame:
 
 
 def text_console(width: int = 80):
-    """A rich Console that records plain text ``width`` columns wide (no colours)."""
+    """A rich Console that records plain text ``width`` columns wide (no colours); in a
+    notebook too, where rich would otherwise display each line it prints as HTML."""
     import io
 
     from rich.console import Console
 
     return Console(file=io.StringIO(), width=width, record=True, color_system=None,
-                   force_terminal=False, legacy_windows=False)
+                   force_terminal=False, force_jupyter=False, legacy_windows=False)
 
 
 def print_report(run, console, details: bool = False, hint: str | None = None):
