@@ -21,6 +21,7 @@ from ._pictures import img_tag as _img
 from ._pictures import new_figure, plot_importances, plot_verdict
 from ._pictures import png_bytes as _png
 from ._rows import contribution_texts, for_plots, heading
+from ._screen import MAX_GROUPS, full_lists, in_verdict, screen_lines
 from ._selection import selection_frame, selection_lines
 from ._terminal import (
     AGREEMENT_RULE,
@@ -32,6 +33,7 @@ from ._terminal import (
     summary_lines,
     top_nodes,
 )
+from ._verdict import MAX_NAMED
 
 __all__ = ["check_report_path", "notebook_html", "write_report"]
 
@@ -126,11 +128,26 @@ def _card(run) -> str:
     lines = [f"<li>{_e(line)}</li>" for line in summary_lines(run)]
     parts = [f"<div class='card' id='verdict'><ul>{''.join(lines)}</ul>"]
     if run.verdict is not None:
-        first, *rest = run.verdict.lines
+        first, *rest = screen_lines(run.verdict, run.warnings)
         items = "".join(f"<li>{_e(line.lstrip('- '))}</li>" for line in rest)
         parts.append(f"<p><strong>{_e(first)}</strong></p><ul>{items}</ul>")
+        parts.append(_full_lists(run.verdict))
     parts.append("</div>")
     return "".join(parts)
+
+
+def _full_lists(verdict) -> str:
+    """Every feature by its verdict and every entangled group, folded: the card's lines
+    name a few of each (a wide table's card stays small)."""
+    lists = full_lists(verdict)
+    if len(verdict.groups) <= MAX_GROUPS and all(len(names) <= MAX_NAMED
+                                                 for _, names in lists):
+        return ""
+    items = "".join(f"<li>{_e(heading)} ({len(names):,}): "
+                    f"{_e(', '.join(shorten(n) for n in names))}</li>"
+                    for heading, names in lists)
+    return (f"<details><summary>Every feature by verdict, and every entangled group"
+            f"</summary><ul>{items}</ul></details>")
 
 
 def _verdict_picture(run, svg: bool) -> str:
@@ -150,7 +167,15 @@ def _warnings(run) -> str:
         return "<p id='warnings'>No warnings.</p>"
     parts = ["<div id='warnings'>"]
     parts += [f"<p class='warning'><strong>Warning ({_e(f.kind)}).</strong> {_e(f.message)}</p>"
-              for f in run.warnings]
+              for f in run.warnings if not in_verdict(f, run.verdict)]
+    # The groups the verdict lists as entangled: their whole warnings, folded.
+    groups = [f for f in run.warnings if in_verdict(f, run.verdict)]
+    if groups:
+        texts = "".join(f"<p>{_e(f.message)}</p>" for f in groups)
+        parts.append(f"<details><summary>Warning (correlated): {len(groups):,} "
+                     f"group{'s' if len(groups) > 1 else ''} of strongly associated "
+                     f"features, listed in the verdict as entangled</summary>{texts}"
+                     "</details>")
     parts.append("</div>")
     return "".join(parts)
 
