@@ -34,13 +34,13 @@ from contextlib import nullcontext
 import numpy as np
 
 from sapwood.diagnostics import Finding, find_correlated, find_identifiers, find_leakage
-from sapwood.importance import permutation_importance
 from sapwood.importance._registry import ROWS
 
 from .._text import quoted, shorten
 from ._agreement import significantly_above
 from ._baseline import baseline_warning
 from ._intervals import Interval, verdict_interval
+from ._joint import with_joint
 from ._measures import MEASURES, where
 from ._models import score_model
 
@@ -373,7 +373,7 @@ def find_warnings(run_like, *, X_train, y_train, X_test, y_test, encodings, mode
     matters = {name: used.get(name, True) or standings.get(name) == "relies"
                for name in X_train.columns}
     groups = find_correlated(X_train, categorical=tuple(encodings), importance=matters)
-    found += [_with_joint(finding, model, X_test, y_test, run_like) for finding in groups]
+    found += with_joint(groups, model, X_test, y_test, run_like)
     correlated = {name for finding in groups for name in finding.features}
     held_name = verdict_measure(results)
     if run_like.held_out and held_name is not None:
@@ -425,27 +425,6 @@ def _used(results: dict) -> dict:
             return {f: bool(v > 0) for f, v in zip(result.feature_names,
                                                    result.importances_mean, strict=True)}
     return {}
-
-
-def _with_joint(finding, model, X_test, y_test, run_like):
-    """A correlated group's message with the group's joint held-out permutation
-    importance (its columns shuffled together), when permutation ran."""
-    if "permutation" not in run_like.results or not run_like.held_out:
-        return finding
-    group = list(finding.features)
-    # Scored as its members were.
-    scoring = run_like.results["permutation"].params.get("scoring")
-    joint = permutation_importance(model, X_test, y_test, n_repeats=5, scoring=scoring,
-                                   random_state=run_like.seed, groups={"group": group})
-    mean = float(joint.importances_mean[0])
-    interval = verdict_interval("permutation", joint)
-    low, high = float(interval.low[0]), float(interval.high[0])
-    text = (f" Shuffled together on the held-out rows, the group's permutation importance "
-            f"is {_g(mean)} (95% interval {_g(low)} to {_g(high)}, over "
-            f"{interval.covers}).")
-    details = {**finding.details, "joint_importance": mean, "joint_ci_low": low,
-               "joint_ci_high": high, "joint_interval_covers": interval.covers}
-    return dataclasses.replace(finding, message=finding.message + text, details=details)
 
 
 def verdict(run_like, warnings: list) -> Verdict:

@@ -1,0 +1,54 @@
+"""Each correlated group's joint held-out permutation importance (its columns shuffled
+together), for the group's warning and the verdict's Entangled line.
+
+Every group is scored in one permutation call (``groups=``: one set-up of the model's
+trees on the held-out rows, one baseline score, one pass over the groups), which gives
+each group what a call of its own would (every group starts from the same seed); a
+wide table's dozens of groups no longer re-run permutation once each.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from sapwood.importance import permutation_importance
+
+from ._intervals import verdict_interval
+
+__all__ = ["JOINT_REPEATS", "with_joint"]
+
+JOINT_REPEATS = 5
+
+
+def with_joint(findings, model, X_test, y_test, run_like, progress=False) -> list:
+    """``findings`` (correlated groups), each with the group's joint held-out
+    permutation importance in its message and details, when permutation ran."""
+    findings = list(findings)
+    if not findings or "permutation" not in run_like.results or not run_like.held_out:
+        return findings
+    # Scored as the members were.
+    scoring = run_like.results["permutation"].params.get("scoring")
+    names = [f"group {i}" for i in range(len(findings))]
+    joint = permutation_importance(
+        model, X_test, y_test, n_repeats=JOINT_REPEATS, scoring=scoring,
+        random_state=run_like.seed, progress=progress,
+        groups={name: list(f.features) for name, f in zip(names, findings, strict=True)})
+    interval = verdict_interval("permutation", joint)
+    order = list(joint.feature_names)
+    out = []
+    for name, finding in zip(names, findings, strict=True):
+        j = order.index(name)
+        mean = float(joint.importances_mean[j])
+        low, high = float(interval.low[j]), float(interval.high[j])
+        text = (f" Shuffled together on the held-out rows, the group's permutation "
+                f"importance is {_g(mean)} (95% interval {_g(low)} to {_g(high)}, over "
+                f"{interval.covers}).")
+        details = {**finding.details, "joint_importance": mean, "joint_ci_low": low,
+                   "joint_ci_high": high, "joint_interval_covers": interval.covers}
+        out.append(dataclasses.replace(finding, message=finding.message + text,
+                                       details=details))
+    return out
+
+
+def _g(value) -> str:
+    return f"{value:.3g}"
