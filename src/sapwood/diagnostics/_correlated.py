@@ -96,8 +96,8 @@ def association_matrix(X: pd.DataFrame, *, categorical=()):
     p = len(names)
     matrix = np.full((p, p), np.nan)
     np.fill_diagonal(matrix, 1.0)
-    measures = [["" for _ in range(p)] for _ in range(p)]
     kinds = []
+    measures = _Measures(kinds)
     for column, name in zip(X.columns, names, strict=True):
         values = X[column]
         if _support(values) < MIN_SUPPORT:
@@ -114,24 +114,39 @@ def association_matrix(X: pd.DataFrame, *, categorical=()):
         X[column] = codes if codes is not None else numeric_values(values)
     numeric = [j for j, kind in enumerate(kinds) if kind == "numeric"]
     cats = [j for j, kind in enumerate(kinds) if kind == "categorical"]
-    _spearman(X, numeric, matrix, measures)
+    _spearman(X, numeric, matrix)
     for i, a in enumerate(cats):
         for b in cats[i + 1:]:
             value = _cramers_v(X.iloc[:, a].to_numpy(), X.iloc[:, b].to_numpy())
-            _put(matrix, measures, a, b, value, "Cramér's V")
+            _put(matrix, a, b, value)
     for a in cats:
         for b in numeric:
             value = _correlation_ratio(X.iloc[:, a].to_numpy(), X.iloc[:, b].to_numpy())
-            _put(matrix, measures, a, b, value, "correlation ratio")
+            _put(matrix, a, b, value)
     return matrix, measures
 
 
-def _put(matrix, measures, a, b, value, measure):
+def _put(matrix, a, b, value):
     matrix[a, b] = matrix[b, a] = value
-    measures[a][b] = measures[b][a] = measure
 
 
-def _spearman(X, numeric, matrix, measures):
+class _Measures:
+    """``measures[a][b]``: the name of the association measured between columns a and
+    b, from the two columns' kinds (no table of names for every pair)."""
+
+    NAMES = {("numeric", "numeric"): "|Spearman rho|",
+             ("categorical", "categorical"): "Cramér's V",
+             ("categorical", "numeric"): "correlation ratio",
+             ("numeric", "categorical"): "correlation ratio"}
+
+    def __init__(self, kinds):
+        self.kinds = kinds
+
+    def __getitem__(self, a):
+        return [self.NAMES.get((self.kinds[a], kind), "") for kind in self.kinds]
+
+
+def _spearman(X, numeric, matrix):
     """|Spearman's rho| of every pair of numeric columns: ranks, then Pearson; one
     matrix product without missing values, pairwise complete rows with them."""
     if len(numeric) < 2:
@@ -145,9 +160,9 @@ def _spearman(X, numeric, matrix, measures):
         norms = np.sqrt((ranks ** 2).sum(axis=0))
         with np.errstate(invalid="ignore", divide="ignore"):
             rho = (ranks.T @ ranks) / np.outer(norms, norms)
-    for i, a in enumerate(numeric):
-        for k, b in enumerate(numeric[i + 1:], start=i + 1):
-            _put(matrix, measures, a, b, abs(rho[i, k]), "|Spearman rho|")
+    # One assignment, not one per pair: a 1,500-column table has 1.1 million pairs.
+    matrix[np.ix_(numeric, numeric)] = np.abs(rho)
+    np.fill_diagonal(matrix, 1.0)
 
 
 def _cramers_v(a, b) -> float:

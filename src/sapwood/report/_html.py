@@ -38,6 +38,8 @@ from ._verdict import MAX_NAMED
 __all__ = ["check_report_path", "notebook_html", "write_report"]
 
 MAX_BARS = 25
+# A table of features shows at most this many rows (the most important).
+MAX_TABLE_ROWS = 100
 TREE_DEPTH = 2
 # Smallest readable text in the tree drawing, in points (the page shows it at ~80%).
 TREE_FONT = 9
@@ -197,7 +199,7 @@ def _details(run, charts: bool) -> list:
             figure = new_figure((5, 0.32 * n + 1.3))
             plot_importances(result, name, ax=figure.add_subplot(), max_display=MAX_BARS)
             chart = _img(_png(figure), f"{name} importance")
-        body = f"<div class='measure'>{chart}{_table(measure_frame(run, name))}</div>"
+        body = f"<div class='measure'>{chart}{_top(measure_frame(run, name))}</div>"
         line = intervals_line(result)
         if line:
             body += f"<p class='note'>{_e(line)}</p>"
@@ -213,7 +215,7 @@ def _details(run, charts: bool) -> list:
             sections.append(("shap", "SHAP pictures", "\n".join(shap[1:])))
     if len(run.results) > 1:
         sections.append(("ranks", "Ranks side by side",
-                         "<p>1 = most important.</p>" + _table(run.ranks)))
+                         "<p>1 = most important.</p>" + _top(run.ranks)))
     if run.agreement:
         sections.append(("agreement", "Rank agreement", (
             f"<p>Spearman's rho and Kendall's tau-b between each pair of measures' "
@@ -249,6 +251,17 @@ def _table(frame) -> str:
                         for c, v in zip(frame.columns, row, strict=True))
         rows.append(f"<tr>{cells}</tr>")
     return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+
+
+def _top(frame) -> str:
+    """The table of the first :data:`MAX_TABLE_ROWS` rows (the most important), and a
+    line counting the rest: a wide table's page stays light (every row:
+    ``Report.to_frame()``, ``--json``)."""
+    if len(frame) <= MAX_TABLE_ROWS:
+        return _table(frame)
+    rest = len(frame) - MAX_TABLE_ROWS
+    return (_table(frame.head(MAX_TABLE_ROWS)) + f"<p class='note'>... and {rest:,} more "
+            "features, less important (every one: Report.to_frame(), --json).</p>")
 
 
 def _kind(name) -> str:
