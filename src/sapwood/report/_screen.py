@@ -78,8 +78,8 @@ def _warnings_line(verdict, warnings) -> str:
         parts.append(finding.kind + (f" ({', '.join(names)})" if names else ""))
     groups = sum(in_verdict(finding, verdict) for finding in warnings)
     if groups:
-        parts.append(f"correlated ({groups:,} group{'s' if groups > 1 else ''}: the "
-                     "entangled ones)")
+        parts.append("correlated (the entangled group)" if groups == 1 else
+                     f"correlated ({groups:,} groups: the entangled ones)")
     return WARNINGS + " " + "; ".join(parts)
 
 
