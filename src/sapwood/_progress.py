@@ -69,8 +69,9 @@ def stderr_console():
 
     console = Console(stderr=True)
     if console.is_jupyter and not _has_ipywidgets():
+        # A notebook's output is wider than the 80 columns of a file.
         console = Console(stderr=True, force_jupyter=False, force_terminal=False,
-                          color_system=None)
+                          color_system=None, width=110)
     return console
 
 

@@ -2,6 +2,7 @@
 stderr is a terminal, never with --quiet or --json."""
 
 import io
+import re
 
 import numpy as np
 import pandas as pd
@@ -43,6 +44,9 @@ def test_progress_on_a_terminal(terminal, csv, capsys):
                   "Scoring on 20 held-out rows",
                   "Computing mdi importance from the fitted trees"):
         assert f"✓ {label}" in text, text
+    # The checks count their work (one unit per column, three besides).
+    assert re.search(r"Checking for identifiers, leakage and correlated features .*?"
+                     r"(\d+)/\1", text), text
     # Permutation counts its permuted scores in a bar of its own, under its line.
     assert "Computing permutation importance on the held-out rows" in text
     out, err = capsys.readouterr()

@@ -49,6 +49,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from .._progress import counted
 from .._text import quoted
 from ..learners import DecisionTreeClassifier, DecisionTreeRegressor
 from ._columns import categorical_columns, numeric_values
@@ -69,7 +70,7 @@ MIN_LEAF = 5
 
 def find_leakage(X_train, y_train, X_test, y_test, task: str, *, model_score=None,
                  categorical=(), near_perfect=NEAR_PERFECT, near_model=NEAR_MODEL,
-                 random_state=0) -> list:
+                 random_state=0, steps=None) -> list:
     """Findings of kind ``"leakage"``: columns that alone predict the held-out target
     almost perfectly and about as well as the whole model (see the module's rule).
 
@@ -92,6 +93,8 @@ def find_leakage(X_train, y_train, X_test, y_test, task: str, *, model_score=Non
         The rule's bounds on the relative error (:func:`relative_error`); the upper
         confidence bound must also be at most :data:`EVIDENCE`.
     random_state : int
+    steps : optional, advanced once per column (a progress bar's
+        :class:`sapwood._progress._Steps`).
 
     Returns
     -------
@@ -120,7 +123,7 @@ def find_leakage(X_train, y_train, X_test, y_test, task: str, *, model_score=Non
         model_error = float(relative_error(float(model_score), task, y_test))
     text = categorical_columns(X_train, categorical) | categorical_columns(X_test)
     found = []
-    for column in X_train.columns:
+    for column in counted(X_train.columns, steps):
         name = str(column)
         train, test = _encoded(X_train[column], X_test[column], y_train, classify,
                                name in text)

@@ -547,12 +547,13 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
         report.baseline = baseline(model, y_train if given else None, X_test, y_test,
                                    data.task, report.score_name, score,
                                    options.scoring) if held_out else None
-    with steps.step("Checking for identifiers, leakage and correlated features"):
+    with steps.counted("Checking for identifiers, leakage and correlated features",
+                       _verdict.CHECK_UNITS + X_test.shape[1]) as bar:
         report.warnings = _verdict.find_warnings(
             report, X_train=X_train if given else X_test,
             y_train=y_train if given else y_test, X_test=X_test, y_test=y_test,
             encodings=data.encodings, model=model, train_score=train_score, split=given,
-            predictions=kept)
+            predictions=kept, steps=bar)
     report.verdict = _verdict.verdict(report, report.warnings)
     return report
 

@@ -36,6 +36,7 @@ import numpy as np
 from sapwood.diagnostics import Finding, find_correlated, find_identifiers, find_leakage
 from sapwood.importance._registry import ROWS
 
+from .._progress import _Steps
 from .._text import quoted, shorten
 from ._agreement import significantly_above
 from ._baseline import baseline_warning
@@ -69,6 +70,9 @@ OVERFIT_GAP = 0.1
 # sample of this many: their answer hardly moves past it, while their time grows with
 # the rows (the bound the default forest draws its rows by, for the same reason).
 CHECK_ROWS = 100_000
+# The checks' units of work besides the leakage check's one per column: the identifiers,
+# the associations, the groups' joint importance.
+CHECK_UNITS = 3
 
 
 def check_rows(n_rows: int, seed: int) -> np.ndarray | None:
@@ -343,13 +347,15 @@ def _ordered(identifier: Finding, standings: dict) -> Finding:
 
 
 def find_warnings(run_like, *, X_train, y_train, X_test, y_test, encodings, model,
-                  train_score=None, split=True, predictions=None) -> list:
+                  train_score=None, split=True, predictions=None, steps=None) -> list:
     """Every warning that applies to a finished run, in the order they are shown.
 
     ``train_score``: None, a number or a :class:`TrainingScore`. ``predictions``: the
     model's :class:`~sapwood.report._models.KeptPredictions` of ``X_test``, if any. Above
     :data:`CHECK_ROWS` training rows the leakage check fits on a sample of them
-    (:func:`check_rows`), which a note in ``run_like.notes`` says."""
+    (:func:`check_rows`), which a note in ``run_like.notes`` says. ``steps``: a
+    progress bar's steps (:data:`CHECK_UNITS` and one per column), or None."""
+    steps = steps if steps is not None else _Steps()
     results = run_like.results
     standings = _standing_of(run_like) or {}
     found = []
@@ -361,6 +367,7 @@ def find_warnings(run_like, *, X_train, y_train, X_test, y_test, encodings, mode
     found += [_ordered(finding, standings)
               for finding in find_identifiers(X_train, categorical=tuple(encodings),
                                               used=used)]
+    steps.advance()
     if run_like.held_out and split:
         with predictions if predictions is not None else nullcontext():
             model_score = _leakage_score(model, X_test, y_test, run_like.task)
@@ -369,11 +376,16 @@ def find_warnings(run_like, *, X_train, y_train, X_test, y_test, encodings, mode
             _note(run_like, _sample_note(len(X_train)))
         found += find_leakage(_rows_of(X_train, sample), _rows_of(y_train, sample), X_test,
                               y_test, run_like.task, model_score=model_score,
-                              categorical=tuple(encodings), random_state=run_like.seed)
+                              categorical=tuple(encodings), random_state=run_like.seed,
+                              steps=steps)
+    else:
+        steps.advance(X_train.shape[1])
     matters = {name: used.get(name, True) or standings.get(name) == "relies"
                for name in X_train.columns}
     groups = find_correlated(X_train, categorical=tuple(encodings), importance=matters)
+    steps.advance()
     found += with_joint(groups, model, X_test, y_test, run_like)
+    steps.advance()
     correlated = {name for finding in groups for name in finding.features}
     held_name = verdict_measure(results)
     if run_like.held_out and held_name is not None:
