@@ -62,3 +62,16 @@ def test_the_html_card_stays_small_and_folds_the_full_lists(report):
     # The groups' whole warnings: once, folded, not each a warning box of its own.
     assert page.count("<strong>Warning (correlated)") == 0
     assert page.count("groups of strongly associated features") == 1
+
+
+def test_relied_on_through_a_group_only_when_the_group_is(report):
+    groups = {tuple(group["features"]): group for group in report.verdict.groups}
+    # The target's blocks matter together; most of the 40 do not.
+    assert sum(group["low"] > 0 for group in groups.values()) >= 2
+    assert sum(group["low"] <= 0 for group in groups.values()) >= 20
+    for entry in report.verdict.features:
+        group = groups.get(tuple(entry["group"] or ()))
+        if entry["through_group"]:
+            assert group is not None and group["low"] > 0
+        elif group is not None and group["low"] <= 0:
+            assert entry["status"] != "relies_on" or entry["low"] > 0
