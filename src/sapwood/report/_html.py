@@ -130,7 +130,7 @@ def _card(run) -> str:
     lines = [f"<li>{_e(line)}</li>" for line in summary_lines(run)]
     parts = [f"<div class='card' id='verdict'><ul>{''.join(lines)}</ul>"]
     if run.verdict is not None:
-        first, *rest = screen_lines(run.verdict, run.warnings)
+        first, *rest = screen_lines(run.verdict, run.warnings, every="every group below")
         items = "".join(f"<li>{_e(line.lstrip('- '))}</li>" for line in rest)
         parts.append(f"<p><strong>{_e(first)}</strong></p><ul>{items}</ul>")
         parts.append(_full_lists(run.verdict))

@@ -22,11 +22,12 @@ WARNINGS = "- Warnings:"
 MAX_NAMED = 4
 
 
-def screen_lines(verdict, warnings=()) -> list:
+def screen_lines(verdict, warnings=(), every="every group with --details") -> list:
     """The verdict's lines for one screen: every line, except that of the entangled
     groups only the :data:`MAX_GROUPS` largest by joint importance are listed (largest
-    first), then one line counting the others; and the line of warnings counts the
-    groups the verdict lists instead of naming them again."""
+    first), then one line counting the others and saying where ``every`` one is; and
+    the line of warnings counts the groups the verdict lists instead of naming them
+    again."""
     lines = [_warnings_line(verdict, warnings) if line.startswith(WARNINGS) and warnings
              else line for line in verdict.lines]
     entangled = [line for line in lines if line.startswith(ENTANGLED)]
@@ -37,7 +38,7 @@ def screen_lines(verdict, warnings=()) -> list:
     others = [verdict.groups[i] for i in ranked[MAX_GROUPS:]]
     n_features = sum(len(group["features"]) for group in others)
     summary = (f"- And {len(others):,} more entangled groups ({n_features:,} features, "
-               "jointly less important): every group with --details")
+               f"jointly less important): {every}")
     first = lines.index(entangled[0])
     rest = [line for line in lines if not line.startswith(ENTANGLED)]
     return rest[:first] + kept + [summary] + rest[first:]
