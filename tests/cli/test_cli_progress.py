@@ -100,3 +100,16 @@ def test_a_forest_fit_counts_its_trees_and_a_refit_measure_its_refits(terminal, 
     # The library's own bars: tree by tree, refit by refit, with counts.
     assert "Growing trees" in err and "100/100" in err
     assert "drop-column refits" in err and "3/3" in err
+
+
+def test_a_wide_table_counts_the_rank_intervals(terminal, csv, capsys, monkeypatch):
+    from sapwood.report import _explain
+
+    monkeypatch.setattr(_explain, "MANY_FEATURES", 2)  # as if the table were wide
+    assert main(["explain", str(csv), "--target", "y", "--model", "tree"]) == 0
+    assert re.search(r"Computing each measure's rank intervals .*2/2", terminal.getvalue())
+
+
+def test_a_narrow_table_has_no_rank_interval_bar(terminal, csv, capsys):
+    assert main(["explain", str(csv), "--target", "y", "--model", "tree"]) == 0
+    assert "rank intervals" not in terminal.getvalue()

@@ -20,6 +20,7 @@ import pandas as pd
 
 from .._errors import InputError
 from .._format import category_codes
+from .._progress import counted
 from ..importance._engine._dask import is_dask_collection
 from . import _agreement, _measures, _verdict
 from ._baseline import baseline
@@ -49,6 +50,8 @@ __all__ = ["Options", "align_to_model", "explain", "run_pipeline", "split_rows",
 DEFAULT_TEST_SIZE = 0.25
 # ranger's importance_pvalues(method = "janitza") warns below this many negative values.
 JANITZA_MIN_NEGATIVE = 100
+# From this many features on, the rank intervals get a progress bar of their own.
+MANY_FEATURES = 100
 
 
 @dataclass(frozen=True)
@@ -525,6 +528,11 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
     if options.pvalues:
         results = {name: _with_pvalues(name, result, options, inputs, steps, notes)
                    for name, result in results.items()}
+    if n_features >= MANY_FEATURES:
+        # Their pairs grow as the square of the features: seconds on a wide table.
+        with steps.counted("Computing each measure's rank intervals", len(results)) as bar:
+            for result in counted(results.values(), bar):
+                result.rank_intervals()
     pairs = _agreement.agreement(results, top_k) if n_features > 1 else []
     report = Report(source=source, data=data, model=model, model_text=describe_model(model),
                     n_train=0 if fitted else len(X_train), n_test=len(X_test),
