@@ -3,9 +3,10 @@
     PYTHONPATH=src python docs/pictures.py
 
 Writes docs/images/explain.txt and docs/images/explain-notebook.png (``sapwood.explain``:
-what ``print(report)`` shows, and the notebook display as headless Chromium paints it,
-when Chromium is installed), docs/images/beeswarm.png, docs/images/dependence.png (the library, on the
-tour's boosting model), docs/images/explain-row.png (the waterfall of the report
+what ``print(report)`` shows, and the display of that call executed in a notebook
+kernel as headless Chromium paints it, when Chromium is installed),
+docs/images/beeswarm.png, docs/images/dependence.png (the library, on the tour's
+boosting model), docs/images/explain-row.png (the waterfall of the report
 written by ``sapwood explain --row``) and docs/images/explain-row.txt (what that
 command printed for the row). Everything is computed here, from the tour's own data
 and seeds, so the README shows real output.
@@ -78,10 +79,26 @@ def command_line_pictures():
     (IMAGES / "explain-row.png").write_bytes(base64.b64decode(waterfall[1]))
 
 
+# The README's call, as a notebook cell: the picture is what a notebook displays.
+NOTEBOOK_CELL = """\
+import sapwood
+from sapwood.datasets import make_ground_truth
+
+X, y, _ = make_ground_truth(2000, task="classification", random_state=0)
+report = sapwood.explain(X, y, methods="mdi,permutation,shap")
+report
+"""
+
+
 def report_pictures():
-    """The tour's first example: ``sapwood.explain`` on the ground-truth table."""
+    """The tour's first example: ``sapwood.explain`` on the ground-truth table; the
+    notebook picture from the display of that call executed in a real notebook kernel
+    (nbclient), as headless Chromium paints it."""
     import shutil
     import subprocess
+
+    import nbclient
+    import nbformat
 
     X, y, _ = make_ground_truth(2000, task="classification", random_state=0)
     report = sapwood.explain(X, y, methods="mdi,permutation,shap")
@@ -90,11 +107,16 @@ def report_pictures():
     if chromium is None:
         print("chromium is not installed: docs/images/explain-notebook.png not redrawn")
         return
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells.append(nbformat.v4.new_code_cell(NOTEBOOK_CELL))
+    nbclient.NotebookClient(notebook, timeout=900, kernel_name="python3").execute()
+    [shown] = [output.data["text/html"] for output in notebook.cells[0].outputs
+               if output.output_type == "execute_result"]
     with tempfile.TemporaryDirectory() as folder:
         page = Path(folder) / "display.html"
         page.write_text("<!DOCTYPE html><html><head><meta charset='utf-8'><style>body "
                         "{font-family: sans-serif; max-width: 46em; margin: 1em;}</style>"
-                        f"</head><body>{report._repr_html_()}</body></html>",
+                        f"</head><body>{shown}</body></html>",
                         encoding="utf-8")
         subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
                         "--hide-scrollbars", f"--user-data-dir={Path(folder) / 'profile'}",

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-__all__ = ["check_progress", "counted", "progress_bar"]
+__all__ = ["check_progress", "counted", "progress_bar", "stderr_console"]
 
 
 class _Steps:
@@ -45,7 +45,6 @@ def progress_bar(total: int, description: str, enabled: bool):
     if not enabled:
         yield _Steps()
         return
-    from rich.console import Console
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -55,13 +54,34 @@ def progress_bar(total: int, description: str, enabled: bool):
         TimeRemainingColumn,
     )
 
-    console = Console(stderr=True)
+    console = stderr_console()
     # On a terminal the bar is erased when done; elsewhere (a log) its last state stays.
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TimeElapsedColumn(), TimeRemainingColumn(), console=console,
                    transient=console.is_terminal)
     with bar:
         yield _Steps(bar, bar.add_task(description, total=total))
+
+
+def stderr_console():
+    """A rich Console on stderr for progress bars. In a notebook, rich draws live bars
+    as ipywidgets and, without that package, warns to install it and shows none: there
+    the bars are written as plain text instead (no terminal codes, which a notebook
+    shows as they are), each bar one line when it ends."""
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if console.is_jupyter and not _has_ipywidgets():
+        # A notebook's output is wider than the 80 columns of a file.
+        console = Console(stderr=True, force_jupyter=False, force_terminal=False,
+                          color_system=None, width=110)
+    return console
+
+
+def _has_ipywidgets() -> bool:
+    from importlib.util import find_spec
+
+    return find_spec("ipywidgets") is not None
 
 
 def counted(items, steps):

@@ -2,6 +2,7 @@
 stderr is a terminal, never with --quiet or --json."""
 
 import io
+import re
 
 import numpy as np
 import pandas as pd
@@ -43,6 +44,9 @@ def test_progress_on_a_terminal(terminal, csv, capsys):
                   "Scoring on 20 held-out rows",
                   "Computing mdi importance from the fitted trees"):
         assert f"✓ {label}" in text, text
+    # The checks count their work (one unit per column, three besides).
+    assert re.search(r"Checking for identifiers, leakage and correlated features .*?"
+                     r"(\d+)/\1", text), text
     # Permutation counts its permuted scores in a bar of its own, under its line.
     assert "Computing permutation importance on the held-out rows" in text
     out, err = capsys.readouterr()
@@ -113,3 +117,16 @@ def test_a_finished_step_and_a_heading_leave_the_screen():
     assert "Fitting a tree" in buffer.getvalue()  # drawn, then erased
     [stays] = _what_stays(buffer.getvalue(), 80)  # a skipped step stays, marked
     assert stays.startswith("– Computing mdi importance (skipped)")
+
+
+def test_a_wide_table_counts_the_rank_intervals(terminal, csv, capsys, monkeypatch):
+    from sapwood.report import _explain
+
+    monkeypatch.setattr(_explain, "MANY_FEATURES", 2)  # as if the table were wide
+    assert main(["explain", str(csv), "--target", "y", "--model", "tree"]) == 0
+    assert re.search(r"Computing each measure's rank intervals .*2/2", terminal.getvalue())
+
+
+def test_a_narrow_table_has_no_rank_interval_bar(terminal, csv, capsys):
+    assert main(["explain", str(csv), "--target", "y", "--model", "tree"]) == 0
+    assert "rank intervals" not in terminal.getvalue()

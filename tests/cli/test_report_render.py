@@ -93,3 +93,106 @@ def test_screenshot_shows_the_report(report, tmp_path):
     # The bar charts were painted (their blue, scaled by the browser or not).
     blue = np.all(np.abs(pixels.astype(int) - BAR_BLUE) <= 12, axis=1).mean()
     assert blue > 0.001  # the verdict picture at the top; the other charts fold
+
+
+# Added before the page's own content: records every error (a script's, or a resource
+# that did not load), then on load where the verdict landed in the window and which
+# folded sections show content once opened.
+CHECKS = """<script>
+const sapwoodErrors = [];
+window.addEventListener('error', (e) => sapwoodErrors.push(e.message
+  || ('failed to load ' + (e.target.src || e.target.href))), true);
+window.addEventListener('load', () => {
+  const body = document.body;
+  const card = document.getElementById('verdict');
+  const heading = card.querySelector('strong');
+  const first = heading.parentElement.nextElementSibling.querySelector('li');
+  body.setAttribute('data-errors', sapwoodErrors.join(' | '));
+  body.setAttribute('data-window', window.innerWidth + 'x' + window.innerHeight);
+  body.setAttribute('data-verdict', [heading, first].map(
+    (e) => Math.round(e.getBoundingClientRect().bottom)).join(','));
+  const folded = [...document.querySelectorAll('details')];
+  folded.forEach((d) => { d.open = true; });
+  const shown = folded.filter((d) => [...d.children].some(
+    (c) => c.tagName !== 'SUMMARY' && c.getBoundingClientRect().height > 0));
+  body.setAttribute('data-opened', shown.length + '/' + folded.length);
+  body.setAttribute('data-probed', 'yes');
+});
+</script>"""
+VIEWPORT = (1280, 800)
+
+
+def opened_in_a_browser(page, tmp_path) -> dict:
+    """What the page did in headless Chromium at 1280x800: its console lines, the errors
+    it raised, where the verdict's heading and first line end (pixels from the top),
+    and how many folded sections show content when opened."""
+    probe = tmp_path / "checked.html"
+    html = page.read_text(encoding="utf-8")
+    probe.write_text(html.replace("<head>", "<head>" + CHECKS, 1), encoding="utf-8")
+    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+               "--no-first-run", "--disable-background-networking",
+               "--disable-component-update", "--disable-sync", "--enable-logging=stderr",
+               "--v=0", f"--user-data-dir={tmp_path / 'chromium-profile'}",
+               f"--window-size={VIEWPORT[0]},{VIEWPORT[1]}", "--dump-dom", probe.as_uri()]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=90)
+    assert result.returncode == 0, result.stderr[-2000:]
+    dom = result.stdout
+    assert 'data-probed="yes"' in dom
+
+    def read(name):
+        return re.search(rf'data-{name}="([^"]*)"', dom).group(1)
+
+    opened, folded = read("opened").split("/")
+    return {"console": [line for line in result.stderr.splitlines() if ":CONSOLE" in line],
+            "errors": read("errors"), "window": read("window"),
+            "verdict": [int(v) for v in read("verdict").split(",")],
+            "opened": int(opened), "folded": int(folded)}
+
+
+def _check_page(page, tmp_path):
+    seen = opened_in_a_browser(page, tmp_path)
+    assert seen["console"] == [] and seen["errors"] == ""
+    # The page's viewport in a 1280x800 window (less its frame: stricter than 800).
+    width, height = (int(v) for v in seen["window"].split("x"))
+    assert width == VIEWPORT[0] and height <= VIEWPORT[1]
+    heading, first_line = seen["verdict"]
+    assert 0 < heading < first_line <= height  # the verdict and what it relies on
+    assert seen["folded"] >= 5 and seen["opened"] == seen["folded"]
+
+
+def test_the_report_renders_with_its_verdict_in_the_first_screen(report, tmp_path):
+    _check_page(report, tmp_path)
+
+
+def test_the_checks_see_errors(tmp_path):
+    # The probe itself can fail: a broken image and a console error are seen.
+    page = tmp_path / "broken.html"
+    page.write_text("<!DOCTYPE html><html><head></head><body><div id='verdict'><p>"
+                    "<strong>Verdict</strong></p><ul><li>x</li></ul></div>"
+                    "<img src='missing.png'><script>console.error('boom')</script>"
+                    "</body></html>", encoding="utf-8")
+    seen = opened_in_a_browser(page, tmp_path)
+    assert any("boom" in line for line in seen["console"])
+    assert "missing.png" in seen["errors"]
+
+
+@pytest.mark.slow
+def test_a_1500_column_report_stays_under_a_megabyte(tmp_path):
+    # About five minutes on a busy 2-core machine (the checks on 1,500 columns).
+    import pandas as pd
+
+    import sapwood
+
+    rng = np.random.default_rng(0)
+    n = 200
+    latent = rng.normal(size=(n, 100))
+    columns = {f"g{b}_{k}": latent[:, b] + 0.2 * rng.normal(size=n)
+               for b in range(100) for k in range(5)}
+    columns |= {f"n{j}": rng.normal(size=n) for j in range(1_000)}
+    X = pd.DataFrame(columns)
+    y = latent[:, :3].sum(axis=1) + rng.normal(size=n)
+    report = sapwood.explain(X, y, model=sapwood.RandomForestRegressor(n_estimators=5),
+                             methods="mdi,permutation")
+    page = report.to_html(tmp_path / "wide.html")
+    assert page.stat().st_size < 1_000_000
+    _check_page(page, tmp_path)

@@ -1,5 +1,5 @@
 """explain and the command line use the cores they are given: the forest's trees are
-grown on as many threads as n_jobs says (the command line's default: every core)."""
+grown on as many threads as n_jobs says (the default of both: every core)."""
 
 import joblib
 import pytest
@@ -33,10 +33,17 @@ def test_explain_grows_the_forest_on_the_threads_asked_for(grown_by, table):
     assert len(grown_by) == 2
 
 
-def test_explain_stays_on_one_thread_by_default(grown_by, table):
+def test_explain_uses_every_core_by_default(grown_by, table):
     X, y = table
     sapwood.explain(X, y, model=sapwood.RandomForestClassifier(n_estimators=8),
                     methods="permutation")
+    assert len(grown_by) == 2
+
+
+def test_explain_stays_on_one_thread_when_asked(grown_by, table):
+    X, y = table
+    sapwood.explain(X, y, model=sapwood.RandomForestClassifier(n_estimators=8),
+                    methods="permutation", n_jobs=1)
     assert len(grown_by) == 1
 
 

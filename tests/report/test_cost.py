@@ -39,6 +39,19 @@ def test_shuffles_count_features_and_repeats():
     assert expected_seconds(MEASURES["shap"], _inputs(), timing, 20) is None
 
 
+def test_many_features_share_the_trees():
+    # A wide table's shuffles each re-route fewer nodes: 1,500 features cost about what
+    # SPREAD do (B-CHECKS-estimate); a model without trees scores every shuffle whole.
+    timing = Timing(fit=1, score=2.0)
+    wide = _inputs(n_features=1_500)
+    seconds, what = expected_seconds(MEASURES["permutation"], wide, timing, 1_500)
+    assert seconds == pytest.approx(5 * _cost.SPREAD * 2.0 * _cost.REROUTED)
+    assert "7,500 shuffles" in what
+    generic, _ = expected_seconds(MEASURES["permutation"], wide, timing, 1_500,
+                                  tree_model=False)
+    assert generic == pytest.approx(5 * 1_500 * 2.0)
+
+
 def test_the_sentence_comes_only_past_a_minute():
     assert long_wait(MEASURES["drop"], _inputs(), Timing(fit=1, score=1), 20) is None
     text = long_wait(MEASURES["drop"], _inputs(), Timing(fit=30, score=1), 20)

@@ -1,6 +1,7 @@
-"""The notebook display of a Report: executed in a real notebook (nbclient), then the
-HTML it put in the cell's output rendered in headless Chromium (skipped, with the
-reason shown, where Chromium is not installed: ``make chromium``)."""
+"""The report in a real notebook (nbclient runs a kernel): each cell shows what a user
+expects and nothing else. Then the HTML the notebook showed is rendered in headless
+Chromium (skipped, with the reason shown, where Chromium is not installed:
+``make chromium``)."""
 
 from __future__ import annotations
 
@@ -15,25 +16,71 @@ nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CELL = """\
+CELLS = {
+    "explain": """\
 import sapwood
 from sapwood.datasets import make_ground_truth
 
 X, y, _ = make_ground_truth(500, task="classification", random_state=0)
-report = sapwood.explain(X, y, methods="mdi,permutation")
-report
-"""
+report = sapwood.explain(X, y, methods="mdi,permutation", effects=True, progress=True)
+""",
+    "plot": "report.plot()",
+    "print": "print(report)",
+    "to_text": "text = report.to_text()",
+    "display": "report",
+}
 
 
 @pytest.fixture(scope="module")
-def displayed(tmp_path_factory):
-    """The text/html the notebook showed for the report."""
+def outputs():
+    """Each cell's outputs, by the cell's name in CELLS."""
     notebook = nbformat.v4.new_notebook()
-    notebook.cells.append(nbformat.v4.new_code_cell(CELL))
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in CELLS.values()]
     client = nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3")
     client.execute()
-    [output] = [o for o in notebook.cells[0].outputs if o.output_type == "execute_result"]
+    return {name: cell.outputs for name, cell in zip(CELLS, notebook.cells, strict=True)}
+
+
+@pytest.fixture(scope="module")
+def displayed(outputs):
+    """The text/html the notebook showed for the report."""
+    [output] = [o for o in outputs["display"] if o.output_type == "execute_result"]
     return output.data["text/html"]
+
+
+def _texts(cell_outputs):
+    return "".join(o.get("text", "") for o in cell_outputs if o.output_type == "stream")
+
+
+def test_progress_in_a_notebook_without_ipywidgets_is_plain_text(outputs):
+    explain = outputs["explain"]
+    assert [o.output_type for o in explain if o.output_type != "stream"] == []
+    assert all(o.name == "stderr" for o in explain)
+    text = _texts(explain)
+    assert "ipywidgets" not in text and "install" not in text
+    assert "\x1b" not in text  # no terminal codes: the notebook would show them
+    # Each step, and the measures' counted bars, one line when it ends.
+    # The checks: a counted bar (identifiers, associations, groups, and one per column).
+    assert re.search(r"Checking for identifiers, leakage and correlated features .* "
+                     r"12/12", text)
+    assert re.search(r"permuted scores .* 45/45", text)
+
+
+def test_plot_shows_its_picture(outputs):
+    pictures = [o for o in outputs["plot"] if o.output_type == "display_data"
+                and "image/png" in o.data]
+    assert len(pictures) == 1
+
+
+def test_print_prints_the_text_once_and_displays_nothing(outputs):
+    [output] = outputs["print"]
+    assert output.output_type == "stream" and output.name == "stdout"
+    assert output.text.count("Verdict") == 1
+    assert "The model clearly relies on" in output.text
+
+
+def test_to_text_displays_nothing(outputs):
+    assert outputs["to_text"] == []
 
 
 def test_the_notebook_shows_the_verdict_card_first(displayed):
@@ -45,6 +92,13 @@ def test_the_notebook_shows_the_verdict_card_first(displayed):
     assert displayed.index("Warning (") < displayed.index("<details")
     assert len(re.findall(r"<details>", displayed)) >= 2
     assert "<script" not in displayed
+
+
+def test_the_notebook_shows_the_effects_folded(displayed):
+    start = displayed.index("<summary>Effects and interactions</summary>")
+    section = displayed[displayed.rindex("<details", 0, start):displayed.index("</details>",
+                                                                                start)]
+    assert section.count("<img") >= 2  # the curves and the interactions
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (make chromium, "

@@ -75,6 +75,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from .._progress import counted
 from .._text import quoted
 from ..learners import DecisionTreeClassifier, DecisionTreeRegressor
 from ._columns import categorical_columns, numeric_values
@@ -102,7 +103,7 @@ COPY = 0.999
 
 def find_leakage(X_train, y_train, X_test, y_test, task: str, *, model_score=None,
                  categorical=(), near_perfect=NEAR_PERFECT, near_model=NEAR_MODEL,
-                 random_state=0) -> list:
+                 random_state=0, steps=None) -> list:
     """Findings of kind ``"leakage"``: columns that alone (with their copies in another
     scale), or a few together, predict the held-out target almost perfectly and about
     as well as the whole model (see the module's rule).
@@ -126,6 +127,8 @@ def find_leakage(X_train, y_train, X_test, y_test, task: str, *, model_score=Non
         The rule's bounds on the relative error (:func:`relative_error`); the upper
         confidence bound must also be at most :data:`EVIDENCE`.
     random_state : int
+    steps : optional, advanced once per column (a progress bar's
+        :class:`sapwood._progress._Steps`).
 
     Returns
     -------
@@ -158,7 +161,7 @@ def find_leakage(X_train, y_train, X_test, y_test, task: str, *, model_score=Non
     text = categorical_columns(X_train, categorical) | categorical_columns(X_test)
     columns = _Columns(X_train, X_test, y_train, classify, text)
     alone = {}  # column -> (e, its upper bound, score) of its one-column tree
-    for column in X_train.columns:
+    for column in counted(X_train.columns, steps):
         train, test = columns[column]
         if not np.isnan(train).all():
             predicted = _fit_predict(*_with_indicators(train[:, None], test[:, None]),

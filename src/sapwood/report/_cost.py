@@ -13,8 +13,9 @@ the training rows each tree left out, and a conditional one (its ``threshold``) 
 each feature's conditioning grid first. A tree model is re-evaluated only in the trees
 that split on the shuffled feature, which :data:`REROUTED` allows for (the benchmarks
 put sapwood's permutation at about a tenth of scikit-learn's, which scores whole
-models). Measures whose cost neither timing tells (SHAP, SAGE, MDI+, CPI, the impurity
-measures) are not guessed: they bound their own work, or take seconds.
+models), and with many features each splits fewer nodes (:data:`SPREAD`). Measures
+whose cost neither timing tells (SHAP, SAGE, MDI+, CPI, the impurity measures) are not
+guessed: they bound their own work, or take seconds.
 """
 
 from __future__ import annotations
@@ -28,6 +29,11 @@ LONG = 60.0
 #: A shuffled feature re-evaluates only the trees that split on it: the share of a
 #: whole scoring that one shuffle of one feature costs the tree evaluator.
 REROUTED = 0.15
+#: Past this many features a tree model's splits spread over more of them, and one
+#: shuffle re-routes fewer nodes: a repeat over every feature costs about what one over
+#: this many does (measured, 2,000 rows: 300 and 1,500 columns, within 1.1x; the guess
+#: per feature was 8x the time on 1,500; benchmarks/RESULTS.md, B-CHECKS-estimate).
+SPREAD = 170
 #: The share of the training rows out of each tree's bootstrap sample.
 OUT_OF_BAG = 0.37
 
@@ -56,8 +62,10 @@ def expected_seconds(measure, inputs, timing: Timing, n_features: int,
         return None
     repeats = options.get("n_repeats", 1)
     shuffles = repeats * n_features
-    share = REROUTED if tree_model else 1.0
-    seconds = shuffles * timing.score * share
+    if tree_model:
+        seconds = repeats * min(n_features, SPREAD) * timing.score * REROUTED
+    else:
+        seconds = shuffles * timing.score
     if measure.rows == "oob":
         n_test = max(len(inputs.X_test), 1) if inputs.X_test is not None else 1
         seconds *= OUT_OF_BAG * len(inputs.X_train) / n_test

@@ -21,6 +21,7 @@ import pandas as pd
 from .. import _splits
 from .._errors import InputError
 from .._format import category_codes
+from .._progress import counted
 from ..importance._engine._dask import is_dask_collection
 from . import _agreement, _measures, _verdict, _wrapped
 from ._baseline import baseline
@@ -70,6 +71,8 @@ __all__ = ["Options", "align_to_model", "explain", "run_pipeline", "split_rows",
 DEFAULT_TEST_SIZE = 0.25
 # ranger's importance_pvalues(method = "janitza") warns below this many negative values.
 JANITZA_MIN_NEGATIVE = 100
+# From this many features on, the rank intervals get a progress bar of their own.
+MANY_FEATURES = 100
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,7 @@ class Options:
 
 
 def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, test_size=None,
-            scoring=None, random_state=0, n_jobs=None, progress=False, task="auto",
+            scoring=None, random_state=0, n_jobs=-1, progress=False, task="auto",
             pvalues=None, n_permutations=None, cv=None, top_k=None, max_rows="auto",
             rows=(), select=None, fdr=None, effects=False, source=None, groups=None,
             order_by=None, refits=0, adjust="holm",
@@ -156,8 +159,9 @@ def explain(X, y, *, model=None, methods="auto", X_train=None, y_train=None, tes
         absolute error, roc_auc, the survival scores); with another, it says it cannot
         decide.
     random_state : int, seeds the split, the model and the measures.
-    n_jobs : threads for the fit and every measure (None: joblib's setting, one thread
-        unless a ``joblib.parallel_config`` says otherwise; -1: every core).
+    n_jobs : threads for the fit and every measure: -1 (default) every core, as the
+        command line; 1 one thread; None joblib's setting (one thread unless a
+        ``joblib.parallel_config`` says otherwise).
     progress : True shows a bar per step on stderr (a rich Console: there).
     task : ``"auto"``, ``"classification"``, ``"regression"`` or ``"survival"`` (auto:
         survival for a survival target, classification for a non-numeric target or one
@@ -717,6 +721,11 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
     if options.pvalues:
         results = {name: _with_pvalues(name, result, options, inputs, steps, notes)
                    for name, result in results.items()}
+    if n_features >= MANY_FEATURES:
+        # Their pairs grow as the square of the features: seconds on a wide table.
+        with steps.counted("Computing each measure's rank intervals", len(results)) as bar:
+            for result in counted(results.values(), bar):
+                result.rank_intervals()
     pairs = _agreement.agreement(results, top_k) if n_features > 1 else []
     report = Report(source=source, data=data, model=model, model_text=model_text,
                     n_train=0 if fitted else len(X_train), n_test=len(X_test),
@@ -740,12 +749,13 @@ def run_pipeline(data: Prepared, model, options: Options, *, steps: Steps, sourc
             model, X_test, y_test) if isinstance(model, Ranker) else baseline(
             model, y_train if given else None, X_test, y_test, data.task,
             report.score_name, score, scoring, groups=test_groups)
-    with steps.step("Checking for identifiers, leakage and correlated features"):
+    with steps.counted("Checking for identifiers, leakage and correlated features",
+                       _verdict.CHECK_UNITS + X_test.shape[1]) as bar:
         report.warnings = _verdict.find_warnings(
             report, X_train=X_train if given else X_test,
             y_train=y_train if given else y_test, X_test=X_test, y_test=y_test,
             encodings=data.encodings, model=model, train_score=train_score, split=given,
-            predictions=kept)
+            predictions=kept, steps=bar)
     report.verdict = _verdict.verdict(report, report.warnings)
     return report
 

@@ -21,6 +21,7 @@ from ._pictures import img_tag as _img
 from ._pictures import new_figure, plot_importances, plot_verdict
 from ._pictures import png_bytes as _png
 from ._rows import contribution_texts, for_plots, heading
+from ._screen import MAX_GROUPS, full_lists, in_verdict, screen_lines
 from ._selection import selection_frame, selection_lines
 from ._terminal import (
     AGREEMENT_RULE,
@@ -32,10 +33,13 @@ from ._terminal import (
     summary_lines,
     top_nodes,
 )
+from ._verdict import MAX_NAMED
 
 __all__ = ["check_report_path", "notebook_html", "write_report"]
 
 MAX_BARS = 25
+# A table of features shows at most this many rows (the most important).
+MAX_TABLE_ROWS = 100
 TREE_DEPTH = 2
 # Smallest readable text in the tree drawing, in points (the page shows it at ~80%).
 TREE_FONT = 9
@@ -102,7 +106,8 @@ def _document(run, title: str) -> str:
 
 def notebook_html(run) -> str:
     """The notebook display: the verdict card first, the picture inline as SVG, the
-    warnings, then each measure's details collapsed (no charts inside them)."""
+    warnings, then each measure's details collapsed (no charts inside them; the
+    effects' pictures, when asked for, are)."""
     parts = [f"<div class='sapwood-report'><style>{_NOTEBOOK_STYLE}</style>", _card(run),
              _verdict_picture(run, svg=True), _warnings(run)]
     parts += [f"<details><summary>{_e(heading)}</summary>{body}</details>"
@@ -125,11 +130,26 @@ def _card(run) -> str:
     lines = [f"<li>{_e(line)}</li>" for line in summary_lines(run)]
     parts = [f"<div class='card' id='verdict'><ul>{''.join(lines)}</ul>"]
     if run.verdict is not None:
-        first, *rest = run.verdict.lines
+        first, *rest = screen_lines(run.verdict, run.warnings, every="every group below")
         items = "".join(f"<li>{_e(line.lstrip('- '))}</li>" for line in rest)
         parts.append(f"<p><strong>{_e(first)}</strong></p><ul>{items}</ul>")
+        parts.append(_full_lists(run.verdict))
     parts.append("</div>")
     return "".join(parts)
+
+
+def _full_lists(verdict) -> str:
+    """Every feature by its verdict and every entangled group, folded: the card's lines
+    name a few of each (a wide table's card stays small)."""
+    lists = full_lists(verdict)
+    if len(verdict.groups) <= MAX_GROUPS and all(len(names) <= MAX_NAMED
+                                                 for _, names in lists):
+        return ""
+    items = "".join(f"<li>{_e(heading)} ({len(names):,}): "
+                    f"{_e(', '.join(shorten(n) for n in names))}</li>"
+                    for heading, names in lists)
+    return (f"<details><summary>Every feature by verdict, and every entangled group"
+            f"</summary><ul>{items}</ul></details>")
 
 
 def _verdict_picture(run, svg: bool) -> str:
@@ -149,7 +169,15 @@ def _warnings(run) -> str:
         return "<p id='warnings'>No warnings.</p>"
     parts = ["<div id='warnings'>"]
     parts += [f"<p class='warning'><strong>Warning ({_e(f.kind)}).</strong> {_e(f.message)}</p>"
-              for f in run.warnings]
+              for f in run.warnings if not in_verdict(f, run.verdict)]
+    # The groups the verdict lists as entangled: their whole warnings, folded.
+    groups = [f for f in run.warnings if in_verdict(f, run.verdict)]
+    if groups:
+        texts = "".join(f"<p>{_e(f.message)}</p>" for f in groups)
+        parts.append(f"<details><summary>Warning (correlated): {len(groups):,} "
+                     f"group{'s' if len(groups) > 1 else ''} of strongly associated "
+                     f"features, listed in the verdict as entangled</summary>{texts}"
+                     "</details>")
     parts.append("</div>")
     return "".join(parts)
 
@@ -171,12 +199,12 @@ def _details(run, charts: bool) -> list:
             figure = new_figure((5, 0.32 * n + 1.3))
             plot_importances(result, name, ax=figure.add_subplot(), max_display=MAX_BARS)
             chart = _img(_png(figure), f"{name} importance")
-        body = f"<div class='measure'>{chart}{_table(measure_frame(run, name))}</div>"
+        body = f"<div class='measure'>{chart}{_top(measure_frame(run, name))}</div>"
         line = intervals_line(result)
         if line:
             body += f"<p class='note'>{_e(line)}</p>"
         sections.append((f"measure-{index}", measure_title(run, name), body))
-    if charts and run.effects:
+    if run.effects:  # pictures in the notebook too: effects are asked for
         from ._effects import effects_html
 
         sections.append(("effects", "Effects and interactions",
@@ -192,7 +220,7 @@ def _details(run, charts: bool) -> list:
             sections.append(("shap", "SHAP pictures", "\n".join(shap[1:])))
     if len(run.results) > 1:
         sections.append(("ranks", "Ranks side by side",
-                         "<p>1 = most important.</p>" + _table(run.ranks)))
+                         "<p>1 = most important.</p>" + _top(run.ranks)))
     if run.agreement:
         sections.append(("agreement", "Rank agreement", (
             f"<p>Spearman's rho and Kendall's tau-b between each pair of measures' "
@@ -228,6 +256,17 @@ def _table(frame) -> str:
                         for c, v in zip(frame.columns, row, strict=True))
         rows.append(f"<tr>{cells}</tr>")
     return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+
+
+def _top(frame) -> str:
+    """The table of the first :data:`MAX_TABLE_ROWS` rows (the most important), and a
+    line counting the rest: a wide table's page stays light (every row:
+    ``Report.to_frame()``, ``--json``)."""
+    if len(frame) <= MAX_TABLE_ROWS:
+        return _table(frame)
+    rest = len(frame) - MAX_TABLE_ROWS
+    return (_table(frame.head(MAX_TABLE_ROWS)) + f"<p class='note'>... and {rest:,} more "
+            "features, less important (every one: Report.to_frame(), --json).</p>")
 
 
 def _kind(name) -> str:

@@ -70,8 +70,11 @@ def plot_importances(result, name: str, ax=None, max_display: int = 20, status=N
     from matplotlib.ticker import MaxNLocator
 
     if ax is None:
+        # pyplot's figure, as scikit-learn's displays make theirs: a notebook shows it.
+        import matplotlib.pyplot as plt
+
         n = min(result.n_features, max_display)
-        ax = new_figure((6, 0.32 * n + 1.3)).add_subplot()
+        _, ax = plt.subplots(figsize=(6, 0.32 * n + 1.3))
     frame = result.to_frame().head(max_display).iloc[::-1]
     order = [result.feature_names.index(f) if isinstance(result.feature_names, list)
              else list(result.feature_names).index(f) for f in frame["feature"]]

@@ -111,7 +111,7 @@ class Report:
         # The dataclass's own repr would print every field, the encoded table included.
         head = (f"Report(target={self.data.target!r}, {self.task}, model={self.model_text}, "
                 f"{self.n_test} {'held-out' if self.held_out else 'training'} rows, "
-                f"measures={list(self.results)}")
+                f"results={list(self.results)}")
         if self.verdict is not None and self.verdict.measure is not None:
             relies = self.verdict.relies_on
             more = f" and {len(relies) - 8} more" if len(relies) > 8 else ""
@@ -161,7 +161,8 @@ class Report:
 
     def plot(self, ax=None, max_display: int = 20):
         """The verdict measure's importances with their 95% intervals over new rows,
-        the largest on top, coloured by the verdict; returns the Axes."""
+        the largest on top, coloured by the verdict; returns the Axes (drawn on ``ax``,
+        or on a new pyplot figure, which a notebook shows)."""
         from ._pictures import plot_verdict
 
         return plot_verdict(self, ax=ax, max_display=max_display)

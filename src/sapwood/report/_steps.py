@@ -7,6 +7,8 @@ command line passes its own, and tests one that pretends to be a terminal).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from .._text import visible
 
 __all__ = ["NoStep", "Steps"]
@@ -25,9 +27,9 @@ class Steps:
     @property
     def console(self):
         if self._console is None:
-            from rich.console import Console
+            from .._progress import stderr_console
 
-            self._console = Console(stderr=True)
+            self._console = stderr_console()
         return self._console
 
     def line(self, text: str):
@@ -38,6 +40,33 @@ class Steps:
             return NoStep()
         self.console.print(visible(text), markup=False, highlight=False)
         return _Heading(self.console, visible(text))
+
+    @contextmanager
+    def counted(self, label: str, total: int):
+        """A bar counting ``total`` units of work for ``label``, with the time taken and
+        the time left (a :class:`sapwood._progress._Steps` to advance); one that shows
+        nothing when progress is off."""
+        from .._progress import _Steps
+
+        if not self.shown:
+            yield _Steps()
+            return
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(),
+                       MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+                       console=self.console)
+        with bar:
+            steps = _Steps(bar, bar.add_task(visible(label), total=total))
+            yield steps
+            steps.complete()
 
     def step(self, label: str):
         """A bar for ``label`` (it pulses while the step runs, then is erased, leaving

@@ -27,6 +27,7 @@ from ..importance._engine._html import shown_pvalue
 from ._measures import MEASURES
 from ._models import shown_score
 from ._rows import print_rows, rows_to_json
+from ._screen import in_verdict, screen_lines
 from ._survival import describe_target, target_json
 
 __all__ = ["AGREEMENT_RULE", "MAX_COMPACT_ROWS", "TEXT_COLUMNS", "agreement_frame",
@@ -44,6 +45,8 @@ AGREEMENT_RULE = ("over the features that either measure finds above zero on new
                   "agrees when none is discordant")
 # The compact table's rows at most; the rest are counted by verdict.
 MAX_COMPACT_ROWS = 15
+# With the features relied on below them, at most this many (a wide table's screen).
+MAX_TABLE_ROWS = 25
 N_TRACE_NODES = 10
 # Text columns: left-aligned, and allowed to wrap.
 TEXT_COLUMNS = ("feature", "truth", "measures", "only first", "only second", "compared")
@@ -201,13 +204,14 @@ def _ranks_frame(run, short: bool) -> pd.DataFrame:
 
 
 def text_console(width: int = 80):
-    """A rich Console that records plain text ``width`` columns wide (no colours)."""
+    """A rich Console that records plain text ``width`` columns wide (no colours); in a
+    notebook too, where rich would otherwise display each line it prints as HTML."""
     import io
 
     from rich.console import Console
 
     return Console(file=io.StringIO(), width=width, record=True, color_system=None,
-                   force_terminal=False, legacy_windows=False)
+                   force_terminal=False, force_jupyter=False, legacy_windows=False)
 
 
 def print_report(run, console, details: bool = False, hint: str | None = None):
@@ -218,7 +222,7 @@ def print_report(run, console, details: bool = False, hint: str | None = None):
     # A model not shown to beat a constant has no groups worth reading on one screen.
     quiet_groups = not details and any(f.kind == "baseline" for f in run.warnings)
     if run.verdict is not None:
-        for line in run.verdict.lines:
+        for line in run.verdict.lines if details else screen_lines(run.verdict, run.warnings):
             if line.startswith("- Warnings") or line.startswith("- No warnings"):
                 continue  # each warning has a line of its own below
             if quiet_groups and line.startswith("- Entangled"):
@@ -237,6 +241,8 @@ def print_report(run, console, details: bool = False, hint: str | None = None):
         for finding in run.warnings:
             if quiet_groups and finding.kind == "correlated":
                 continue
+            if in_verdict(finding, run.verdict):
+                continue  # the verdict's Entangled line says it
             # Fewer names before the numbers are cut: the line keeps what it says.
             texts = [f"Warning ({finding.kind}): {warning_summary(finding, n_names)}"
                      for n_names in (4, 3, 2, 1)]
@@ -337,10 +343,10 @@ def _print_compact(run, console):
     table.add_column(MEASURES[first].short, justify="right", no_wrap=True)
     table.add_column("95% interval", justify="right", no_wrap=True)
     # The top rows, and every feature the model relies on (alone or through its group)
-    # however low its own importance: a verdict never hides in the counts.
-    rows = order[:MAX_COMPACT_ROWS] + [
+    # however low its own importance, up to MAX_TABLE_ROWS (the rest are counted).
+    rows = (order[:MAX_COMPACT_ROWS] + [
         feature for feature in order[MAX_COMPACT_ROWS:]
-        if placed.get(feature, {}).get("status") == "relies_on"]
+        if placed.get(feature, {}).get("status") == "relies_on"])[:MAX_TABLE_ROWS]
     shown_others = others
     width = _compact_width(rows, others)
     while shown_others and width > console.width:

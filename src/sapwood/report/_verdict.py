@@ -41,13 +41,14 @@ from sapwood.diagnostics import (
     find_repeated_units,
     find_survival_leakage,
 )
-from sapwood.importance import permutation_importance
 from sapwood.importance._registry import ROWS
 
+from .._progress import _Steps
 from .._text import quoted, shorten
 from ._agreement import significantly_above
 from ._baseline import baseline_warning
 from ._intervals import Interval, verdict_interval
+from ._joint import with_joint
 from ._measures import MEASURES, where
 from ._models import score_model
 
@@ -76,6 +77,9 @@ OVERFIT_GAP = 0.1
 # sample of this many: their answer hardly moves past it, while their time grows with
 # the rows (the bound the default forest draws its rows by, for the same reason).
 CHECK_ROWS = 100_000
+# The checks' units of work besides the leakage check's one per column: the identifiers,
+# the associations, the groups' joint importance.
+CHECK_UNITS = 3
 
 
 def check_rows(n_rows: int, seed: int) -> np.ndarray | None:
@@ -350,13 +354,15 @@ def _ordered(identifier: Finding, standings: dict) -> Finding:
 
 
 def find_warnings(run_like, *, X_train, y_train, X_test, y_test, encodings, model,
-                  train_score=None, split=True, predictions=None) -> list:
+                  train_score=None, split=True, predictions=None, steps=None) -> list:
     """Every warning that applies to a finished run, in the order they are shown.
 
     ``train_score``: None, a number or a :class:`TrainingScore`. ``predictions``: the
     model's :class:`~sapwood.report._models.KeptPredictions` of ``X_test``, if any. Above
     :data:`CHECK_ROWS` training rows the leakage check fits on a sample of them
-    (:func:`check_rows`), which a note in ``run_like.notes`` says."""
+    (:func:`check_rows`), which a note in ``run_like.notes`` says. ``steps``: a
+    progress bar's steps (:data:`CHECK_UNITS` and one per column), or None."""
+    steps = steps if steps is not None else _Steps()
     results = run_like.results
     standings = _standing_of(run_like) or {}
     found = []
@@ -369,6 +375,7 @@ def find_warnings(run_like, *, X_train, y_train, X_test, y_test, encodings, mode
               for finding in find_identifiers(X_train, categorical=tuple(encodings),
                                               used=used)]
     found += _repeated_units(run_like, used)
+    steps.advance()
     if run_like.held_out and split and run_like.task == "survival":
         sample = check_rows(len(X_train), run_like.seed)
         found += find_survival_leakage(_rows_of(X_train, sample), _rows_of(y_train, sample),
@@ -382,11 +389,16 @@ def find_warnings(run_like, *, X_train, y_train, X_test, y_test, encodings, mode
             _note(run_like, _sample_note(len(X_train)))
         found += find_leakage(_rows_of(X_train, sample), _rows_of(y_train, sample), X_test,
                               y_test, run_like.task, model_score=model_score,
-                              categorical=tuple(encodings), random_state=run_like.seed)
+                              categorical=tuple(encodings), random_state=run_like.seed,
+                              steps=steps)
+    else:
+        steps.advance(X_train.shape[1])
     matters = {name: used.get(name, True) or standings.get(name) == "relies"
                for name in X_train.columns}
     groups = find_correlated(X_train, categorical=tuple(encodings), importance=matters)
-    found += [_with_joint(finding, model, X_test, y_test, run_like) for finding in groups]
+    steps.advance()
+    found += with_joint(groups, model, X_test, y_test, run_like)
+    steps.advance()
     correlated = {name for finding in groups for name in finding.features}
     held_name = verdict_measure(results)
     if run_like.held_out and held_name is not None:
@@ -457,28 +469,6 @@ def _used(results: dict) -> dict:
             return {f: bool(v > 0) for f, v in zip(result.feature_names,
                                                    result.importances_mean, strict=True)}
     return {}
-
-
-def _with_joint(finding, model, X_test, y_test, run_like):
-    """A correlated group's message with the group's joint held-out permutation
-    importance (its columns shuffled together), when permutation ran."""
-    if "permutation" not in run_like.results or not run_like.held_out:
-        return finding
-    group = list(finding.features)
-    # Scored as its members were.
-    scoring = run_like.results["permutation"].params.get("scoring")
-    joint = permutation_importance(model, X_test, y_test, n_repeats=5, scoring=scoring,
-                                   random_state=run_like.seed,
-                                   feature_groups={"group": group})
-    mean = float(joint.importances_mean[0])
-    interval = verdict_interval("permutation", joint)
-    low, high = float(interval.low[0]), float(interval.high[0])
-    text = (f" Shuffled together on the held-out rows, the group's permutation importance "
-            f"is {_g(mean)} (95% interval {_g(low)} to {_g(high)}, over "
-            f"{interval.covers}).")
-    details = {**finding.details, "joint_importance": mean, "joint_ci_low": low,
-               "joint_ci_high": high, "joint_interval_covers": interval.covers}
-    return dataclasses.replace(finding, message=finding.message + text, details=details)
 
 
 def verdict(run_like, warnings: list) -> Verdict:
