@@ -26,7 +26,7 @@ counts are those of comparing every pair (``tests/kernels/test_concordance.py``)
 
 import numpy as np
 
-from ._arrays import zeros
+from ._arrays import empty, zeros
 from ._numba import kernel
 
 __all__ = ["concordance_pairs"]
@@ -117,7 +117,7 @@ def concordance_pairs(time, event, estimate, weight, tied_tol):
     by_time = np.argsort(time, kind="mergesort")
     by_risk = np.argsort(estimate, kind="mergesort")
     ordered = estimate[by_risk]
-    place = np.empty(n, dtype=np.intp)
+    place = empty(n, np.intp)
     for k in range(n):
         place[by_risk[k]] = k
     shares = zeros(n, np.float64)
