@@ -1,4 +1,4 @@
-"""NDCG over queries and permutation within queries (sapwood.importance._ranking),
+"""NDCG over queries and permutation within queries (sapwood.importance._engine._ranking),
 against scikit-learn's ndcg_score."""
 
 import numpy as np
@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import ndcg_score
 
-from sapwood.importance._ranking import (
+from sapwood.importance._engine._ranking import (
     Ranker,
     is_ranking_objective,
     ndcg_by_query,

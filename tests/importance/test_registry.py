@@ -203,14 +203,14 @@ def test_the_names_each_function_accepts_come_from_the_registry(data):
         "mdi", "gain", "native", "friedman", "permutation", "drop", "drop_column",
         "conditional", "conditional_permutation", "air", "impurity_corrected", "oob",
         "oob_permutation", "ufi", "unbiased_mdi", "shap", "tree_shap", "mdi_plus", "cpi",
-        "sage", "vimp"])
+        "sage", "vimp", "survival_vimp"])
     assert _altmann_names() == sorted([
         "mdi", "friedman", "permutation", "conditional", "conditional_permutation", "air",
         "impurity_corrected", "oob", "oob_permutation", "ufi", "unbiased_mdi", "mdi_plus"])
     assert sorted(_named_importances()) == sorted([
         "mdi", "gain", "native", "friedman", "oob", "oob_raw", "oob_permutation",
         "oob_permutation_raw", "ufi", "unbiased_mdi", "conditional",
-        "conditional_permutation", "mdi_plus", "vimp"])
+        "conditional_permutation", "mdi_plus", "vimp", "survival_vimp"])
     # "native" is the library's default kind, "gain" its split gain: two measures.
     model = sapwood.RandomForestClassifier(n_estimators=3, random_state=0).fit(X, y)
     table = importance.compare(model, X, y, methods=["native"])

@@ -9,14 +9,20 @@ for measures that refit it; :func:`forest_estimators` and :func:`own_trees` hand
 scikit-learn forest's own trees to evaluators that check a conversion against them.
 :func:`read_pipeline` reads a fitted scikit-learn ``Pipeline`` as its last step's trees,
 its transform and the map of its derived columns back to its input columns.
+:func:`fitted_frame` gives a model fitted on category columns the frame as it was
+fitted; :func:`catboost_ctr_columns` names a CatBoost model's CTR columns;
+:func:`stopped_early` the iterations early stopping chose.
 """
 
 from ._estimators import split_statistic
+from ._fitted_frame import catboost_ctr_columns, fitted_frame
+from ._iterations import stopped_early
 from ._pipeline import CodesToLabels, SplitUnit, is_pipeline, read_pipeline
 from ._predict import predict, predict_proba, predict_raw
 from ._resolve import as_ensemble, from_model, save
 from ._sklearn import forest_estimators, own_trees
 
-__all__ = ["CodesToLabels", "as_ensemble", "forest_estimators", "from_model",
-           "is_pipeline", "own_trees", "predict", "predict_proba", "predict_raw",
-           "read_pipeline", "save", "split_statistic", "SplitUnit"]
+__all__ = ["CodesToLabels", "as_ensemble", "catboost_ctr_columns", "fitted_frame",
+           "forest_estimators", "from_model", "is_pipeline", "own_trees", "predict",
+           "predict_proba", "predict_raw", "read_pipeline", "save", "split_statistic",
+           "SplitUnit", "stopped_early"]

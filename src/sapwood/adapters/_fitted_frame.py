@@ -17,7 +17,7 @@ its ``to_ensemble()`` hands the measures that read trees the model's trees, whic
 the same codes. A CatBoost model whose splits read CTRs (target statistics of the
 categories, which the tree format cannot hold) has no trees to hand:
 ``to_ensemble()`` raises a ValueError saying so, and the measures of its predictions
-remain (its SHAP values are CatBoost's own: :mod:`sapwood.importance._catboost_shap`).
+remain (its SHAP values are CatBoost's own: :mod:`sapwood.importance._engine._catboost_shap`).
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ def _check_exists(path: Path):
 
 
 def _tree_file(path: Path, all_trees: bool):
-    from ..adapters._iterations import stopped_early
+    from ..adapters import stopped_early
     from ..report._models import load_model
     from ._data import read_model_file
 
@@ -118,7 +118,7 @@ def _skops(path: Path):
 def _loaded_object(model, path: Path, all_trees: bool):
     """The model a joblib, pickle or skops file held, checked to be one."""
     from .._format import TreeEnsemble
-    from ..adapters._iterations import stopped_early
+    from ..adapters import stopped_early
     from ..report._models import load_model
 
     if isinstance(model, TreeEnsemble):

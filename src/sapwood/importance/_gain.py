@@ -155,7 +155,7 @@ def native_importance(model, kind=None, *, normalize=False, feature_names=None,
 
 
 def _ensemble(model):
-    from ..adapters._iterations import stopped_early
+    from ..adapters import stopped_early
 
     # get_score counts every tree, also past an early-stopping best iteration (of an
     # XGBoost object, or of a saved XGBoost model, read to its best iteration).

@@ -481,8 +481,8 @@ def _run_friedman(model, inputs, **options):
 
 
 def _run_permutation(model, inputs, **options):
+    from ._engine._ranking import Ranker, query_permutation_importance
     from ._permutation import permutation_importance
-    from ._ranking import Ranker, query_permutation_importance
 
     X, y = _scored(inputs)
     if isinstance(model, Ranker):  # NDCG within queries: shuffled within queries
@@ -698,7 +698,7 @@ def _run_vimp(model, inputs, **options):
 
 
 register(Measure(
-    "vimp", "survival_vimp",
+    {"vimp": {}, "survival_vimp": {}}, "survival_vimp",
     "Ishwaran's VIMP: rise in a random survival forest's out-of-bag error (1 - "
     "concordance) when the feature is permuted in each tree's out-of-bag rows "
     "(randomForestSRC)", _run_vimp, needs={"oob", "y", "bagging"},

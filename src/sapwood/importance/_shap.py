@@ -43,10 +43,9 @@ from joblib import Parallel, delayed
 
 from .._kernels._shap import leaf_tables, shap_interactions, shap_tables, shap_values
 from .._progress import check_progress, counted, progress_bar
-from ..adapters import as_ensemble
-from ..adapters._fitted_frame import catboost_ctr_columns, fitted_frame
+from ..adapters import as_ensemble, catboost_ctr_columns, fitted_frame
 from ..learners._parallel import resolve_n_jobs
-from ._catboost_shap import catboost_shap
+from ._engine._catboost_shap import catboost_shap
 from ._engine._dask import dask_rows, is_dask_collection
 from ._engine._names import column_names
 from ._engine._pipelines import group_view, pipeline_view, regrouped

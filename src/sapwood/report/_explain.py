@@ -461,7 +461,7 @@ def _resolved_model(model):
     if hasattr(model, "score") and hasattr(model, "predict") and (
             ensemble.task != "survival" or is_survival_model(model)):
         return True, model  # scored as its library scores it; the measures read its trees
-    from ..adapters._iterations import stopped_early
+    from ..adapters import stopped_early
 
     return True, load_model(ensemble, None, stopped_early(model))
 

@@ -138,7 +138,7 @@ def why_not(name: str, model, inputs: MeasureInputs) -> str | None:
     if reads_training_rows and inputs.X_train is not None and len(inputs.X_train) == 0:
         return (f"{name} reads the rows the model was trained on, which were not given "
                 "(explain's X_train, y_train)")
-    from ..importance._ranking import why_not_for_ranker
+    from ..importance._engine._ranking import why_not_for_ranker
 
     ranker = why_not_for_ranker(name, measure, model)
     if ranker is not None:

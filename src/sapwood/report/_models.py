@@ -10,7 +10,7 @@ from sapwood.importance._engine._permutation_rows import AucScoreMixin
 
 from .._errors import InputError
 from ..adapters._fitted_frame import FittedFrameModel
-from ..importance._ranking import Ranker
+from ..importance._engine._ranking import Ranker
 
 __all__ = ["LARGE_TABLE_ROWS", "MODEL_NAMES", "PROBABILITY_SCORES", "KeptPredictions",
            "LoadedModel", "LoadedSurvivalModel", "StepFunction", "available_models",
@@ -497,7 +497,7 @@ def describe_model(model) -> str:
     defaults = _default_params(type(model))
     shown += [f"{key}={params[key]!r}" for key in ("bootstrap", "max_samples")
               if key in params and key in defaults and params[key] != defaults[key]]
-    from ..adapters._iterations import stopped_early
+    from ..adapters import stopped_early
 
     stopping = stopped_early(model)
     if stopping is not None:

@@ -2,7 +2,7 @@
 
 A fitted ranker (``XGBRanker``, ``LGBMRanker``, an XGBoost or LightGBM model with a
 ranking objective) is judged by NDCG@k over the queries of the held-out rows
-(:mod:`sapwood.importance._ranking`), never R² against the relevance labels: the
+(:mod:`sapwood.importance._engine._ranking`), never R² against the relevance labels: the
 queries come from ``groups=`` (one label per row, or the name of a column of X), and
 without them the call is refused. A split of the rows keeps each query's rows on one
 side; permutation importance shuffles within queries; the baseline is a constant
@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import InputError
-from ..importance._ranking import Ranker, is_ranking_objective, ndcg_by_query
+from ..importance._engine._ranking import Ranker, is_ranking_objective, ndcg_by_query
 from ._baseline import Baseline
 from ._data import did_you_mean
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._engine._result import ImportanceResult
+from ._result import ImportanceResult
 
 __all__ = ["catboost_shap"]
 

@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import check_random_state
 
-from ._engine._ranks import row_blocks
-from ._engine._result import ImportanceResult
+from ._ranks import row_blocks
+from ._result import ImportanceResult
 
 __all__ = ["DEFAULT_K", "RANKING_OBJECTIVES", "Ranker", "is_ranking_objective",
            "ndcg_by_query", "query_permutation_importance", "why_not_for_ranker"]
@@ -119,7 +119,7 @@ class Ranker:
         return self.model.get_params
 
     def to_ensemble(self):
-        from ..adapters import as_ensemble
+        from ...adapters import as_ensemble
 
         return as_ensemble(self.model)
 
