@@ -97,3 +97,17 @@ def test_without_skill_the_groups_wait_for_details():
     assert "- Entangled: 3 groups of strongly associated features" in short
     assert "--details" in short
     assert "Warning (correlated)" in full and "- Entangled: a, a2" in full
+
+
+def test_the_agreement_line_with_no_pair_to_order():
+    # Grunfeld by firm: no feature above zero, and the line read "among the 0 found".
+    from types import SimpleNamespace
+
+    from sapwood.report._terminal import agreement_sentence
+
+    run = SimpleNamespace(top_k=2, results={"mdi": None, "permutation": None},
+                          agreement=[{"agree": True, "top_k_overlap": 1, "features": []}])
+    text = agreement_sentence(run)
+    assert "among the 0" not in text
+    assert text == ("Agreement: fewer than two features are found above zero, so mdi and "
+                    "permutation have no order to compare; their top 2 share 1 of 2.")

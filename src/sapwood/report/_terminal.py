@@ -411,6 +411,10 @@ def agreement_sentence(run) -> str | None:
         # Over the features either measure finds above zero (the disagreement warning
         # may still name a feature one measure ranks high and the other finds unused).
         compared = {name for row in run.agreement for name in row["features"]}
+        if len(compared) < 2:  # no pair to order (a model without shown skill, say)
+            return (f"Agreement: fewer than two features are found above zero, so "
+                    f"{_and_list(names)} have no order to compare; their top {k} share "
+                    f"{share}.")
         among = ("" if len(compared) == len(run.results[names[0]].feature_names)
                  else f" among the {len(compared)} found above zero")
         text = (f"Agreement: {_and_list(names)} order no pair of features{among} "
