@@ -109,6 +109,18 @@ def test_missing_rows_are_left_out_with_a_note():
     assert data.y["e"].dtype == bool and data.y["t"].dtype == np.float64
 
 
+def test_a_feature_with_a_stray_token_is_numbers_as_for_any_target():
+    # The survival target's preparation read "?" as text codes, as every target once did.
+    values = [str(v) for v in np.arange(1.0, 61.0)]
+    values[7] = "?"
+    X = pd.DataFrame({"a": values, "b": ["x", "y"] * 30})
+    y = pd.DataFrame({"t": np.arange(1.0, 61.0), "e": [1, 0, 1] * 20})
+    data = prepare_survival(X, y)
+    assert data.X["a"].dtype == np.float64 and np.isnan(data.X["a"].iloc[7])
+    assert data.X["a"].iloc[8] == 9.0 and "b" in data.encodings and "a" not in data.encodings
+    assert any("'a'" in note and "'?'" in note for note in data.notes)
+
+
 @pytest.mark.parametrize(("time", "event", "event_value", "phrase"), [
     ([1, -2, 3, 4], [1, 0, 1, 1], None, "time column 't' has 1 negative value(s)"),
     ([1, 2, 3, 4], [0, 1, 2, 1], None, "event column 'e' has 3 distinct values"),

@@ -384,6 +384,21 @@ def prepare(table: pd.DataFrame, target: str, task: str = "auto") -> Prepared:
     return prepare_xy(table.drop(columns=[target]), table[target], task)
 
 
+def encoded_features(X: pd.DataFrame, notes: list):
+    """``(X, encodings)``: the features as every target's preparation reads them, date
+    columns read as dates (a note added to ``notes``), every column encoded
+    (:func:`encode_features`) and its range checked."""
+    X, found = parse_dates(X)
+    datetimes = [str(column) for position, column in enumerate(X.columns)
+                 if str(column) not in found
+                 and pd.api.types.is_datetime64_any_dtype(X.iloc[:, position])]
+    if found or datetimes:
+        notes.append(_date_note(found, datetimes))
+    X, encodings = encode_features(X)
+    _check_feature_range(X)
+    return X, encodings
+
+
 def prepare_xy(X: pd.DataFrame, y: pd.Series, task: str = "auto") -> Prepared:
     """Check the target ``y`` (named by its name), settle the task and encode ``X``."""
     if task not in ("auto", "classification", "regression"):
@@ -423,14 +438,7 @@ def prepare_xy(X: pd.DataFrame, y: pd.Series, task: str = "auto") -> Prepared:
         y = y.astype("int64")
     elif not pd.api.types.is_numeric_dtype(y):
         y = y.astype(str)
-    X, found = parse_dates(X)
-    datetimes = [str(column) for position, column in enumerate(X.columns)
-                 if str(column) not in found
-                 and pd.api.types.is_datetime64_any_dtype(X.iloc[:, position])]
-    if found or datetimes:
-        notes.append(_date_note(found, datetimes))
-    X, encodings = encode_features(X)
-    _check_feature_range(X)
+    X, encodings = encoded_features(X, notes)
     return Prepared(X=X, y=y.rename(target), task=task, target=target,
                     encodings=encodings, n_missing=int(X.isna().sum().sum()), notes=notes,
                     kept=kept, task_detected=detected)

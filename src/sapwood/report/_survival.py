@@ -28,7 +28,8 @@ from ..importance._engine._survival_scores import (
     SurvivalScorer,
     is_survival_target,
 )
-from ._data import Prepared, _check_feature_range, _date_note, encode_features, parse_dates
+from ._data import Prepared, encoded_features
+from ._numbers import numbers_note, read_numbers
 
 __all__ = ["KAPLAN_MEIER", "SURVIVAL_SCORES", "SurvivalScorer", "check_survival_scoring",
            "describe_target", "is_survival_form", "is_survival_model", "prepare_survival",
@@ -141,7 +142,9 @@ def prepare_survival(X: pd.DataFrame, y, event_value=None) -> Prepared:
         raise InputError("no feature columns: X has none")
     frame = survival_frame(y, len(X))
     time_name, event_name = frame.columns
-    notes, kept = [], None
+    # A number column with a stray "?" is numbers, as for any target (report/_numbers.py).
+    X, found = read_numbers(X)
+    notes, kept = [numbers_note(found, len(X))] if found else [], None
     missing = frame.isna().any(axis=1).to_numpy()
     if missing.any():
         n_missing, n_left = int(missing.sum()), int((~missing).sum())
@@ -173,14 +176,7 @@ def prepare_survival(X: pd.DataFrame, y, event_value=None) -> Prepared:
                          "events to be judged"
                          + (" (is --event-value the event's value?)" if event_value
                             is not None else ""))
-    X, found = parse_dates(X)
-    datetimes = [str(column) for position, column in enumerate(X.columns)
-                 if str(column) not in found
-                 and pd.api.types.is_datetime64_any_dtype(X.iloc[:, position])]
-    if found or datetimes:
-        notes.append(_date_note(found, datetimes))
-    X, encodings = encode_features(X)
-    _check_feature_range(X)
+    X, encodings = encoded_features(X, notes)
     target = pd.DataFrame({time_name: time.to_numpy(), event_name: event.to_numpy()},
                           index=X.index)
     return Prepared(X=X, y=target, task="survival", target=time_name, encodings=encodings,
