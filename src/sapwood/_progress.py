@@ -38,10 +38,11 @@ class _Steps:
 
 
 @contextmanager
-def progress_bar(total: int, description: str, enabled: bool):
-    """Yield a :class:`_Steps`; when ``enabled``, a bar on stderr counts ``total`` steps
-    with the time taken and the time left, and is erased from a terminal when done (the
-    results, not the bars, stay on screen)."""
+def progress_bar(total: int, description: str, enabled: bool, console=None):
+    """Yield a :class:`_Steps`; when ``enabled``, a bar on stderr (or ``console``) counts
+    ``total`` steps with the time taken and the time left, and is erased from a terminal
+    when done (the results, not the bars, stay on screen). The description is text,
+    never markup (it may hold a column's name)."""
     if not enabled:
         yield _Steps()
         return
@@ -54,11 +55,11 @@ def progress_bar(total: int, description: str, enabled: bool):
         TimeRemainingColumn,
     )
 
-    console = stderr_console()
+    console = console or stderr_console()
     # On a terminal the bar is erased when done; elsewhere (a log) its last state stays.
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn(), TimeRemainingColumn(), console=console,
-                   transient=console.is_terminal)
+    bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(),
+                   MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+                   console=console, transient=console.is_terminal)
     with bar:
         yield _Steps(bar, bar.add_task(description, total=total))
 

@@ -46,25 +46,9 @@ class Steps:
         """A bar counting ``total`` units of work for ``label``, with the time taken and
         the time left (a :class:`sapwood._progress._Steps` to advance); one that shows
         nothing when progress is off."""
-        from .._progress import _Steps
+        from .._progress import progress_bar
 
-        if not self.shown:
-            yield _Steps()
-            return
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(),
-                       MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
-                       console=self.console)
-        with bar:
-            steps = _Steps(bar, bar.add_task(visible(label), total=total))
+        with progress_bar(total, visible(label), self.shown, console=self.console) as steps:
             yield steps
             steps.complete()
 
